@@ -1,0 +1,43 @@
+# The two commands of the README: `make demo` (the main job on the bundled sample data) and
+# `make test`. Each installs what it needs on a fresh Debian machine: system packages with
+# apt-get (as root), Python packages into .venv.
+SHELL := /bin/bash
+.SHELLFLAGS := -o pipefail -c
+VENV ?= .venv
+PY := $(VENV)/bin/python
+# pip's notes about this machine's local indexes are noise, not errors
+PIPQUIET := grep -v -e 'is ignored: it is neither' -e '^$$' || true
+APT_PACKAGES := perl libxml-dom-perl wordnet-base wordnet-sense-index
+STAMP := $(VENV)/.installed
+
+.PHONY: install system test bench demo run clean
+
+install: $(STAMP)
+
+system:
+	@missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "apt-get install $$missing"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+
+$(STAMP): setup.cfg pyproject.toml | system
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip wheel setuptools 2>&1 | { $(PIPQUIET); }
+	$(PY) -m pip install -q -e '.[test]' 2>&1 | { $(PIPQUIET); }
+	touch $@
+
+test: install system
+	$(PY) -m pytest -q
+
+bench: install system
+	$(PY) benchmarks/run.py
+
+demo: install system
+	$(PY) -m textgen_metrics score data/sample_summaries.jsonl --metrics rouge --out reports/sample_report.json
+
+run: demo
+
+clean:
+	rm -rf $(VENV) reports build *.egg-info src/*.egg-info

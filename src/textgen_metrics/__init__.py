@@ -1,0 +1,27 @@
+"""textgen-metrics: exact, fast, offline metrics for generated text.
+
+The metric functions work on plain lists of strings; the ``evaluate`` modules under
+``metrics/`` are thin layers over them. Submodules load lazily, so importing the package
+costs nothing until a metric is used.
+"""
+
+__version__ = "0.1.0"
+
+_LAZY = {
+    "rouge": ("textgen_metrics.lexical.rouge", "rouge"),
+    "RougeScorer": ("textgen_metrics.lexical.rouge", "RougeScorer"),
+    "RougeAggregator": ("textgen_metrics.lexical.rouge", "RougeAggregator"),
+    "get_tokenizer": ("textgen_metrics.tokenizers", "get_tokenizer"),
+}
+
+__all__ = ["__version__", *_LAZY]
+
+
+def __getattr__(name):
+    try:
+        module, attr = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'textgen_metrics' has no attribute {name!r}") from None
+    import importlib
+
+    return getattr(importlib.import_module(module), attr)

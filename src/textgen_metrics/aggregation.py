@@ -1,0 +1,70 @@
+"""Aggregation of per-example scores: exact means and seeded bootstrap intervals."""
+
+import math
+
+__all__ = ["mean", "bootstrap_interval", "RunningMean"]
+
+
+def mean(values):
+    """Correctly rounded mean (``math.fsum``) of the non-None values; None when there are none."""
+    vals = [v for v in values if v is not None]
+    if not vals:
+        return None
+    return math.fsum(vals) / len(vals)
+
+
+class RunningMean:
+    """Mean of a stream in O(1) memory, as exact as ``mean`` (fsum's partials)."""
+
+    __slots__ = ("_partials", "count")
+
+    def __init__(self):
+        self._partials = []
+        self.count = 0
+
+    def add(self, x):
+        # Shewchuk's algorithm, as math.fsum, kept incremental.
+        partials = self._partials
+        i = 0
+        for y in partials:
+            if abs(x) < abs(y):
+                x, y = y, x
+            hi = x + y
+            lo = y - (hi - x)
+            if lo:
+                partials[i] = lo
+                i += 1
+            x = hi
+        partials[i:] = [x]
+        self.count += 1
+
+    @property
+    def value(self):
+        if not self.count:
+            return None
+        return math.fsum(self._partials) / self.count
+
+
+def bootstrap_interval(values, samples=1000, confidence_level=0.95, seed=None, chunk=256):
+    """Percentile bootstrap interval of the mean: ``(low, high)``; deterministic for a seed.
+
+    Resamples are drawn in chunks so memory stays at ``chunk * len(values)`` indices.
+    """
+    import numpy as np
+
+    if not 0 < confidence_level < 1:
+        raise ValueError(f"confidence_level: {confidence_level!r} must lie strictly between 0 and 1")
+    if int(samples) < 1:
+        raise ValueError(f"bootstrap_samples: {samples!r} must be a positive integer")
+    x = np.asarray([v for v in values if v is not None], dtype=np.float64)
+    if x.size == 0:
+        return None, None
+    rng = np.random.default_rng(seed)
+    means = np.empty(int(samples))
+    for start in range(0, int(samples), chunk):
+        stop = min(start + chunk, int(samples))
+        idx = rng.integers(0, x.size, size=(stop - start, x.size))
+        means[start:stop] = x[idx].mean(axis=1)
+    tail = (1.0 - confidence_level) / 2.0
+    low, high = np.quantile(means, [tail, 1.0 - tail])
+    return float(low), float(high)

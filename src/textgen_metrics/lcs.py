@@ -1,0 +1,134 @@
+"""Longest common subsequence kernels.
+
+``lcs_length`` and ``lcs_indices`` use the bit-parallel LCS of Allison and Dix (1986) /
+Crochemore et al. (2001): one row of the dynamic-programming table is a Python integer whose
+zero bits mark the columns where the row's LCS grows, so a row costs a few big-integer
+operations instead of a Python loop over the columns. Cell ``(i, j)`` of the classic table is
+``j - popcount(row_i & (2**j - 1))``, which lets ``lcs_indices`` walk back through the table
+exactly as rouge-score's ``_backtrack_norec`` does (same tie-breaking, same LCS path).
+
+``wlcs_mark`` is the weighted LCS of the official ROUGE-1.5.5 script (``wlcs_inner`` and
+``markLCS``), floating-point operations in the same order.
+"""
+
+__all__ = ["lcs_length", "lcs_rows", "lcs_indices", "lcs_table", "wlcs_mark"]
+
+
+def _masks(seq):
+    masks = {}
+    bit = 1
+    for tok in seq:
+        masks[tok] = masks.get(tok, 0) | bit
+        bit <<= 1
+    return masks, bit - 1
+
+
+def lcs_length(a, b):
+    """Length of the longest common subsequence of the token sequences ``a`` and ``b``."""
+    if not a or not b:
+        return 0
+    if len(a) < len(b):
+        a, b = b, a  # fewer bits per row
+    masks, full = _masks(b)
+    get = masks.get
+    v = full
+    for tok in a:
+        m = get(tok)
+        if m:
+            u = v & m
+            v = ((v + u) | (v - u)) & full
+    return len(b) - v.bit_count()
+
+
+def lcs_rows(ref, can):
+    """Bit rows of the LCS table of ``ref`` (rows) against ``can`` (columns); row 0 first."""
+    masks, full = _masks(can)
+    get = masks.get
+    v = full
+    rows = [v]
+    append = rows.append
+    for tok in ref:
+        m = get(tok)
+        if m:
+            u = v & m
+            v = ((v + u) | (v - u)) & full
+        append(v)
+    return rows
+
+
+def lcs_table(ref, can):
+    """The full ``(len(ref)+1) x (len(can)+1)`` LCS table (for tests and small inputs)."""
+    rows = lcs_rows(ref, can)
+    return [[j - (r & ((1 << j) - 1)).bit_count() for j in range(len(can) + 1)] for r in rows]
+
+
+def lcs_indices(ref, can):
+    """Indices into ``ref`` of the LCS that rouge-score's ``lcs_ind`` returns, in order."""
+    if not ref or not can:
+        return []
+    rows = lcs_rows(ref, can)
+    i, j = len(ref), len(can)
+    out = []
+    while i > 0 and j > 0:
+        if ref[i - 1] == can[j - 1]:
+            out.append(i - 1)
+            i -= 1
+            j -= 1
+        else:
+            # t[i][j-1] > t[i-1][j] ?
+            low_j1 = (1 << (j - 1)) - 1
+            left = (j - 1) - (rows[i] & low_j1).bit_count()
+            up = j - (rows[i - 1] & ((low_j1 << 1) | 1)).bit_count()
+            if left > up:
+                j -= 1
+            else:
+                i -= 1
+    out.reverse()
+    return out
+
+
+def wlcs_mark(model, peer, hit_mask, powers):
+    """ROUGE-1.5.5 ``wlcs_inner`` + ``markLCS``: mark in ``hit_mask`` the model positions on
+    the weighted LCS of ``model`` and ``peer``.
+
+    ``powers[k]`` is ``k ** weight`` (``wlcsWeight``); it must cover ``min(len) + 1`` entries.
+    """
+    m = len(model)
+    n = len(peer)
+    if m == 0 or n == 0:
+        return
+    # c: weighted scores, l: length of the consecutive run ending at (i, j), b: move
+    c_prev = [0.0] * (n + 1)
+    l_prev = [0] * (n + 1)
+    moves = []
+    for i in range(1, m + 1):
+        tok = model[i - 1]
+        c_cur = [0.0] * (n + 1)
+        l_cur = [0] * (n + 1)
+        b_cur = bytearray(n + 1)  # 1 diagonal, 2 up, 3 left
+        for j in range(1, n + 1):
+            if tok == peer[j - 1]:
+                k = l_prev[j - 1]
+                c_cur[j] = c_prev[j - 1] + powers[k + 1] - powers[k]
+                b_cur[j] = 1
+                l_cur[j] = k + 1
+            elif c_prev[j] >= c_cur[j - 1]:
+                c_cur[j] = c_prev[j]
+                b_cur[j] = 2
+            else:
+                c_cur[j] = c_cur[j - 1]
+                b_cur[j] = 3
+        moves.append(b_cur)
+        c_prev = c_cur
+        l_prev = l_cur
+    i, j = m, n
+    while i and j:
+        move = moves[i - 1][j]
+        if move == 1:
+            i -= 1
+            j -= 1
+            hit_mask[i] = 1
+        elif move == 2:
+            i -= 1
+        else:
+            j -= 1

@@ -1,0 +1,1 @@
+"""Lexical metrics: ROUGE, BLEU, Google BLEU, METEOR."""

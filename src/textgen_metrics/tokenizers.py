@@ -1,0 +1,203 @@
+"""Tokenizers shared by the lexical metrics.
+
+Every tokenizer is a callable ``str -> list[str]`` with a ``signature`` string that records the
+settings that change scores. Named tokenizers:
+
+- ``"rouge_score"`` (the ROUGE default): rouge-score 0.1.2's tokenizer, for parity: lower-case,
+  every run of characters outside ``[a-z0-9]`` becomes a space, split; with the stemmer, Porter
+  (nltk, as rouge-score) on tokens longer than 3 characters. Non-Latin scripts are dropped.
+- ``"unicode"``: NFKC, case-folded, keeps letters, digits and combining marks of every script;
+  scripts written without spaces (Han, Hiragana, Katakana, Thai, Lao, Khmer, Myanmar) give one
+  token per character. The stemmer, when on, applies to ASCII tokens only.
+- ``"whitespace"``: lower-case, split on whitespace, punctuation kept.
+"""
+
+import re
+import unicodedata
+
+__all__ = [
+    "PorterStemmer",
+    "RougeScoreTokenizer",
+    "UnicodeTokenizer",
+    "WhitespaceTokenizer",
+    "CallableTokenizer",
+    "get_tokenizer",
+    "TOKENIZERS",
+]
+
+_NON_ALNUM = re.compile(r"[^a-z0-9]+")
+_VALID = re.compile(r"^[a-z0-9]+$")
+
+
+class PorterStemmer:
+    """nltk's Porter stemmer (the NLTK_EXTENSIONS mode rouge-score uses) with a memo.
+
+    Stemming is a pure function of the word, so each distinct word is stemmed once per process;
+    the memo grows with the vocabulary, not with the number of texts.
+    """
+
+    _shared = None
+
+    def __init__(self):
+        from nltk.stem import porter  # lazy: only the stemmer needs nltk
+
+        self._stem = porter.PorterStemmer().stem
+        self._memo = {}
+
+    @classmethod
+    def shared(cls):
+        if cls._shared is None:
+            cls._shared = cls()
+        return cls._shared
+
+    def __call__(self, word):
+        memo = self._memo
+        out = memo.get(word)
+        if out is None:
+            out = memo[word] = self._stem(word)
+        return out
+
+
+class _Tokenizer:
+    name = "base"
+
+    def __init__(self, use_stemmer=False):
+        self.use_stemmer = bool(use_stemmer)
+        self._stemmer = PorterStemmer.shared() if self.use_stemmer else None
+
+    @property
+    def signature(self):
+        return f"{self.name}{'+porter' if self.use_stemmer else ''}"
+
+    def __repr__(self):
+        return f"{type(self).__name__}(use_stemmer={self.use_stemmer})"
+
+
+class RougeScoreTokenizer(_Tokenizer):
+    """rouge-score 0.1.2 ``tokenize.tokenize``, token for token, with a memoised stemmer."""
+
+    name = "rouge_score"
+
+    def __init__(self, use_stemmer=False):
+        super().__init__(use_stemmer)
+        # word -> token after stemming and validation (None when the stem is not [a-z0-9]+)
+        self._memo = {}
+
+    def __call__(self, text):
+        words = _NON_ALNUM.sub(" ", text.lower()).split()
+        if self._stemmer is None:
+            return words
+        memo = self._memo
+        out = []
+        append = out.append
+        for w in words:
+            t = memo.get(w, 0)
+            if t == 0:
+                t = self._stemmer(w) if len(w) > 3 else w
+                t = memo[w] = t if _VALID.match(t) else None
+            if t is not None:
+                append(t)
+        return out
+
+
+class UnicodeTokenizer(_Tokenizer):
+    """Script-aware tokenizer that keeps every script (rouge-score drops non-Latin text)."""
+
+    name = "unicode"
+    _pattern = None
+
+    def __init__(self, use_stemmer=False):
+        super().__init__(use_stemmer)
+        if UnicodeTokenizer._pattern is None:
+            import regex  # installed with nltk; needed for \p{..} classes
+
+            nospace = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}"
+            UnicodeTokenizer._pattern = regex.compile(
+                rf"[{nospace}][\p{{M}}]*|(?:(?![{nospace}])[\p{{L}}\p{{N}}\p{{M}}])+"
+            )
+
+    def __call__(self, text):
+        tokens = self._pattern.findall(unicodedata.normalize("NFKC", text).casefold())
+        if self._stemmer is None:
+            return tokens
+        stem = self._stemmer
+        return [stem(t) if len(t) > 3 and t.isascii() and t.isalpha() else t for t in tokens]
+
+
+class WhitespaceTokenizer(_Tokenizer):
+    """Lower-case and split on whitespace; punctuation stays attached."""
+
+    name = "whitespace"
+
+    def __call__(self, text):
+        tokens = text.lower().split()
+        if self._stemmer is None:
+            return tokens
+        stem = self._stemmer
+        return [stem(t) if len(t) > 3 else t for t in tokens]
+
+
+class CallableTokenizer:
+    """A user's ``str -> list[str]`` function (or an object with ``.tokenize``), used as is.
+
+    As in rouge-score and Hugging Face's rouge, a user tokenizer's tokens are not stemmed.
+    """
+
+    def __init__(self, fn):
+        tokenize = getattr(fn, "tokenize", None)
+        self._fn = tokenize if callable(tokenize) else fn
+        self.use_stemmer = False
+        name = getattr(fn, "__qualname__", None) or type(fn).__name__
+        self.signature = f"callable:{name}"
+
+    def __call__(self, text):
+        tokens = self._fn(text)
+        if not isinstance(tokens, (list, tuple)) or not all(isinstance(t, str) for t in tokens):
+            raise TypeError(
+                f"tokenizer: a tokenizer must return a list of str, got {type(tokens).__name__}"
+            )
+        return list(tokens)
+
+
+TOKENIZERS = {
+    "rouge_score": RougeScoreTokenizer,
+    "default": RougeScoreTokenizer,
+    "unicode": UnicodeTokenizer,
+    "whitespace": WhitespaceTokenizer,
+}
+
+
+def get_tokenizer(tokenizer=None, use_stemmer=False):
+    """Resolve ``tokenizer`` (None, a name from ``TOKENIZERS`` or a callable) to a tokenizer."""
+    if tokenizer is None:
+        return RougeScoreTokenizer(use_stemmer)
+    if isinstance(tokenizer, str):
+        try:
+            return TOKENIZERS[tokenizer](use_stemmer)
+        except KeyError:
+            raise ValueError(
+                f"tokenizer: unknown tokenizer {tokenizer!r}; "
+                f"choose one of {sorted(TOKENIZERS)} or pass a callable"
+            ) from None
+    if isinstance(tokenizer, _Tokenizer):
+        return tokenizer
+    if callable(tokenizer) or hasattr(tokenizer, "tokenize"):
+        return CallableTokenizer(tokenizer)
+    raise TypeError(
+        f"tokenizer: expected None, a name or a callable, got {type(tokenizer).__name__}"
+    )
+
+
+def split_sentences(text):
+    """Split prose into sentences without a model (no punkt download).
+
+    Splits after ``.``, ``!``, ``?`` or ``…`` (and closing quotes or brackets) followed by
+    whitespace, and on newlines. It is not nltk's punkt: abbreviations such as "Dr." split too.
+    """
+    parts = []
+    for line in text.split("\n"):
+        parts.extend(_SENT_END.split(line))
+    return [p.strip() for p in parts if p.strip()]
+
+
+_SENT_END = re.compile(r"(?<=[.!?\u2026])\s+|(?<=[.!?\u2026][\"'\u201d\u2019)\]])\s+")
