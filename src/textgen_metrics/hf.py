@@ -1,0 +1,107 @@
+"""The thin ``evaluate`` layer: a Metric base class shared by every script under ``metrics/``.
+
+A script declares its input columns (``columns``) and delegates ``_compute`` to the library.
+This base turns the columns into ``evaluate`` features and checks the inputs *before*
+``evaluate`` encodes them, so bad input gets an error that names the argument and the example
+index instead of a pyarrow message.
+"""
+
+import datasets
+import evaluate
+
+from . import __version__
+from .validation import as_list, check_references, check_same_length, check_texts
+
+__all__ = ["TextgenMetric", "features_for"]
+
+_KINDS = ("text", "text_or_list", "list")
+
+
+def features_for(columns):
+    """evaluate features for ``{"predictions": "text", "references": "text_or_list"}``.
+
+    A ``text_or_list`` column accepts a string or a list of strings per example (the list form
+    comes first, as Hugging Face's own rouge and bleu).
+    """
+    variants = [{}]
+    for name, kind in columns.items():
+        if kind not in _KINDS:
+            raise ValueError(f"columns: unknown kind {kind!r} for {name!r}; one of {_KINDS}")
+        text = datasets.Value("string", id="sequence")
+        seq = datasets.Sequence(datasets.Value("string", id="sequence"), id="references")
+        if kind == "text":
+            variants = [dict(v, **{name: text}) for v in variants]
+        elif kind == "list":
+            variants = [dict(v, **{name: seq}) for v in variants]
+        else:
+            variants = [dict(v, **{name: seq}) for v in variants] + [
+                dict(v, **{name: text}) for v in variants]
+    feats = [datasets.Features(v) for v in variants]
+    return feats if len(feats) > 1 else feats[0]
+
+
+def check_columns(columns, inputs):
+    """Check the given input columns (all declared columns come together) and return them.
+
+    A ``text_or_list`` column that mixes strings and lists comes back as lists throughout:
+    evaluate picks one feature form from the first example and would otherwise split a later
+    plain string into characters.
+    """
+    given = {k: v for k, v in inputs.items() if v is not None}
+    if not given:
+        return {}
+    for name in columns:
+        if name not in given:
+            raise ValueError(f"{name}: missing; give {', '.join(columns)} together")
+    checked = {}
+    for name, kind in columns.items():
+        if kind == "text":
+            checked[name] = check_texts(name, given[name])
+        elif kind == "text_or_list":
+            refs = check_references(name, given[name])
+            raw = as_list(name, given[name])
+            mixed = any(isinstance(v, str) for v in raw) and not all(isinstance(v, str) for v in raw)
+            checked[name] = refs if mixed else raw
+        else:
+            values = as_list(name, given[name])
+            for i, v in enumerate(values):
+                check_texts(f"{name}[{i}]", v)
+            checked[name] = values
+    check_same_length(**checked)
+    return checked
+
+
+class TextgenMetric(evaluate.Metric):
+    """Base of the textgen-metrics modules: declared columns, early input checks."""
+
+    columns = {"predictions": "text", "references": "text_or_list"}
+
+    def metric_info(self, description, citation, inputs_description, reference_urls=(), codebase_urls=()):
+        return evaluate.MetricInfo(
+            description=description,
+            citation=citation,
+            inputs_description=inputs_description,
+            features=features_for(self.columns),
+            codebase_urls=list(codebase_urls) or ["https://github.com/textgen-metrics/textgen-metrics"],
+            reference_urls=list(reference_urls),
+        )
+
+    def _split_inputs(self, predictions, references, kwargs):
+        inputs = {"predictions": predictions, "references": references}
+        inputs.update({k: kwargs[k] for k in self.columns if k in kwargs})
+        return {k: inputs.get(k) for k in self.columns}
+
+    def compute(self, *, predictions=None, references=None, **kwargs):
+        """Compute the metric over the given inputs (and any added with ``add_batch``).
+"""
+        kwargs.update(check_columns(self.columns, self._split_inputs(predictions, references, kwargs)))
+        return super().compute(**kwargs)
+
+    def add_batch(self, *, predictions=None, references=None, **kwargs):
+        """Add a batch of inputs; they are checked (argument and index) before evaluate's encoder."""
+        kwargs.update(check_columns(self.columns, self._split_inputs(predictions, references, kwargs)))
+        return super().add_batch(**kwargs)
+
+    @property
+    def library_version(self):
+        return __version__

@@ -1,0 +1,35 @@
+"""Test-wide rules: no network but loopback, and the Hugging Face libraries told to stay offline."""
+
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+for var in ("HF_HUB_OFFLINE", "HF_EVALUATE_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
+    os.environ[var] = "1"
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+
+_real_connect = socket.socket.connect
+
+
+def _guarded_connect(self, address):
+    host = address[0] if isinstance(address, tuple) else address
+    if isinstance(host, str) and self.family in (socket.AF_INET, socket.AF_INET6):
+        if not (host.startswith("127.") or host in ("localhost", "::1")):
+            raise OSError(f"network access to {host!r} attempted in a test (offline only)")
+    return _real_connect(self, address)
+
+
+@pytest.fixture(autouse=True)
+def offline_network(monkeypatch):
+    monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
+    yield
+
+
+@pytest.fixture
+def repo_root(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    return ROOT
