@@ -11,7 +11,7 @@ exactly as rouge-score's ``_backtrack_norec`` does (same tie-breaking, same LCS 
 ``markLCS``), floating-point operations in the same order.
 """
 
-__all__ = ["lcs_length", "lcs_rows", "lcs_indices", "lcs_table", "wlcs_mark"]
+__all__ = ["lcs_length", "lcs_masks", "lcs_rows", "lcs_indices", "lcs_table", "wlcs_mark"]
 
 
 def _masks(seq):
@@ -40,9 +40,14 @@ def lcs_length(a, b):
     return len(b) - v.bit_count()
 
 
-def lcs_rows(ref, can):
+def lcs_masks(can):
+    """The per-token bit masks of ``can`` and the all-ones row, reusable across ``lcs_rows``."""
+    return _masks(can)
+
+
+def lcs_rows(ref, can, masks=None):
     """Bit rows of the LCS table of ``ref`` (rows) against ``can`` (columns); row 0 first."""
-    masks, full = _masks(can)
+    masks, full = masks or _masks(can)
     get = masks.get
     v = full
     rows = [v]
@@ -62,11 +67,14 @@ def lcs_table(ref, can):
     return [[j - (r & ((1 << j) - 1)).bit_count() for j in range(len(can) + 1)] for r in rows]
 
 
-def lcs_indices(ref, can):
-    """Indices into ``ref`` of the LCS that rouge-score's ``lcs_ind`` returns, in order."""
+def lcs_indices(ref, can, masks=None):
+    """Indices into ``ref`` of the LCS that rouge-score's ``lcs_ind`` returns, in order.
+
+    ``masks`` (from ``lcs_masks(can)``) saves rebuilding them when ``can`` is reused.
+    """
     if not ref or not can:
         return []
-    rows = lcs_rows(ref, can)
+    rows = lcs_rows(ref, can, masks)
     i, j = len(ref), len(can)
     out = []
     while i > 0 and j > 0:
@@ -74,6 +82,9 @@ def lcs_indices(ref, can):
             out.append(i - 1)
             i -= 1
             j -= 1
+        elif rows[i] == rows[i - 1]:
+            # row i equals row i-1, so t[i][j-1] = t[i-1][j-1] <= t[i-1][j]: the walk goes up
+            i -= 1
         else:
             # t[i][j-1] > t[i-1][j] ?
             low_j1 = (1 << (j - 1)) - 1

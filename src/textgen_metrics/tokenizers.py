@@ -82,22 +82,27 @@ class RougeScoreTokenizer(_Tokenizer):
         super().__init__(use_stemmer)
         # word -> token after stemming and validation (None when the stem is not [a-z0-9]+)
         self._memo = {}
+        self._invalid = False
 
     def __call__(self, text):
         words = _NON_ALNUM.sub(" ", text.lower()).split()
         if self._stemmer is None:
             return words
         memo = self._memo
-        out = []
-        append = out.append
-        for w in words:
-            t = memo.get(w, 0)
-            if t == 0:
-                t = self._stemmer(w) if len(w) > 3 else w
-                t = memo[w] = t if _VALID.match(t) else None
-            if t is not None:
-                append(t)
-        return out
+        try:
+            out = [memo[w] for w in words]
+        except KeyError:
+            stem = self._stemmer
+            for w in words:
+                if w not in memo:
+                    t = stem(w) if len(w) > 3 else w
+                    if _VALID.match(t):
+                        memo[w] = t
+                    else:  # rouge-score drops a stem that is not [a-z0-9]+
+                        memo[w] = None
+                        self._invalid = True
+            out = [memo[w] for w in words]
+        return [t for t in out if t is not None] if self._invalid else out
 
 
 class UnicodeTokenizer(_Tokenizer):

@@ -19,8 +19,8 @@ import re
 
 from .. import __version__
 from ..aggregation import RunningMean, bootstrap_interval
-from ..lcs import lcs_indices, lcs_length, wlcs_mark
-from ..tokenizers import get_tokenizer, split_sentences
+from ..lcs import lcs_indices, lcs_length, lcs_masks, wlcs_mark
+from ..tokenizers import _Tokenizer, get_tokenizer, split_sentences
 from ..validation import check_references, check_same_length, check_texts
 
 __all__ = ["Score", "RougeScorer", "RougeAggregator", "rouge", "DEFAULT_ROUGE_TYPES", "parse_rouge_type"]
@@ -82,7 +82,13 @@ class _Doc:
     @property
     def tokens(self):
         if self._tokens is None:
-            self._tokens = self._scorer._tokenizer(self.text)
+            scorer = self._scorer
+            if scorer._derive_tokens:
+                # built-in tokenizers never join across the whitespace where sentences split,
+                # so the text's tokens are its sentences' tokens end to end: tokenise once
+                self._tokens = [t for s in self.sents for t in s]
+            else:
+                self._tokens = scorer._tokenizer(self.text)
         return self._tokens
 
     @property
@@ -166,6 +172,8 @@ class RougeScorer:
         self.split_summaries = bool(split_summaries)
         self._tokenizer = get_tokenizer(tokenizer, use_stemmer)
         self.use_stemmer = self._tokenizer.use_stemmer
+        self._derive_tokens = isinstance(self._tokenizer, _Tokenizer) and any(
+            k in ("Lsum", "W") for _, k, _ in self._kinds)
         self._powers = [0.0, 1.0]
         self._cache = {}
 
@@ -239,10 +247,13 @@ class RougeScorer:
             for s in can_sents:
                 cnt_c.update(s)
             hits = 0
+            can_masks = [lcs_masks(c) for c in can_sents]
+            can_sets = [set(c) for c in can_sents]
             for r in ref_sents:
                 union = set()
-                for c in can_sents:
-                    union.update(lcs_indices(r, c))
+                for c, masks, cset in zip(can_sents, can_masks, can_sets):
+                    if not cset.isdisjoint(r):
+                        union.update(lcs_indices(r, c, masks))
                 for i in sorted(union):
                     tok = r[i]
                     if cnt_c[tok] > 0 and cnt_r[tok] > 0:

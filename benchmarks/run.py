@@ -1,0 +1,29 @@
+"""`make bench`: every benchmark, each a ratio against its peers in the same run."""
+
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import bench_rouge  # noqa: E402
+
+BENCHES = {"rouge": bench_rouge.main}
+
+
+def main(names=None):
+    results = {}
+    for name, fn in BENCHES.items():
+        if names and name not in names:
+            continue
+        results[name] = fn()
+    out = os.path.join(os.path.dirname(HERE), "reports", "bench.json")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out, "w") as f:
+        json.dump(results, f, indent=2)
+    print(f"\nresults: {out}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

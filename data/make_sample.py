@@ -1,0 +1,121 @@
+"""Writes data/sample_summaries.jsonl: hand-written news-style summaries with references.
+
+Each record: id, source (the article lead), prediction (a system summary), references (one to
+three human summaries, one sentence per line). Written for this project; no external data.
+"""
+
+import json
+import os
+
+RECORDS = [
+    ("The city council approved a new budget on Tuesday that raises spending on public transport by 12 percent and freezes property taxes for a second year.",
+     "The council passed a budget raising transport spending by 12%.\nProperty taxes stay frozen for another year.",
+     ["City council approves budget with 12 percent more for public transport.\nProperty taxes are frozen for a second year.",
+      "New city budget boosts transit funding and keeps property taxes flat."]),
+    ("Heavy rain flooded several neighbourhoods overnight, forcing hundreds of residents to leave their homes; no injuries were reported.",
+     "Hundreds of residents were evacuated after overnight floods.\nNobody was hurt.",
+     ["Overnight flooding forced hundreds from their homes.\nNo injuries were reported."]),
+    ("Researchers reported that a new battery design keeps 90 percent of its capacity after 5,000 charging cycles, far more than current lithium-ion cells.",
+     "A new battery keeps 90 percent capacity after 5,000 cycles, researchers say.",
+     ["Researchers unveil a battery that retains 90% of capacity after 5,000 charge cycles.",
+      "New battery design outlasts lithium-ion cells, keeping most of its capacity after thousands of cycles."]),
+    ("The national football team lost 2-1 to its rivals in the final minute, ending its hopes of qualifying for the tournament.",
+     "A last-minute goal gave the rivals a 2-1 win.\nThe national team will not qualify.",
+     ["National team loses 2-1 in the final minute and misses out on the tournament."]),
+    ("A museum returned a collection of ancient coins to the country where they were excavated, after a two-year investigation into their origin.",
+     "The museum gave ancient coins back to their country of origin.",
+     ["After a two-year investigation, a museum returned ancient coins to the country where they were found.",
+      "Ancient coins repatriated by museum following probe into their origins."]),
+    ("The central bank left interest rates unchanged at 4.5 percent, citing slowing inflation and weaker consumer spending.",
+     "Interest rates stay at 4.5 percent as inflation slows.",
+     ["Central bank holds rates at 4.5% amid slowing inflation and weak spending."]),
+    ("A wildfire that burned more than 3,000 hectares of forest was brought under control after five days, firefighters said on Sunday.",
+     "Firefighters contained a wildfire after it burned 3,000 hectares over five days.",
+     ["A five-day wildfire that burned over 3,000 hectares is now under control.",
+      "Firefighters say the forest fire has been contained after burning more than 3,000 hectares."]),
+    ("The company announced it will cut 1,200 jobs worldwide as part of a restructuring plan aimed at saving 300 million dollars a year.",
+     "The company will cut 1,200 jobs to save $300 million a year.",
+     ["Company to eliminate 1,200 jobs in a restructuring meant to save 300 million dollars annually."]),
+    ("Scientists observed a comet passing closer to Earth than any other in the past century; it was visible with binoculars for three nights.",
+     "A comet came closer to Earth than any in a century.\nIt could be seen with binoculars.",
+     ["A comet made the closest pass to Earth in 100 years and was visible with binoculars for three nights."]),
+    ("The school district will provide free breakfast to all students starting next month, funded by a state grant.",
+     "All students will get free breakfast from next month thanks to a state grant.",
+     ["A state grant will fund free breakfast for every student in the district starting next month.",
+      "Free school breakfasts for all pupils begin next month."]),
+    ("A new bridge connecting the two halves of the city opened to traffic after four years of construction and a budget overrun of 20 percent.",
+     "The new bridge opened after four years and went 20 percent over budget.",
+     ["After four years of work and a 20% cost overrun, the city's new bridge is open to traffic."]),
+    ("The health ministry recommended a booster vaccine for people over 65 ahead of the winter season.",
+     "People over 65 are advised to get a booster before winter.",
+     ["Health ministry recommends winter booster shots for over-65s."]),
+    ("Farmers warned that the dry summer has cut the wheat harvest by nearly a third, which could push bread prices higher.",
+     "A dry summer cut the wheat harvest by a third.\nBread may become more expensive.",
+     ["Drought reduced the wheat harvest by almost a third, farmers say, and bread prices may rise."]),
+    ("The airline said it will add direct flights to three new destinations next spring as passenger numbers recover.",
+     "The airline adds three new direct routes next spring.",
+     ["With passenger numbers recovering, the airline will launch direct flights to three new destinations in spring."]),
+    ("Volunteers planted 10,000 trees along the river banks over the weekend to reduce erosion and improve habitats for birds.",
+     "Volunteers planted 10,000 trees by the river to fight erosion.",
+     ["Weekend volunteers planted 10,000 trees on the river banks to curb erosion and help birds.",
+      "Ten thousand trees planted along the river by volunteers."]),
+    ("The library reopened after a renovation that added a children's wing, a recording studio and longer opening hours.",
+     "The renovated library reopened with a children's wing and a recording studio.",
+     ["The library is open again after a renovation adding a children's section, a studio and longer hours."]),
+    ("Police arrested two suspects in connection with a series of bicycle thefts at the central train station.",
+     "Two people were arrested over bicycle thefts at the station.",
+     ["Two suspects arrested over a string of bike thefts at the central station."]),
+    ("The orchestra announced that its new conductor, a 34-year-old violinist, will lead the opening concert of the season.",
+     "A 34-year-old violinist is the orchestra's new conductor.",
+     ["The orchestra's new conductor, a violinist aged 34, will open the season."]),
+    ("Unemployment fell to 5.1 percent in October, its lowest level in eight years, according to official figures.",
+     "Unemployment dropped to 5.1 percent, the lowest in eight years.",
+     ["Official data show unemployment at 5.1% in October, an eight-year low.",
+      "Jobless rate falls to lowest level since eight years ago."]),
+    ("A software update caused an outage of the payment system for three hours, leaving customers unable to pay by card.",
+     "A faulty update took the payment system down for three hours.\nCard payments failed.",
+     ["Customers could not pay by card for three hours after a software update crashed the payment system."]),
+    ("The mountain rescue team saved four hikers who were stranded overnight by a sudden snowstorm.",
+     "Rescuers saved four hikers caught by a snowstorm.",
+     ["Four hikers stranded overnight in a snowstorm were rescued by the mountain team."]),
+    ("The government proposed a law requiring all new buildings to install solar panels from 2028.",
+     "New buildings must have solar panels from 2028 under a proposed law.",
+     ["Proposed law would make solar panels mandatory on new buildings from 2028."]),
+    ("A rare white deer was photographed in the national park for the first time in a decade.",
+     "A rare white deer was seen in the park.",
+     ["First photograph of a white deer in the national park in ten years."]),
+    ("The tech giant reported quarterly revenue of 48 billion dollars, beating analyst expectations, driven by its cloud business.",
+     "Revenue reached 48 billion dollars, beating forecasts thanks to cloud services.",
+     ["Cloud growth pushed the company's quarterly revenue to $48 billion, above expectations."]),
+    ("Archaeologists uncovered a Roman villa with well-preserved mosaics beneath a car park.",
+     "A Roman villa with mosaics was found under a car park.",
+     ["Well-preserved Roman mosaics discovered in a villa beneath a parking lot.",
+      "Archaeologists find Roman villa under car park."]),
+    ("The marathon drew a record 40,000 runners; the men's race was won in 2 hours 5 minutes.",
+     "A record 40,000 people ran the marathon.\nThe winner finished in 2:05.",
+     ["Record field of 40,000 runners at the marathon, with the men's winner timed at 2 hours 5 minutes."]),
+    ("Hospitals reported a sharp rise in flu cases this week and urged people with mild symptoms to stay home.",
+     "Flu cases rose sharply and hospitals asked people with mild symptoms to stay home.",
+     ["Hospitals see a surge in flu and urge those with mild symptoms to stay at home."]),
+    ("A startup raised 25 million dollars to build robots that sort recycling more accurately than humans.",
+     "The startup raised $25 million for recycling robots.",
+     ["Recycling-robot startup secures 25 million dollars in funding."]),
+    ("The river reached its highest level in 50 years, and authorities closed three bridges as a precaution.",
+     "Three bridges closed as the river hit a 50-year high.",
+     ["Authorities shut three bridges as the river rose to its highest level in half a century."]),
+    ("The film festival awarded its top prize to a documentary about a family of fishermen.",
+     "A documentary about fishermen won the festival's top prize.",
+     ["Top festival award goes to a documentary on a fishing family."]),
+]
+
+
+def main(path=os.path.join(os.path.dirname(os.path.abspath(__file__)), "sample_summaries.jsonl")):
+    with open(path, "w", encoding="utf-8") as f:
+        for i, (source, pred, refs) in enumerate(RECORDS):
+            rec = {"id": f"news-{i:03d}", "source": source, "prediction": pred, "references": refs}
+            f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+    return path
+
+
+if __name__ == "__main__":
+    print(main())
