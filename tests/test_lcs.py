@@ -41,3 +41,18 @@ def test_lcs_length_on_words_longer_than_a_machine_word():
     a = [rng.choice(["x", "y", "z", "w"]) for _ in range(700)]
     b = [rng.choice(["x", "y", "z", "w"]) for _ in range(650)]
     assert lcs_length(a, b) == rouge_scorer._lcs_table(a, b)[-1][-1]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_union_lcs_indices_match_rouge_score(seed):
+    from textgen_metrics.lcs import union_lcs_indices
+
+    rng = random.Random(seed + 100)
+    for _ in range(150):
+        alphabet = list("abcdefghij")[: rng.randint(1, 10)]
+        sents = lambda: [[rng.choice(alphabet) for _ in range(rng.randint(0, 25))]
+                         for _ in range(rng.randint(0, 6))]
+        refs, cans = sents(), sents()
+        got = union_lcs_indices(refs, cans)
+        want = [sorted(rouge_scorer._find_union([rouge_scorer.lcs_ind(r, c) for c in cans])) for r in refs]
+        assert got == want

@@ -11,7 +11,7 @@ exactly as rouge-score's ``_backtrack_norec`` does (same tie-breaking, same LCS 
 ``markLCS``), floating-point operations in the same order.
 """
 
-__all__ = ["lcs_length", "lcs_masks", "lcs_rows", "lcs_indices", "lcs_table", "wlcs_mark"]
+__all__ = ["lcs_length", "lcs_masks", "lcs_rows", "lcs_indices", "lcs_table", "union_lcs_indices", "wlcs_mark"]
 
 
 def _masks(seq):
@@ -70,30 +70,34 @@ def lcs_table(ref, can):
 def lcs_indices(ref, can, masks=None):
     """Indices into ``ref`` of the LCS that rouge-score's ``lcs_ind`` returns, in order.
 
-    ``masks`` (from ``lcs_masks(can)``) saves rebuilding them when ``can`` is reused.
+    rouge-score walks back from ``(len(ref), len(can))``: diagonal on a match, left when
+    ``t[i][j-1] > t[i-1][j]``, else up. With ``D = t[i][j] - t[i-1][j]`` (0 or 1) and no match,
+    left happens exactly when ``D = 1``, and then ``D`` stays 1 along the row until the walk
+    reaches a column where ``can`` holds ``ref[i-1]``; so a whole run of left steps is one jump
+    to the highest such column below ``j`` (a bit-length of the token's mask). ``masks`` (from
+    ``lcs_masks(can)``) saves rebuilding them when ``can`` is reused.
     """
     if not ref or not can:
         return []
+    if masks is None:
+        masks = _masks(can)
     rows = lcs_rows(ref, can, masks)
+    get = masks[0].get
     i, j = len(ref), len(can)
     out = []
     while i > 0 and j > 0:
-        if ref[i - 1] == can[j - 1]:
-            out.append(i - 1)
-            i -= 1
-            j -= 1
-        elif rows[i] == rows[i - 1]:
-            # row i equals row i-1, so t[i][j-1] = t[i-1][j-1] <= t[i-1][j]: the walk goes up
-            i -= 1
-        else:
-            # t[i][j-1] > t[i-1][j] ?
-            low_j1 = (1 << (j - 1)) - 1
-            left = (j - 1) - (rows[i] & low_j1).bit_count()
-            up = j - (rows[i - 1] & ((low_j1 << 1) | 1)).bit_count()
-            if left > up:
+        mk = get(ref[i - 1])
+        if mk:
+            if (mk >> (j - 1)) & 1:
+                out.append(i - 1)
                 j -= 1
             else:
-                i -= 1
+                low = (1 << j) - 1
+                if (rows[i - 1] & low).bit_count() > (rows[i] & low).bit_count():
+                    # D = 1: left to the nearest match of ref[i-1], then diagonal
+                    j = (mk & (low >> 1)).bit_length() - 1
+                    out.append(i - 1)
+        i -= 1
     out.reverse()
     return out
 
@@ -143,3 +147,69 @@ def wlcs_mark(model, peer, hit_mask, powers):
             i -= 1
         else:
             j -= 1
+
+
+def union_lcs_indices(ref_sents, can_sents):
+    """For each sentence of ``ref_sents``: the sorted union over ``can_sents`` of the LCS indices
+    rouge-score's ``_union_lcs`` finds (the summary-level LCS of ROUGE-Lsum).
+
+    Per sentence pair this is ``lcs_indices``, restricted to the reference positions whose token
+    occurs in the candidate sentence: at the other rows the table does not change and the walk
+    only goes up, so neither the rows nor the walk need to visit them. A pair is skipped when
+    the candidate holds none of the tokens whose positions are still missing from the union
+    (it could add nothing), and a reference sentence stops once its union is complete.
+    """
+    cans = []
+    vocab = set()
+    for c in can_sents:
+        if c:
+            masks, full = _masks(c)
+            cans.append((len(c), masks, full))
+            vocab.update(masks)
+    out = []
+    for r in ref_sents:
+        reachable = [i for i, tok in enumerate(r) if tok in vocab]
+        union = set()
+        add = union.add
+        seen = -1
+        for length, masks, full in cans:
+            if len(union) != seen:
+                seen = len(union)
+                if seen == len(reachable):
+                    break
+                # a pair can only add positions whose token it holds: skip the pairs that
+                # hold none of the tokens still missing from the union
+                missing = {r[i] for i in reachable if i not in union}
+            if missing.isdisjoint(masks.keys()):
+                continue
+            get = masks.get
+            pos = []
+            ms = []
+            for i, tok in enumerate(r):
+                m = get(tok)
+                if m:
+                    pos.append(i)
+                    ms.append(m)
+            if not pos:
+                continue
+            v = full
+            rows = [v]
+            for m in ms:
+                u = v & m
+                v = ((v + u) | (v ^ u)) & full  # v - u == v ^ u: u is a subset of v
+                rows.append(v)
+            j = length
+            k = len(pos)
+            while k and j:
+                k -= 1
+                m = ms[k]
+                if (m >> (j - 1)) & 1:
+                    add(pos[k])
+                    j -= 1
+                else:
+                    low = (1 << j) - 1
+                    if (rows[k] & low).bit_count() > (rows[k + 1] & low).bit_count():
+                        j = (m & (low >> 1)).bit_length() - 1
+                        add(pos[k])
+        out.append(sorted(union))
+    return out

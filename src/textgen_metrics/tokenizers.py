@@ -206,3 +206,74 @@ def split_sentences(text):
 
 
 _SENT_END = re.compile(r"(?<=[.!?\u2026])\s+|(?<=[.!?\u2026][\"'\u201d\u2019)\]])\s+")
+
+
+class Tokenizer13a:
+    """mteval-v13a tokenization as sacrebleu's ``13a`` (the BLEU default), returning tokens.
+
+    Same rules in the same order as sacrebleu 2.x, including its ``rstrip`` of the segment; a
+    bounded memo makes repeated segments (shared references) free.
+    """
+
+    signature = "13a"
+    use_stemmer = False
+    _rules = [
+        (re.compile(r"([\{-\~\[-\` -\&\(-\+\:-\@\/])"), r" \1 "),
+        (re.compile(r"([^0-9])([\.,])"), r"\1 \2 "),
+        (re.compile(r"([\.,])([^0-9])"), r" \1 \2"),
+        (re.compile(r"([0-9])(-)"), r"\1 \2 "),
+    ]
+
+    def __init__(self, lowercase=False):
+        self.lowercase = bool(lowercase)
+        if self.lowercase:
+            self.signature = "13a+lc"
+        self._memo = {}
+
+    def __call__(self, text):
+        memo = self._memo
+        tokens = memo.get(text)
+        if tokens is None:
+            line = text.lower() if self.lowercase else text
+            line = line.rstrip()
+            line = line.replace("<skipped>", "").replace("-\n", "").replace("\n", " ")
+            if "&" in line:
+                line = (line.replace("&quot;", '"').replace("&amp;", "&")
+                        .replace("&lt;", "<").replace("&gt;", ">"))
+            line = f" {line} "
+            for pattern, repl in self._rules:
+                line = pattern.sub(repl, line)
+            tokens = line.split()
+            if len(memo) >= 65536:
+                memo.clear()
+            memo[text] = tokens
+        return tokens
+
+
+class SplitTokenizer:
+    """sacrebleu's ``none``: the text split on whitespace, nothing else."""
+
+    signature = "none"
+    use_stemmer = False
+
+    def __call__(self, text):
+        return text.split()
+
+
+BLEU_TOKENIZERS = {"13a": Tokenizer13a, "none": SplitTokenizer}
+
+
+def get_bleu_tokenizer(tokenizer=None, lowercase=False):
+    """``None``/``"13a"`` (default), ``"none"``, or a callable ``str -> list[str]``."""
+    if tokenizer is None or tokenizer == "13a":
+        return Tokenizer13a(lowercase)
+    if isinstance(tokenizer, str):
+        if tokenizer in BLEU_TOKENIZERS:
+            return BLEU_TOKENIZERS[tokenizer]()
+        raise ValueError(
+            f"tokenizer: unknown tokenizer {tokenizer!r}; choose one of "
+            f"{sorted(BLEU_TOKENIZERS)} or pass a callable"
+        )
+    if callable(tokenizer) or hasattr(tokenizer, "tokenize"):
+        return CallableTokenizer(tokenizer)
+    raise TypeError(f"tokenizer: expected None, a name or a callable, got {type(tokenizer).__name__}")

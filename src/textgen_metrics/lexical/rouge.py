@@ -19,7 +19,7 @@ import re
 
 from .. import __version__
 from ..aggregation import RunningMean, bootstrap_interval
-from ..lcs import lcs_indices, lcs_length, lcs_masks, wlcs_mark
+from ..lcs import lcs_length, union_lcs_indices, wlcs_mark
 from ..tokenizers import _Tokenizer, get_tokenizer, split_sentences
 from ..validation import check_references, check_same_length, check_texts
 
@@ -247,14 +247,8 @@ class RougeScorer:
             for s in can_sents:
                 cnt_c.update(s)
             hits = 0
-            can_masks = [lcs_masks(c) for c in can_sents]
-            can_sets = [set(c) for c in can_sents]
-            for r in ref_sents:
-                union = set()
-                for c, masks, cset in zip(can_sents, can_masks, can_sets):
-                    if not cset.isdisjoint(r):
-                        union.update(lcs_indices(r, c, masks))
-                for i in sorted(union):
+            for r, union in zip(ref_sents, union_lcs_indices(ref_sents, can_sents)):
+                for i in union:
                     tok = r[i]
                     if cnt_c[tok] > 0 and cnt_r[tok] > 0:
                         hits += 1
