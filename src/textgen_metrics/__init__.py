@@ -11,6 +11,10 @@ _LAZY = {
     "rouge": ("textgen_metrics.lexical.rouge", "rouge"),
     "RougeScorer": ("textgen_metrics.lexical.rouge", "RougeScorer"),
     "RougeAggregator": ("textgen_metrics.lexical.rouge", "RougeAggregator"),
+    "bleu": ("textgen_metrics.lexical.bleu", "bleu"),
+    "google_bleu": ("textgen_metrics.lexical.bleu", "google_bleu"),
+    "meteor": ("textgen_metrics.lexical.meteor", "meteor"),
+    "MeteorScorer": ("textgen_metrics.lexical.meteor", "MeteorScorer"),
     "get_tokenizer": ("textgen_metrics.tokenizers", "get_tokenizer"),
 }
 
