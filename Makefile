@@ -35,7 +35,7 @@ bench: install system
 	$(PY) benchmarks/run.py
 
 demo: install system
-	$(PY) -m textgen_metrics score data/sample_summaries.jsonl --metrics rouge --out reports/sample_report.json
+	$(PY) -m textgen_metrics score data/sample_summaries.jsonl --metrics rouge,bleu,google_bleu,meteor --out reports/sample_report.json
 
 run: demo
 

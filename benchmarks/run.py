@@ -7,9 +7,10 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import bench_lexical  # noqa: E402
 import bench_rouge  # noqa: E402
 
-BENCHES = {"rouge": bench_rouge.main}
+BENCHES = {"rouge": bench_rouge.main, "lexical": bench_lexical.main}
 
 
 def main(names=None):

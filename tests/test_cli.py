@@ -52,3 +52,16 @@ def test_errors_are_clear(tmp_path):
     bad.write_text("hello")
     proc = run_cli("score", bad)
     assert proc.returncode == 2 and "unknown file type" in proc.stderr
+
+
+def test_corpus_metrics_report_the_corpus_score(tmp_path):
+    out = tmp_path / "r.json"
+    proc = run_cli("score", SAMPLE, "--metrics", "bleu,google_bleu,meteor", "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(out.read_text())
+    rows = [json.loads(line) for line in SAMPLE.read_text().splitlines()]
+    preds, refs = [r["prediction"] for r in rows], [r["references"] for r in rows]
+    assert report["metrics"]["bleu"]["aggregate"] == textgen_metrics.bleu(preds, refs)
+    assert report["metrics"]["google_bleu"]["aggregate"] == textgen_metrics.google_bleu(preds, refs)
+    assert report["metrics"]["meteor"]["per_example"] == textgen_metrics.meteor(preds, refs, use_aggregator=False)
+    assert "precisions_4" in proc.stdout

@@ -81,3 +81,18 @@ def test_space_app_builds_and_computes(repo_root):
     assert table == [["rouge1", 0.75]]
     with pytest.raises(ValueError, match="options: not valid JSON"):
         spaces.run_metric(metric, rows, "{nope")
+
+
+def test_bad_input_names_argument_and_index_in_every_module(metric_name, repo_root):
+    metric = evaluate.load(f"./metrics/{metric_name}")
+    columns = type(metric).columns
+    good = {c: ["a b", "c d"] for c in columns}
+    bad = dict(good, predictions=["a b", None])
+    with pytest.raises(TypeError, match=r"predictions\[1\]: expected str, got None"):
+        metric.compute(**bad)
+    short = dict(good, predictions=["a b"])
+    with pytest.raises(ValueError, match="inputs differ in length"):
+        metric.compute(**short)
+    if columns.get("references") == "text_or_list":
+        with pytest.raises(ValueError, match=r"references\[0\]: empty list"):
+            metric.compute(**dict(good, references=[[], ["x"]]))

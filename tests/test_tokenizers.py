@@ -61,3 +61,44 @@ def test_split_sentences_without_a_model():
     assert split_sentences("It rained. Then it stopped! Did it?\nYes") == [
         "It rained.", "Then it stopped!", "Did it?", "Yes"]
     assert split_sentences("  ") == []
+
+
+def _adversarial_texts(seed, n):
+    import string
+
+    rng = random.Random(seed)
+    special = ["cannot", "Cannot", "d'ye", "gimme", "gonna", "gotta", "lemme", "more'n", "wanna ",
+               "'tis", "'Twas", "don't", "I'm", "they'll", "we're", "you've", "can't", "N'T", "''",
+               "``", '"quoted"', "'single'", "(paren)", "[b]", "{c}", "<d>", "--", "...", "\u2026",
+               "\u2014", "\u2013", "\u00abx\u00bb", "\u201cy\u201d", "\u2018z\u2019", "e.g.", "U.S.",
+               "3.14", "1,000", "a:b", "x,y", "1-2", "end.", "end.)", "end.'", "\t", "\n", "\u0131s",
+               "\u0130", "\u017f", "\u212a", "wannabe", "O'Neil", "&amp;", "&quot;", "<skipped>", "-\n"]
+    texts = corpus_texts()
+    for _ in range(n):
+        texts.append(" ".join(rng.choice(special + ["the", "cat", "Sat"]) for _ in range(rng.randint(0, 20))))
+        texts.append("".join(rng.choice(string.printable + "\u00ab\u00bb\u201c\u201d\u2019\u2013\u0131") for _ in range(rng.randint(0, 50))))
+    return texts
+
+
+def test_13a_tokenizer_matches_sacrebleu():
+    from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a as Sacre
+
+    ours, theirs = get_tokenizer_13a(), Sacre()
+    for text in _adversarial_texts(1, 1500):
+        assert ours(text) == theirs(text.rstrip()).split(), repr(text)
+
+
+def get_tokenizer_13a():
+    from textgen_metrics.tokenizers import get_bleu_tokenizer
+
+    return get_bleu_tokenizer("13a")
+
+
+def test_treebank_tokenizer_matches_nltk_word_tokenize():
+    from nltk.tokenize import word_tokenize
+
+    from textgen_metrics.tokenizers import TreebankWordTokenizer
+
+    ours = TreebankWordTokenizer()
+    for text in _adversarial_texts(2, 1500):
+        assert ours(text) == word_tokenize(text, preserve_line=True), repr(text)

@@ -12,7 +12,6 @@ import sys
 import time
 
 from . import __version__
-from .aggregation import mean
 from .registry import METRICS, get_metric
 
 __all__ = ["main", "read_records"]
@@ -107,12 +106,15 @@ def score(args):
         spec = get_metric(name)
         inputs = _columns(rows, spec, mapping, args.file)
         start = time.perf_counter()
-        per_example = spec.compute(inputs, per_example=True, **options.get(name, {}))
+        aggregate, per_example = spec.compute_both(inputs, **options.get(name, {}))
         seconds = time.perf_counter() - start
-        aggregate = {k: mean(v) for k, v in per_example.items()}
         report["metrics"][name] = {"options": options.get(name, {}), "aggregate": aggregate,
                                    "per_example": per_example, "seconds": round(seconds, 4)}
-        summary.update(aggregate)
+        for k, v in aggregate.items():
+            if isinstance(v, list):  # e.g. BLEU's precisions: one row per order
+                summary.update({f"{k}_{i + 1}": x for i, x in enumerate(v)})
+            else:
+                summary[k] = v
     ids = [r.get("id", i) for i, r in enumerate(rows)]
     report["ids"] = ids
     print(f"{len(rows)} examples from {args.file}")

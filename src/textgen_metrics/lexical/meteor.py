@@ -11,41 +11,55 @@ This is nltk's METEOR, which differs from the original Java METEOR 1.5 (no parap
 no function-word weighting, different chunk handling).
 """
 
-from collections import defaultdict
-
 from ..aggregation import mean
 from ..validation import check_references, check_same_length, check_texts
+from ..tokenizers import TreebankWordTokenizer
 from ..wordnet import load_wordnet
 
 __all__ = ["meteor", "single_meteor", "word_tokenize", "MeteorScorer"]
 
 
+_TOKENIZER = None
+
+
 def word_tokenize(text):
     """nltk ``word_tokenize(text, preserve_line=True)``: Treebank rules, no punkt model."""
-    from nltk.tokenize import word_tokenize as nltk_word_tokenize
+    global _TOKENIZER
+    if _TOKENIZER is None:
+        _TOKENIZER = TreebankWordTokenizer()
+    return _TOKENIZER(text)
 
-    return nltk_word_tokenize(text, preserve_line=True)
 
+def _match(hyp_idx, hyp_words, ref_idx, ref_words):
+    """nltk ``_match_enums`` on parallel index/word lists.
 
-def _match(hyp, ref):
-    """nltk ``_match_enums`` on (index, word) lists: (matches, hyp left, ref left)."""
-    positions = defaultdict(list)
-    for j, (_, word) in enumerate(ref):
-        positions[word].append(j)
+    From the last hypothesis word backwards, each word takes the last free reference position
+    holding the same word. Returns the matches and the unmatched (indices, words) of both sides.
+    """
+    positions = {}
+    for j, w in enumerate(ref_words):
+        lst = positions.get(w)
+        if lst is None:
+            positions[w] = [j]
+        else:
+            lst.append(j)
     matches = []
-    hyp_used = set()
+    hyp_left = []
     ref_used = set()
-    for i in range(len(hyp) - 1, -1, -1):
-        pos = positions.get(hyp[i][1])
-        if pos:
-            j = pos.pop()
-            hyp_used.add(i)
+    for i in range(len(hyp_words) - 1, -1, -1):
+        lst = positions.get(hyp_words[i])
+        if lst:
+            j = lst.pop()
             ref_used.add(j)
-            matches.append((hyp[i][0], ref[j][0]))
+            matches.append((hyp_idx[i], ref_idx[j]))
+        else:
+            hyp_left.append(i)
     if not matches:
-        return matches, hyp, ref
-    return (matches, [p for i, p in enumerate(hyp) if i not in hyp_used],
-            [p for j, p in enumerate(ref) if j not in ref_used])
+        return matches, hyp_idx, hyp_words, ref_idx, ref_words
+    hyp_left.reverse()
+    keep = [j for j in range(len(ref_words)) if j not in ref_used]
+    return (matches, [hyp_idx[i] for i in hyp_left], [hyp_words[i] for i in hyp_left],
+            [ref_idx[j] for j in keep], [ref_words[j] for j in keep])
 
 
 class MeteorScorer:
@@ -95,34 +109,49 @@ class MeteorScorer:
             syns = self._synonyms[word] = frozenset(syns)
         return syns
 
-    def _wordnet_match(self, hyp, ref):
-        """nltk ``_enum_wordnetsyn_match``."""
-        positions = defaultdict(list)
-        for j, (_, word) in enumerate(ref):
-            positions[word].append(j)
+    def _wordnet_match(self, hyp_idx, hyp_words, ref_idx, ref_words):
+        """nltk ``_enum_wordnetsyn_match``: each remaining hypothesis word, last first, takes
+        the free reference position furthest right whose word is one of its synonyms."""
+        positions = {}
+        for j, w in enumerate(ref_words):
+            positions.setdefault(w, []).append(j)
         matches = []
-        for i in range(len(hyp) - 1, -1, -1):
+        for i in range(len(hyp_words) - 1, -1, -1):
+            syns = self._synonyms_of(hyp_words[i])
             best_j = -1
             best_word = None
-            for syn in self._synonyms_of(hyp[i][1]):
-                pos = positions.get(syn)
-                if pos and pos[-1] > best_j:
-                    best_j = pos[-1]
-                    best_word = syn
+            # the same maximum, looked for on the smaller side
+            if len(positions) < len(syns):
+                for w, lst in positions.items():
+                    if lst and lst[-1] > best_j and w in syns:
+                        best_j = lst[-1]
+                        best_word = w
+            else:
+                for w in syns:
+                    lst = positions.get(w)
+                    if lst and lst[-1] > best_j:
+                        best_j = lst[-1]
+                        best_word = w
             if best_word is not None:
                 positions[best_word].pop()
-                matches.append((hyp[i][0], ref[best_j][0]))
+                matches.append((hyp_idx[i], ref_idx[best_j]))
         return matches
 
     def align(self, hyp_tokens, ref_tokens):
         """Sorted (hypothesis index, reference index) matches, as nltk's ``align_words``."""
-        hyp = list(enumerate(w.lower() for w in hyp_tokens))
-        ref = list(enumerate(w.lower() for w in ref_tokens))
-        exact, hyp, ref = _match(hyp, ref)
+        hyp_words = [w.lower() for w in hyp_tokens]
+        ref_words = [w.lower() for w in ref_tokens]
+        exact, hi, hw, ri, rw = _match(range(len(hyp_words)), hyp_words,
+                                       range(len(ref_words)), ref_words)
+        if not hw or not rw:
+            return sorted(exact)
         stem = self._stem_of
-        stemmed, hyp, ref = _match([(i, stem(w)) for i, w in hyp], [(j, stem(w)) for j, w in ref])
-        synonyms = self._wordnet_match(hyp, ref) if hyp and ref else []
-        return sorted(exact + stemmed + synonyms, key=lambda pair: pair[0])
+        stemmed, hi, hw, ri, rw = _match(hi, [stem(w) for w in hw], ri, [stem(w) for w in rw])
+        matches = exact + stemmed
+        if hw and rw:
+            matches += self._wordnet_match(hi, hw, ri, rw)
+        matches.sort()
+        return matches
 
     def single(self, hyp_tokens, ref_tokens):
         """nltk ``single_meteor_score``."""
