@@ -346,7 +346,9 @@ class TreebankWordTokenizer:
                 pattern = getattr(timed, "pattern", timed)
                 flags = getattr(timed, "flags", 0)
                 # None: unknown rule (a newer nltk), always applied
-                out.append((regex.compile(pattern, flags).sub, repl, cls._TRIGGERS.get(pattern)))
+                trigger = cls._TRIGGERS.get(pattern)
+                out.append((regex.compile(pattern, flags).sub, repl,
+                            None if trigger is None else frozenset(trigger)))
             return out
 
         def words(rules):
@@ -359,19 +361,19 @@ class TreebankWordTokenizer:
     def _tokenize(self, text):
         starting, punctuation, parens, dashes, ending, contractions = self._stages
         fast = text.isascii()
-
-        def run(rules, text):
+        if fast:
+            # the rules only add spaces, and turn '"' into `` or '': the text's characters
+            # plus those bound every character a later rule can see
+            chars = set(text)
+            if '"' in chars:
+                chars.update("`'")
+        for rules in (starting, punctuation, parens, dashes, ending):
+            if rules is ending:
+                text = " " + text + " "
             for sub, repl, trigger in rules:
-                if fast and trigger is not None and not any(c in text for c in trigger):
+                if fast and trigger is not None and chars.isdisjoint(trigger):
                     continue
                 text = sub(repl, text)
-            return text
-
-        text = run(starting, text)
-        text = run(punctuation, text)
-        text = run(parens, text)
-        text = run(dashes, text)
-        text = run(ending, " " + text + " ")
         low = text.lower() if fast else None
         for sub, repl, word in contractions:
             if fast and word is not None and word not in low:

@@ -135,6 +135,14 @@ class _Doc:
         return got
 
 
+def _token_counts(sents):
+    """Token counts over all sentences of a text (the clipping budget of Lsum and W)."""
+    counts = collections.Counter()
+    for s in sents:
+        counts.update(s)
+    return counts
+
+
 def _clipped_hits(model, peer):
     if len(peer) < len(model):
         return sum(min(c, model[g]) for g, c in peer.items() if g in model)
@@ -240,12 +248,8 @@ class RougeScorer:
         if len(ref_sents) == 1 and len(can_sents) == 1:
             hits = lcs_length(ref_sents[0], can_sents[0])  # one LCS: no clipping can apply
         else:
-            cnt_r = collections.Counter()
-            cnt_c = collections.Counter()
-            for s in ref_sents:
-                cnt_r.update(s)
-            for s in can_sents:
-                cnt_c.update(s)
+            cnt_r = _token_counts(ref_sents)
+            cnt_c = _token_counts(can_sents)
             hits = 0
             for r, union in zip(ref_sents, union_lcs_indices(ref_sents, can_sents)):
                 for i in union:
@@ -265,12 +269,8 @@ class RougeScorer:
         peer_sents = prediction.sents
         longest = max([len(s) for s in model_sents] + [len(s) for s in peer_sents] + [1])
         powers = self._power(longest + 1)
-        model_counts = collections.Counter()
-        peer_counts = collections.Counter()
-        for s in model_sents:
-            model_counts.update(s)
-        for s in peer_sents:
-            peer_counts.update(s)
+        model_counts = _token_counts(model_sents)
+        peer_counts = _token_counts(peer_sents)
         n_peer = sum(map(len, peer_sents))
         hit = 0
         base = 0
