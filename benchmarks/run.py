@@ -7,10 +7,11 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import bench_judges  # noqa: E402
 import bench_lexical  # noqa: E402
 import bench_rouge  # noqa: E402
 
-BENCHES = {"rouge": bench_rouge.main, "lexical": bench_lexical.main}
+BENCHES = {"rouge": bench_rouge.main, "lexical": bench_lexical.main, "judges": bench_judges.main}
 
 
 def main(names=None):

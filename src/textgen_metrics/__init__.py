@@ -16,6 +16,11 @@ _LAZY = {
     "meteor": ("textgen_metrics.lexical.meteor", "meteor"),
     "MeteorScorer": ("textgen_metrics.lexical.meteor", "MeteorScorer"),
     "get_tokenizer": ("textgen_metrics.tokenizers", "get_tokenizer"),
+    "OpenAIJudge": ("textgen_metrics.judges.openai", "OpenAIJudge"),
+    "HFJudge": ("textgen_metrics.judges.hf", "HFJudge"),
+    "CallableJudge": ("textgen_metrics.judges.function", "CallableJudge"),
+    "JudgeCache": ("textgen_metrics.judges.cache", "JudgeCache"),
+    "get_judge": ("textgen_metrics.judges", "get_judge"),
 }
 
 __all__ = ["__version__", *_LAZY]

@@ -1,0 +1,77 @@
+"""The judge engine against the ideal: 1,000 calls to a local chat-completions server with
+50 ms latency, concurrency 16. Ideal = calls x latency / concurrency. The server runs as its
+own process (aiohttp), as a real inference server would. Then the same run again from the
+cache: the server must see zero new calls. Also valor's way, one call at a time, on 100 calls.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+from common import print_table
+
+CALLS, LATENCY, CONCURRENCY = 1000, 0.05, 16
+SCHEMA = {"type": "object", "required": ["verdicts"], "properties": {"verdicts": {
+    "type": "array", "minItems": 2, "maxItems": 2, "items": {"type": "string", "enum": ["yes", "no"]}}}}
+
+
+class Server:
+    def __init__(self, latency):
+        here = os.path.dirname(os.path.abspath(__file__))
+        script = os.path.join(os.path.dirname(here), "tests", "chat_server.py")
+        self.proc = subprocess.Popen([sys.executable, script, "--latency", str(latency), "--answer",
+                                      '{"verdicts": ["yes", "no"]}'],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.url = self.proc.stdout.readline().strip()
+
+    def stop(self):
+        self.proc.stdin.close()
+        stats = json.loads(self.proc.stdout.readline())
+        self.proc.wait(10)
+        return stats
+
+
+def main():
+    from textgen_metrics.judges import JudgeRequest, OpenAIJudge
+
+    reqs = [JudgeRequest([{"role": "user", "content": f"question {i}"}], schema=SCHEMA) for i in range(CALLS)]
+    ideal = CALLS * LATENCY / CONCURRENCY
+    with tempfile.TemporaryDirectory() as tmp:
+        cache = os.path.join(tmp, "judge.sqlite")
+        server = Server(LATENCY)
+        try:
+            judge = OpenAIJudge("bench", base_url=server.url, api_key="unused", concurrency=CONCURRENCY, cache=cache)
+            start = time.perf_counter()
+            first = judge.judge(reqs)
+            t_first = time.perf_counter() - start
+            again = OpenAIJudge("bench", base_url=server.url, api_key="unused", concurrency=CONCURRENCY, cache=cache)
+            start = time.perf_counter()
+            second = again.judge(reqs)
+            t_cached = time.perf_counter() - start
+            seq = OpenAIJudge("bench", base_url=server.url, api_key="unused", concurrency=1)
+            start = time.perf_counter()
+            seq.judge(reqs[:100])
+            t_seq100 = time.perf_counter() - start
+        finally:
+            stats = server.stop()
+    assert all(r.ok for r in first) and all(r.ok for r in second)
+    assert stats["count"] == CALLS + 100, stats  # the cached rerun sent nothing
+    rows = [
+        [f"{CALLS} calls, concurrency {CONCURRENCY}, {LATENCY * 1000:.0f} ms latency", f"{t_first:.3f}",
+         f"{t_first / ideal:.3f}x of ideal ({ideal:.3f} s)"],
+        ["the same again, from the cache", f"{t_cached:.3f}", f"{again.usage.requests} calls sent, {again.usage.cached} cached"],
+        ["one at a time (as valor), 100 calls", f"{t_seq100:.3f}", f"{t_seq100 * CALLS / 100 / t_first:.1f}x slower per call"],
+    ]
+    print_table("Judge engine (OpenAI-compatible server on 127.0.0.1, separate process)", rows,
+                header=("run", "seconds", "result"))
+    return {"seconds": t_first, "ideal": ideal, "ratio_to_ideal": t_first / ideal,
+            "cached_seconds": t_cached, "cached_calls_sent": again.usage.requests,
+            "max_in_flight": stats["max_in_flight"], "sequential_100_seconds": t_seq100}
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    print(json.dumps(main(), indent=2))

@@ -1,0 +1,190 @@
+"""A real OpenAI-compatible chat-completions server on 127.0.0.1 for tests and benchmarks.
+
+It answers ``POST /v1/chat/completions`` over HTTP/1.1 from a thread per connection, with a
+scripted ``responder(body) -> str`` (or a dict with ``content`` and ``logprobs``), a fixed
+latency, and faults injected per request from a queue:
+
+- ``("429", seconds)``: HTTP 429 with ``Retry-After: seconds``
+- ``"500"``: HTTP 500
+- ``("hang", seconds)``: wait that long before answering (past the client's time-out)
+- ``"garbage"``: HTTP 200 with a body that is not JSON
+- ``("length", text)``: HTTP 200 with ``text`` as content and finish_reason ``length``
+- ``"drop"``: close the connection without an answer
+
+``reject`` (a set of response_format types) answers 400 to requests asking for them. The
+server counts requests and the most it had in flight at once. Bounded by the test: it only
+answers what the client sends and stops with ``close()``.
+"""
+
+import collections
+import json
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+def _tokens(text):
+    return max(1, len(str(text)) // 4)
+
+
+def completion_payload(body, out, finish="stop"):
+    """The chat.completion JSON for ``out`` (a str, or a dict with content and logprobs)."""
+    content, logprobs = (out.get("content"), out.get("logprobs")) if isinstance(out, dict) else (out, None)
+    prompt = " ".join(str(m.get("content")) for m in body.get("messages", []))
+    choice = {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish}
+    if body.get("logprobs") and logprobs is not None:
+        choice["logprobs"] = {"content": logprobs}
+    return {
+        "id": "chatcmpl-test", "object": "chat.completion", "model": body.get("model"),
+        "choices": [choice],
+        "usage": {"prompt_tokens": _tokens(prompt), "completion_tokens": _tokens(content),
+                  "total_tokens": _tokens(prompt) + _tokens(content)},
+    }
+
+
+class ChatServer:
+    def __init__(self, responder=None, latency=0.0, reject=()):
+        self.responder = responder or (lambda body: '{"verdict": "yes"}')
+        self.latency = latency
+        self.reject = set(reject)
+        self.faults = collections.deque()
+        self.bodies = []
+        self.headers = []
+        self.count = 0
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):  # keep test output clean
+                pass
+
+            def setup(self):
+                super().setup()
+                # headers and body go out as two writes: without TCP_NODELAY, Nagle's algorithm
+                # and the client's delayed ACK stall every keep-alive answer by ~40 ms
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+            def _send(self, status, payload, extra=None):
+                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for k, v in (extra or {}).items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length) or b"{}")
+                with server._lock:
+                    server.count += 1
+                    server.bodies.append(body)
+                    server.headers.append(dict(self.headers))
+                    server.in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                    fault = server.faults.popleft() if server.faults else None
+                try:
+                    self._answer(body, fault)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+                finally:
+                    with server._lock:
+                        server.in_flight -= 1
+
+            def _answer(self, body, fault):
+                if server.latency:
+                    time.sleep(server.latency)
+                kind = fault[0] if isinstance(fault, tuple) else fault
+                if kind == "429":
+                    return self._send(429, {"error": {"message": "rate limited"}}, {"Retry-After": str(fault[1])})
+                if kind == "500":
+                    return self._send(500, {"error": {"message": "internal error"}})
+                if kind == "hang":
+                    time.sleep(fault[1])
+                if kind == "garbage":
+                    return self._send(200, b"<html>502 Bad Gateway</html>")
+                if kind == "drop":
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+                    return None
+                rf = (body.get("response_format") or {}).get("type")
+                if rf in server.reject:
+                    return self._send(400, {"error": {"message": f"response_format {rf} is not supported"}})
+                finish = "stop"
+                if kind == "length":
+                    out, finish = fault[1], "length"
+                else:
+                    out = server.responder(body)
+                return self._send(200, completion_payload(body, out, finish))
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def main(argv=None):
+    """Run as its own process (benchmarks): an aiohttp server (asyncio, C HTTP parser) with the
+    same protocol and latency; prints the URL, serves until stdin closes, then prints counts."""
+    import argparse
+    import asyncio
+    import sys
+
+    from aiohttp import web
+
+    p = argparse.ArgumentParser()
+    p.add_argument("--latency", type=float, default=0.0)
+    p.add_argument("--answer", default='{"verdict": "yes"}')
+    args = p.parse_args(argv)
+    stats = {"count": 0, "in_flight": 0, "max_in_flight": 0}
+
+    async def handle(request):
+        body = await request.json()
+        stats["count"] += 1
+        stats["in_flight"] += 1
+        stats["max_in_flight"] = max(stats["max_in_flight"], stats["in_flight"])
+        try:
+            await asyncio.sleep(args.latency)
+            return web.json_response(completion_payload(body, args.answer))
+        finally:
+            stats["in_flight"] -= 1
+
+    async def run():
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", handle)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]
+        print(f"http://127.0.0.1:{port}/v1", flush=True)
+        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+        stats.pop("in_flight")
+        print(json.dumps(stats), flush=True)
+        await runner.cleanup()
+
+    asyncio.run(run())
+
+
+if __name__ == "__main__":
+    main()

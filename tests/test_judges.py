@@ -1,0 +1,297 @@
+"""Judge backends against real parts: an HTTP server on 127.0.0.1 speaking chat-completions
+(with scripted answers, latency and injected faults), sync and async callables, and a real
+transformers pipeline over a tiny model built from a config in a temporary folder."""
+
+import asyncio
+import logging
+import multiprocessing
+import threading
+import time
+
+import pytest
+
+from chat_server import ChatServer
+from textgen_metrics.judges import (CallableJudge, HFJudge, JudgeCache, JudgeRequest, OpenAIJudge,
+                                    get_judge)
+
+SECRET = "sk-test-SECRET-4f9c2"
+SCHEMA = {"type": "object", "required": ["verdicts"], "properties": {"verdicts": {
+    "type": "array", "minItems": 2, "maxItems": 2,
+    "items": {"type": "string", "enum": ["yes", "no"]}}}}
+GOOD = '{"verdicts": ["yes", "no"]}'
+
+
+def request(i=0, **kw):
+    return JudgeRequest([{"role": "user", "content": f"question {i}"}], schema=SCHEMA, name="verdicts", **kw)
+
+
+@pytest.fixture
+def server():
+    with ChatServer(lambda body: GOOD) as srv:
+        yield srv
+
+
+def judge_for(srv, **kw):
+    kw.setdefault("backoff", 0.01)
+    return OpenAIJudge("judge-model", base_url=srv.url, api_key=SECRET, **kw)
+
+
+def test_structured_output_request_and_usage(server):
+    j = judge_for(server, seed=7, max_tokens=64)
+    [res] = j.judge([request()])
+    assert res.ok and res.value == {"verdicts": ["yes", "no"]} and res.attempts == 1
+    body = server.bodies[0]
+    rf = body["response_format"]
+    assert rf["type"] == "json_schema" and rf["json_schema"]["strict"] is True
+    items = rf["json_schema"]["schema"]["properties"]["verdicts"]
+    assert items["items"]["enum"] == ["yes", "no"] and items["minItems"] == items["maxItems"] == 2
+    assert body["temperature"] == 0.0 and body["seed"] == 7 and body["max_tokens"] == 64
+    assert server.headers[0]["Authorization"] == f"Bearer {SECRET}"
+    assert j.usage_dict() == {"requests": 1, "cached": 0, "prompt_tokens": res.prompt_tokens,
+                              "completion_tokens": res.completion_tokens}
+    assert res.prompt_tokens > 0 and res.completion_tokens > 0
+
+
+def test_concurrency_is_the_number_in_flight():
+    with ChatServer(lambda body: GOOD, latency=0.05) as srv:
+        j = judge_for(srv, concurrency=6)
+        start = time.perf_counter()
+        results = j.judge([request(i) for i in range(36)])
+        elapsed = time.perf_counter() - start
+        assert all(r.ok for r in results)
+        assert srv.max_in_flight == 6 and srv.count == 36
+        assert elapsed < 36 * 0.05 / 2  # far below one at a time
+
+
+def test_retries_429_with_retry_after_and_5xx(server):
+    server.faults.extend([("429", 0.3), "500"])
+    j = judge_for(server)
+    start = time.perf_counter()
+    [res] = j.judge([request()])
+    assert res.ok and server.count == 3
+    assert time.perf_counter() - start >= 0.3  # Retry-After honoured
+
+
+def test_retries_timeouts_dropped_connections_and_garbage(server):
+    server.faults.extend([("hang", 1.5), "drop", "garbage"])
+    j = judge_for(server, timeout=0.4)
+    [res] = j.judge([request()])
+    assert res.ok and server.count == 4
+
+
+def test_gives_up_after_max_retries_and_keeps_the_other_results():
+    with ChatServer(lambda body: GOOD) as srv:
+        srv.faults.extend(["500"] * 3)
+        j = judge_for(srv, max_retries=2, concurrency=1)
+        results = j.judge([request(0), request(1)])
+        assert results[0].error and "no usable answer after 3 tries (HTTP 500)" in results[0].error
+        assert results[1].ok
+
+
+def test_truncated_output_is_repaired_or_asked_again(server):
+    server.faults.append(("length", '{"verdicts": ["yes", "no"'))
+    j = judge_for(server)
+    [res] = j.judge([request()])
+    assert res.ok and res.value == {"verdicts": ["yes", "no"]} and server.count == 1
+    server.faults.append(("length", '{"verdicts": ["yes"'))  # unrepairable: one item missing
+    [res] = j.judge([request(1)])
+    assert res.ok and res.attempts == 2
+    repair = server.bodies[-1]["messages"]
+    assert repair[-2]["role"] == "assistant" and "cut off by the token limit" in repair[-1]["content"]
+    assert "exactly 2 items, got 1" in repair[-1]["content"]
+
+
+def test_servers_that_refuse_json_schema_get_json_object_then_text():
+    with ChatServer(lambda body: GOOD, reject={"json_schema"}) as srv:
+        j = judge_for(srv)
+        assert j.judge([request()])[0].ok
+        assert [b.get("response_format", {}).get("type") for b in srv.bodies] == ["json_schema", "json_object"]
+        assert j.judge([request(1)])[0].ok  # remembered
+        assert srv.bodies[-1]["response_format"]["type"] == "json_object"
+    with ChatServer(lambda body: "Answer: " + GOOD, reject={"json_schema", "json_object"}) as srv:
+        j = judge_for(srv)
+        [res] = j.judge([request()])
+        assert res.ok and "response_format" not in srv.bodies[-1] and j.response_format_mode == "text"
+
+
+def test_invalid_answers_are_asked_again_then_reported_without_losing_others():
+    def responder(body):
+        content = body["messages"][0]["content"]
+        if content.endswith("bad"):
+            return '{"verdicts": ["yes", "maybe"]}'
+        if content.endswith("late") and len(body["messages"]) == 1:
+            return "I think yes and no."
+        return GOOD
+
+    with ChatServer(responder) as srv:
+        j = judge_for(srv, max_parse_attempts=3, concurrency=4)
+        reqs = [JudgeRequest([{"role": "user", "content": c}], schema=SCHEMA)
+                for c in ("ok", "bad", "late")]
+        ok, bad, late = j.judge(reqs)
+        assert ok.ok and late.ok and late.attempts == 2
+        assert bad.value is None and bad.attempts == 3
+        assert "invalid answer after 3 attempts" in bad.error and "'maybe' is not one of" in bad.error
+
+
+def test_logprobs_are_requested_and_returned():
+    lp = [{"token": "4", "logprob": -0.1, "top_logprobs": [{"token": "4", "logprob": -0.1},
+                                                             {"token": "5", "logprob": -2.4}]}]
+    with ChatServer(lambda body: {"content": '{"score": 4}', "logprobs": lp}) as srv:
+        j = judge_for(srv)
+        [res] = j.judge([JudgeRequest([{"role": "user", "content": "rate"}], logprobs=True, top_logprobs=5)])
+        assert srv.bodies[0]["logprobs"] is True and srv.bodies[0]["top_logprobs"] == 5
+        assert res.value == {"score": 4} and res.logprobs[0]["top_logprobs"][1] == {"token": "5", "logprob": -2.4}
+
+
+def test_cache_makes_reruns_free_and_resumes_interrupted_runs(tmp_path, server):
+    path = tmp_path / "cache.sqlite"
+    reqs = [request(i) for i in range(6)]
+    server.faults.extend(["500"] * 2)
+    first = judge_for(server, cache=str(path), max_retries=0, concurrency=1).judge(reqs)
+    assert [r.ok for r in first] == [False, False, True, True, True, True]  # "interrupted"
+    sent = server.count
+    again = judge_for(server, cache=str(path), max_retries=0)
+    second = again.judge(reqs)
+    assert all(r.ok for r in second)
+    assert server.count - sent == 2  # only the two that failed are asked
+    third = judge_for(server, cache=str(path)).judge(reqs)
+    assert server.count - sent == 2 and all(r.cached == 1 and r.requests == 0 for r in third)
+    # the key ignores the API key: another key hits the same entries
+    other = OpenAIJudge("judge-model", base_url=server.url, api_key="sk-other", cache=str(path))
+    other.judge(reqs)
+    assert other.usage.cached == 6 and other.usage.requests == 0
+
+
+def _writer(path, start):
+    cache = JudgeCache(path)
+    for i in range(start, start + 200):
+        cache.put(f"k{i}", {"text": str(i)})
+
+
+def test_cache_is_safe_with_several_processes(tmp_path):
+    path = str(tmp_path / "shared.sqlite")
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_writer, args=(path, n * 200)) for n in range(3)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    cache = JudgeCache(path)
+    assert len(cache) == 600 and cache.get("k599") == {"text": "599"}
+
+
+def test_api_key_never_leaks(tmp_path, server, caplog, capsys):
+    caplog.set_level(logging.DEBUG)
+    server.faults.extend(["500"] * 4)
+    j = judge_for(server, cache=str(tmp_path / "c.sqlite"), max_retries=1)
+    results = j.judge([request(0), request(1), request(2)])
+    texts = [repr(j), str(vars(j).get("base_url"))] + [repr(r) for r in results]
+    texts += [r.error or "" for r in results]
+    # a server that is not there: the connection error is reported, without the key
+    [down] = OpenAIJudge("m", base_url="http://127.0.0.1:9/v1", api_key=SECRET, max_retries=0,
+                         timeout=1).judge([request()])
+    assert "no usable answer after 1 tries" in down.error
+    texts.append(down.error)
+    out = capsys.readouterr()
+    texts += [out.out, out.err, caplog.text, (tmp_path / "c.sqlite").read_bytes().decode("latin-1")]
+    assert all(SECRET not in t for t in texts)
+    assert any(r.error for r in results)  # the failure path was exercised
+
+
+def test_environment_supplies_base_url_and_key(monkeypatch, server):
+    monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    j = get_judge("openai:env-model")
+    assert j.judge([request()])[0].ok
+    assert server.bodies[-1]["model"] == "env-model"
+    assert server.headers[-1]["Authorization"] == f"Bearer {SECRET}"
+
+
+def test_judge_strings_and_errors():
+    with pytest.raises(ValueError, match="needs a judge; pass judge='openai:<model>'"):
+        get_judge(None)
+    with pytest.raises(ValueError, match="unknown backend 'claude'.*'openai:...'.*'hf:...'"):
+        get_judge("claude:opus")
+    with pytest.raises(ValueError, match="names no backend"):
+        get_judge("gpt-4o")
+    with pytest.raises(TypeError, match="judge: expected a string"):
+        get_judge(42)
+    with pytest.raises(ValueError, match="not-a-model/on-disk.*nothing is downloaded"):
+        get_judge("hf:not-a-model/on-disk")
+
+
+def test_callable_judges_sync_async_and_failures():
+    lock = threading.Lock()
+    state = {"now": 0, "max": 0}
+
+    def sync_fn(messages):
+        with lock:
+            state["now"] += 1
+            state["max"] = max(state["max"], state["now"])
+        time.sleep(0.05)
+        with lock:
+            state["now"] -= 1
+        if messages[0]["content"].endswith("3"):
+            raise ConnectionError("backend down")
+        return GOOD
+
+    j = CallableJudge(sync_fn, concurrency=4)
+    results = j.judge([request(i) for i in range(8)])
+    assert state["max"] == 4
+    assert [r.ok for r in results] == [True, True, True, False, True, True, True, True]
+    assert "ConnectionError: backend down" in results[3].error
+
+    async def async_fn(messages):
+        await asyncio.sleep(0.01)
+        return {"text": GOOD, "prompt_tokens": 10, "completion_tokens": 3}
+
+    j = get_judge(async_fn)
+    [res] = j.judge([request()])
+    assert res.ok and res.prompt_tokens == 10 and j.usage.completion_tokens == 3
+
+
+def test_sync_api_works_inside_a_running_event_loop():
+    async def inside():
+        return CallableJudge(lambda m: GOOD).judge([request()])
+
+    [res] = asyncio.run(inside())
+    assert res.ok
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory):
+    """A 2-layer GPT-2 with a word-level tokenizer, built from a config: no download."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+
+    folder = tmp_path_factory.mktemp("tiny-gpt2")
+    tok = Tokenizer(models.WordLevel(unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    corpus = ['{ " verdicts " : [ " yes " , " no " ] }', "user : judge the answer assistant :"] * 5
+    tok.train_from_iterator(corpus, trainers.WordLevelTrainer(special_tokens=["<unk>", "<eos>"]))
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", eos_token="<eos>", pad_token="<eos>")
+    fast.save_pretrained(folder)
+    config = GPT2Config(vocab_size=fast.vocab_size, n_positions=128, n_embd=16, n_layer=2, n_head=2,
+                        eos_token_id=fast.eos_token_id, bos_token_id=fast.eos_token_id)
+    GPT2LMHeadModel(config).save_pretrained(folder)
+    return str(folder)
+
+
+def test_hf_judge_runs_a_real_pipeline_in_batches(tiny_model):
+    j = HFJudge(tiny_model, batch_size=4, max_new_tokens=8, max_parse_attempts=2)
+    batches = []
+    generate = j._generate
+
+    def counting(prompts):
+        batches.append(len(prompts))
+        return generate(prompts)
+
+    j._generate = counting
+    results = j.judge([request(i) for i in range(6)])
+    # a random tiny model writes gibberish: every request is asked again, then reported
+    assert all(r.value is None and r.attempts == 2 and "invalid answer after 2 attempts" in r.error
+               for r in results)
+    assert sum(batches) == 12 and max(batches) == 4
+    assert j.usage.requests == 12 and j.usage.prompt_tokens > 0 and j.usage.completion_tokens > 0
+    assert get_judge(f"hf:{tiny_model}", batch_size=2).model == tiny_model
