@@ -295,3 +295,12 @@ def test_hf_judge_runs_a_real_pipeline_in_batches(tiny_model):
     assert sum(batches) == 12 and max(batches) == 4
     assert j.usage.requests == 12 and j.usage.prompt_tokens > 0 and j.usage.completion_tokens > 0
     assert get_judge(f"hf:{tiny_model}", batch_size=2).model == tiny_model
+
+
+def test_price_table_gives_cost(server):
+    j = judge_for(server, prices={"judge-model": (0.15, 0.60)})  # per million tokens
+    j.judge([request(i) for i in range(3)])
+    usage = j.usage_dict()
+    assert usage["requests"] == 3
+    assert usage["cost"] == pytest.approx((usage["prompt_tokens"] * 0.15 + usage["completion_tokens"] * 0.60) / 1e6)
+    assert "cost" not in judge_for(server).usage_dict()
