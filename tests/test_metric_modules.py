@@ -83,16 +83,20 @@ def test_space_app_builds_and_computes(repo_root):
         spaces.run_metric(metric, rows, "{nope")
 
 
+SAMPLES = {"text": ["a b", "c d"], "text_or_list": ["a b", ["c d", "e"]], "list": [["a"], ["b", "c"]]}
+
+
 def test_bad_input_names_argument_and_index_in_every_module(metric_name, repo_root):
     metric = evaluate.load(f"./metrics/{metric_name}")
     columns = type(metric).columns
-    good = {c: ["a b", "c d"] for c in columns}
-    bad = dict(good, predictions=["a b", None])
-    with pytest.raises(TypeError, match=r"predictions\[1\]: expected str, got None"):
-        metric.compute(**bad)
-    short = dict(good, predictions=["a b"])
-    with pytest.raises(ValueError, match="inputs differ in length"):
-        metric.compute(**short)
+    good = {c: SAMPLES[k] for c, k in columns.items()}
+    for name in columns:
+        bad = dict(good, **{name: [good[name][0], None]})
+        with pytest.raises((TypeError, ValueError), match=rf"{name}\[1\]"):
+            metric.compute(**bad)
+        if len(columns) > 1:
+            with pytest.raises(ValueError, match="inputs differ in length"):
+                metric.compute(**dict(good, **{name: good[name][:1]}))
     if columns.get("references") == "text_or_list":
         with pytest.raises(ValueError, match=r"references\[0\]: empty list"):
             metric.compute(**dict(good, references=[[], ["x"]]))

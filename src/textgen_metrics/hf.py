@@ -10,7 +10,7 @@ import datasets
 import evaluate
 
 from . import __version__
-from .validation import as_list, check_references, check_same_length, check_texts
+from .validation import check_columns
 
 __all__ = ["TextgenMetric", "features_for"]
 
@@ -38,37 +38,6 @@ def features_for(columns):
                 dict(v, **{name: text}) for v in variants]
     feats = [datasets.Features(v) for v in variants]
     return feats if len(feats) > 1 else feats[0]
-
-
-def check_columns(columns, inputs):
-    """Check the given input columns (all declared columns come together) and return them.
-
-    A ``text_or_list`` column that mixes strings and lists comes back as lists throughout:
-    evaluate picks one feature form from the first example and would otherwise split a later
-    plain string into characters.
-    """
-    given = {k: v for k, v in inputs.items() if v is not None}
-    if not given:
-        return {}
-    for name in columns:
-        if name not in given:
-            raise ValueError(f"{name}: missing; give {', '.join(columns)} together")
-    checked = {}
-    for name, kind in columns.items():
-        if kind == "text":
-            checked[name] = check_texts(name, given[name])
-        elif kind == "text_or_list":
-            refs = check_references(name, given[name])
-            raw = as_list(name, given[name])
-            mixed = any(isinstance(v, str) for v in raw) and not all(isinstance(v, str) for v in raw)
-            checked[name] = refs if mixed else raw
-        else:
-            values = as_list(name, given[name])
-            for i, v in enumerate(values):
-                check_texts(f"{name}[{i}]", v)
-            checked[name] = values
-    check_same_length(**checked)
-    return checked
 
 
 class TextgenMetric(evaluate.Metric):
@@ -105,3 +74,21 @@ class TextgenMetric(evaluate.Metric):
     @property
     def library_version(self):
         return __version__
+
+
+class JudgeMetric(TextgenMetric):
+    """Base of the LLM-guided modules: ``judge=`` at ``evaluate.load`` or at ``compute``."""
+
+    metric_name = ""
+
+    def __init__(self, *args, judge=None, judge_options=None, **kwargs):
+        self.judge = judge
+        self.judge_options = judge_options
+        super().__init__(*args, **kwargs)
+
+    def _compute(self, **kwargs):
+        from .llm import compute
+
+        judge = kwargs.pop("judge", None) or self.judge
+        options = kwargs.pop("judge_options", None) or self.judge_options
+        return compute(self.metric_name, judge=judge, judge_options=options, **kwargs)

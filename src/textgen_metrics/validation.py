@@ -1,6 +1,6 @@
 """Input checks shared by every metric: errors name the argument and the example index."""
 
-__all__ = ["as_list", "check_texts", "check_references", "check_same_length", "check_choice"]
+__all__ = ["as_list", "check_texts", "check_references", "check_same_length", "check_choice", "check_columns"]
 
 
 def as_list(name, values):
@@ -61,3 +61,36 @@ def check_choice(name, value, choices):
     if value not in choices:
         raise ValueError(f"{name}: {value!r} is not one of {sorted(choices)}")
     return value
+
+
+def check_columns(columns, inputs, normalize_references=False):
+    """Check the given input columns (all declared columns come together) and return them.
+
+    Kinds: ``text`` (a string each), ``text_or_list`` (a string or a non-empty list of strings
+    each), ``list`` (a list of strings each, possibly empty). A ``text_or_list`` column comes
+    back as lists throughout when ``normalize_references`` or when it mixes strings and lists
+    (evaluate picks one feature form from the first example and would otherwise split a later
+    plain string into characters).
+    """
+    given = {k: v for k, v in inputs.items() if v is not None}
+    if not given:
+        return {}
+    for name in columns:
+        if name not in given:
+            raise ValueError(f"{name}: missing; give {', '.join(columns)} together")
+    checked = {}
+    for name, kind in columns.items():
+        if kind == "text":
+            checked[name] = check_texts(name, given[name])
+        elif kind == "text_or_list":
+            refs = check_references(name, given[name])
+            raw = as_list(name, given[name])
+            mixed = any(isinstance(v, str) for v in raw) and not all(isinstance(v, str) for v in raw)
+            checked[name] = refs if (mixed or normalize_references) else raw
+        else:
+            values = as_list(name, given[name])
+            for i, v in enumerate(values):
+                check_texts(f"{name}[{i}]", v)
+            checked[name] = values
+    check_same_length(**checked)
+    return checked

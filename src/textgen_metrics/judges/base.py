@@ -182,12 +182,19 @@ class Judge:
             self.usage.add(Usage(**{f: getattr(result, f) for f in Usage.FIELDS}))
         return result
 
+    @contextlib.asynccontextmanager
+    async def session(self):
+        """A context for many requests asked in any order (multi-stage metrics): all share the
+        backend context and the ``concurrency`` limit. ``await session.ask(request)``."""
+        sem = asyncio.Semaphore(self.concurrency)
+        async with self._open() as ctx:
+            yield _Session(self, ctx, sem)
+
     async def ajudge(self, requests):
         """Answer every request (list of JudgeRequest), ``concurrency`` calls in flight."""
         requests = list(requests)
-        sem = asyncio.Semaphore(self.concurrency)
-        async with self._open() as ctx:
-            return list(await asyncio.gather(*(self._ajudge_one(r, ctx, sem) for r in requests)))
+        async with self.session() as session:
+            return list(await asyncio.gather(*(session.ask(r) for r in requests)))
 
     def judge(self, requests):
         """Sync ``ajudge``."""
@@ -198,3 +205,13 @@ class Judge:
 
     def __repr__(self):
         return f"{type(self).__name__}(model={self.model!r}, concurrency={self.concurrency})"
+
+
+class _Session:
+    __slots__ = ("judge", "ctx", "sem")
+
+    def __init__(self, judge, ctx, sem):
+        self.judge, self.ctx, self.sem = judge, ctx, sem
+
+    async def ask(self, request):
+        return await self.judge._ajudge_one(request, self.ctx, self.sem)

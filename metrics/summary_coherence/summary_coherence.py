@@ -1,0 +1,77 @@
+# Copyright 2026 The textgen-metrics Authors.
+# Licensed under the Apache License, Version 2.0.
+"""Summary Coherence (LLM-guided): a thin evaluate layer over textgen_metrics.summary_coherence."""
+
+import evaluate
+import textgen_metrics.hf
+
+_CITATION = """\
+@misc{valor_text_generation,
+    title = {Valor: text generation metrics},
+    author = {Striveworks},
+    year = {2024},
+    url = {https://striveworks.github.io/valor/},
+}
+"""
+
+_DESCRIPTION = """\
+Summary coherence rates a summary of a source text from 1 to 5: is it well structured
+and organised, does it build a coherent body of information and hit the key points of the source?
+The judge answers with an integer. Where the judge returns token log-probabilities (OpenAI-
+compatible servers do when asked), the score is G-Eval's probability-weighted mean over 1..5,
+sum(i * p(i)) / sum(p(i)), a finer grained value; otherwise the integer. As valor (its instruction
+follows appendix A of the G-Eval paper).
+"""
+
+_KWARGS_DESCRIPTION = """
+Computes Summary Coherence with an LLM judge.
+Args:
+    predictions (list of str): one per example.
+    sources (list of str): one per example.
+    judge: the judge, here or at evaluate.load(..., judge=...): "openai:<model>" (an
+        OpenAI-compatible server; OPENAI_BASE_URL, OPENAI_API_KEY), "hf:<local model>", a
+        textgen_metrics judge object (OpenAIJudge, HFJudge, CallableJudge) or any function
+        messages -> str.
+    judge_options (dict): options for a judge given as a string (concurrency, cache, ...).
+    use_aggregator (bool): True (default) gives the mean over the examples that got a score;
+        False the per-example list (None where the judge's answers stayed unusable).
+    return_details (bool): add per-example details: the extracted items, each verdict with the
+        judge's reason, and any error.
+    on_error (str): "record" (default) keeps going and lists failures under "errors";
+        "raise" raises on the first example that failed.
+Returns:
+    summary_coherence (float, or list): the score.
+    judge_model (str), judge_usage (dict: requests, cached, prompt_tokens, completion_tokens),
+    errors (list of {"index", "error"}), details (list, with return_details=True).
+Examples:
+
+    >>> def judge(messages):  # stand-in for an LLM, with log-probabilities for the digit
+    ...     top = [{"token": "4", "logprob": -0.223}, {"token": "5", "logprob": -1.609}]
+    ...     return {"text": '{"score": 4}',
+    ...             "logprobs": [{"token": "4", "logprob": -0.223, "top_logprobs": top}]}
+    >>> import evaluate
+    >>> metric = evaluate.load("./metrics/summary_coherence", judge=judge)
+    >>> results = metric.compute(predictions=["A storm closed schools on Monday."],
+    ...                          sources=["Heavy snow hit the region on Monday, and all schools closed."])
+    >>> print(round(results["summary_coherence"], 4))
+    4.2
+
+    >>> results = metric.compute(predictions=["Schools closed."], sources=["Snow closed schools."],
+    ...                          judge=lambda messages: '{"score": 3}', use_aggregator=False)
+    >>> print(results["summary_coherence"])
+    [3.0]
+"""
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class SummaryCoherence(textgen_metrics.hf.JudgeMetric):
+    metric_name = "summary_coherence"
+    columns = {"predictions": "text", "sources": "text"}
+
+    def _info(self):
+        return self.metric_info(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            reference_urls=["https://striveworks.github.io/valor/text_generation/metrics/"],
+        )
