@@ -304,3 +304,11 @@ def test_price_table_gives_cost(server):
     assert usage["requests"] == 3
     assert usage["cost"] == pytest.approx((usage["prompt_tokens"] * 0.15 + usage["completion_tokens"] * 0.60) / 1e6)
     assert "cost" not in judge_for(server).usage_dict()
+
+
+def test_identical_requests_in_flight_are_sent_once():
+    with ChatServer(lambda body: GOOD, latency=0.1) as srv:
+        j = judge_for(srv, concurrency=8)
+        results = j.judge([request(1)] * 5 + [request(2)])
+        assert all(r.ok for r in results) and srv.count == 2
+        assert j.usage.requests == 2 and j.usage.cached == 4

@@ -1,7 +1,8 @@
 """The judge engine shared by every backend.
 
 A backend implements one hook, ``_acomplete(messages, request, ctx) -> Completion``. The base
-class runs many requests concurrently (``concurrency`` in flight), caches each completion,
+class runs many requests concurrently (``concurrency`` in flight), sends identical requests
+that are in flight at the same time only once, caches each completion,
 parses and validates every answer with one parser, and asks again with the error shown to the
 judge when an answer is unusable, up to ``max_parse_attempts``. A request that still fails gets
 a ``JudgeResult`` with ``error`` set; the other requests are unaffected. Token usage is counted
@@ -136,31 +137,43 @@ class Judge:
         raise NotImplementedError
 
     # -- engine ----------------------------------------------------------------------------
-    async def _complete(self, messages, request, ctx, sem, result):
-        key = None
+    async def _complete(self, messages, request, ctx, sem, result, inflight):
+        key = cache_key(self.backend, self.model, messages, self.settings(request))
         if self.cache is not None:
-            key = cache_key(self.backend, self.model, messages, self.settings(request))
             hit = self.cache.get(key)
             if hit is not None:
                 result.cached += 1
                 return Completion(**hit)
-        async with sem:
-            completion = await self._acomplete(messages, request, ctx)
+        task = inflight.get(key)
+        if task is not None:
+            # the same request is already on its way: share its answer instead of a second call
+            completion = await task
+            result.cached += 1
+            return completion
+        task = asyncio.ensure_future(self._send(messages, request, ctx, sem, key))
+        inflight[key] = task
+        task.add_done_callback(lambda _: inflight.pop(key, None))
+        completion = await task
         result.requests += 1
         result.prompt_tokens += completion.prompt_tokens or 0
         result.completion_tokens += completion.completion_tokens or 0
-        if key is not None:
+        return completion
+
+    async def _send(self, messages, request, ctx, sem, key):
+        async with sem:
+            completion = await self._acomplete(messages, request, ctx)
+        if self.cache is not None:
             self.cache.put(key, dataclasses.asdict(completion))
         return completion
 
-    async def _ajudge_one(self, request, ctx, sem):
+    async def _ajudge_one(self, request, ctx, sem, inflight):
         result = JudgeResult()
         messages = list(request.messages)
         error = None
         try:
             for attempt in range(1, self.max_parse_attempts + 1):
                 result.attempts = attempt
-                completion = await self._complete(messages, request, ctx, sem, result)
+                completion = await self._complete(messages, request, ctx, sem, result, inflight)
                 result.text = completion.text
                 result.logprobs = completion.logprobs
                 try:
@@ -188,7 +201,7 @@ class Judge:
         backend context and the ``concurrency`` limit. ``await session.ask(request)``."""
         sem = asyncio.Semaphore(self.concurrency)
         async with self._open() as ctx:
-            yield _Session(self, ctx, sem)
+            yield _Session(self, ctx, sem, {})
 
     async def ajudge(self, requests):
         """Answer every request (list of JudgeRequest), ``concurrency`` calls in flight."""
@@ -208,10 +221,10 @@ class Judge:
 
 
 class _Session:
-    __slots__ = ("judge", "ctx", "sem")
+    __slots__ = ("judge", "ctx", "sem", "inflight")
 
-    def __init__(self, judge, ctx, sem):
-        self.judge, self.ctx, self.sem = judge, ctx, sem
+    def __init__(self, judge, ctx, sem, inflight):
+        self.judge, self.ctx, self.sem, self.inflight = judge, ctx, sem, inflight
 
     async def ask(self, request):
-        return await self.judge._ajudge_one(request, self.ctx, self.sem)
+        return await self.judge._ajudge_one(request, self.ctx, self.sem, self.inflight)
