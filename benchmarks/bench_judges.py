@@ -1,7 +1,9 @@
 """The judge engine against the ideal: 1,000 calls to a local chat-completions server with
 50 ms latency, concurrency 16. Ideal = calls x latency / concurrency. The server runs as its
 own process (aiohttp), as a real inference server would. Then the same run again from the
-cache: the server must see zero new calls. Also valor's way, one call at a time, on 100 calls.
+cache: the server must see zero new calls. Also valor's way, one call at a time, on 100 calls,
+and 200 faithfulness examples (claims, then verdicts) side by side with a sequential loop of the
+same calls.
 """
 
 import json
@@ -19,11 +21,11 @@ SCHEMA = {"type": "object", "required": ["verdicts"], "properties": {"verdicts":
 
 
 class Server:
-    def __init__(self, latency):
+    def __init__(self, latency, *extra):
         here = os.path.dirname(os.path.abspath(__file__))
         script = os.path.join(os.path.dirname(here), "tests", "chat_server.py")
         self.proc = subprocess.Popen([sys.executable, script, "--latency", str(latency), "--answer",
-                                      '{"verdicts": ["yes", "no"]}'],
+                                      '{"verdicts": ["yes", "no"]}', *extra],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         self.url = self.proc.stdout.readline().strip()
 
@@ -32,6 +34,37 @@ class Server:
         stats = json.loads(self.proc.stdout.readline())
         self.proc.wait(10)
         return stats
+
+
+def faithfulness_side_by_side(n=200):
+    """n faithfulness examples (two calls each): our concurrent engine vs the same calls one at
+    a time, as valor runs them."""
+    import textgen_metrics
+    from textgen_metrics.judges import JudgeRequest, OpenAIJudge
+    from textgen_metrics.llm import prompts as P
+
+    preds = [f"Answer number {i}: the capital of France is Paris, which has many museums." for i in range(n)]
+    ctx = [[f"Context {i}: Paris is the capital of France."] for i in range(n)]
+    server = Server(LATENCY, "--faithfulness")
+    try:
+        judge = OpenAIJudge("bench", base_url=server.url, api_key="unused", concurrency=CONCURRENCY)
+        start = time.perf_counter()
+        ours = textgen_metrics.faithfulness(preds, ctx, judge=judge, use_aggregator=False)
+        t_ours = time.perf_counter() - start
+        # valor's loop: for each example, extract the claims, then ask for the verdicts
+        seq = OpenAIJudge("bench", base_url=server.url, api_key="unused", concurrency=1)
+        start = time.perf_counter()
+        for p, c in zip(preds, ctx):
+            [claims] = seq.judge([JudgeRequest(P.messages(P.CLAIMS, [("prediction", p)]), schema=P.items_schema("claims"))])
+            items = claims.value["claims"]
+            seq.judge([JudgeRequest(P.messages(P.IMPLIED.format(n=1, items=P.numbered(items)),
+                                               [("context_1", c[0])]), schema=P.verdicts_schema(len(items)))])
+        t_seq = time.perf_counter() - start
+    finally:
+        stats = server.stop()
+    assert ours["faithfulness"] == [0.5] * n and not ours["errors"]
+    assert stats["count"] == 4 * n, stats
+    return t_ours, t_seq
 
 
 def main():
@@ -65,11 +98,17 @@ def main():
         ["the same again, from the cache", f"{t_cached:.3f}", f"{again.usage.requests} calls sent, {again.usage.cached} cached"],
         ["one at a time (as valor), 100 calls", f"{t_seq100:.3f}", f"{t_seq100 * CALLS / 100 / t_first:.1f}x slower per call"],
     ]
+    t_faith, t_faith_seq = faithfulness_side_by_side()
+    rows.append(["faithfulness, 200 examples (400 calls), concurrency 16", f"{t_faith:.3f}", ""])
+    rows.append(["the same calls one at a time (valor's loop)", f"{t_faith_seq:.3f}",
+                 f"{t_faith_seq / t_faith:.1f}x slower than concurrent"])
     print_table("Judge engine (OpenAI-compatible server on 127.0.0.1, separate process)", rows,
                 header=("run", "seconds", "result"))
     return {"seconds": t_first, "ideal": ideal, "ratio_to_ideal": t_first / ideal,
             "cached_seconds": t_cached, "cached_calls_sent": again.usage.requests,
-            "max_in_flight": stats["max_in_flight"], "sequential_100_seconds": t_seq100}
+            "max_in_flight": stats["max_in_flight"], "sequential_100_seconds": t_seq100,
+            "faithfulness_200_seconds": t_faith, "faithfulness_200_sequential_seconds": t_faith_seq,
+            "faithfulness_speedup": t_faith_seq / t_faith}
 
 
 if __name__ == "__main__":

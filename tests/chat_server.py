@@ -155,7 +155,18 @@ def main(argv=None):
     p = argparse.ArgumentParser()
     p.add_argument("--latency", type=float, default=0.0)
     p.add_argument("--answer", default='{"verdict": "yes"}')
+    p.add_argument("--faithfulness", action="store_true",
+                   help="answer claim extraction with two claims and verdicts with yes/no")
     args = p.parse_args(argv)
+
+    def answer(body):
+        if not args.faithfulness:
+            return args.answer
+        if "Extract every claim" in body["messages"][-1]["content"]:
+            return '{"claims": ["first claim", "second claim"]}'
+        return ('{"verdicts": [{"verdict": "yes", "reason": "implied"}, '
+                '{"verdict": "no", "reason": "not stated"}]}')
+
     stats = {"count": 0, "in_flight": 0, "max_in_flight": 0}
 
     async def handle(request):
@@ -165,7 +176,7 @@ def main(argv=None):
         stats["max_in_flight"] = max(stats["max_in_flight"], stats["in_flight"])
         try:
             await asyncio.sleep(args.latency)
-            return web.json_response(completion_payload(body, args.answer))
+            return web.json_response(completion_payload(body, answer(body)))
         finally:
             stats["in_flight"] -= 1
 
