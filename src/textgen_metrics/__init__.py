@@ -25,6 +25,8 @@ _LAZY = {
     "faithfulness": ("textgen_metrics.llm", "faithfulness"),
     "hallucination": ("textgen_metrics.llm", "hallucination"),
     "summary_coherence": ("textgen_metrics.llm", "summary_coherence"),
+    "bertscore": ("textgen_metrics.semantic.bertscore", "bertscore"),
+    "BertScorer": ("textgen_metrics.semantic.bertscore", "BertScorer"),
     "get_tokenizer": ("textgen_metrics.tokenizers", "get_tokenizer"),
     "OpenAIJudge": ("textgen_metrics.judges.openai", "OpenAIJudge"),
     "HFJudge": ("textgen_metrics.judges.hf", "HFJudge"),

