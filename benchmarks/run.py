@@ -7,11 +7,13 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import bench_bertscore  # noqa: E402
 import bench_judges  # noqa: E402
 import bench_lexical  # noqa: E402
 import bench_rouge  # noqa: E402
 
-BENCHES = {"rouge": bench_rouge.main, "lexical": bench_lexical.main, "judges": bench_judges.main}
+BENCHES = {"rouge": bench_rouge.main, "lexical": bench_lexical.main, "judges": bench_judges.main,
+           "bertscore": bench_bertscore.main}
 
 
 def main(names=None):

@@ -147,7 +147,7 @@ class BertScorer:
                 if type(tok).__name__.startswith(("GPT2Tokenizer", "RobertaTokenizer")):
                     kwargs["add_prefix_space"] = True
                 ids = tok.encode(s, **kwargs)
-            if len(self._ids) >= 100_000:
+            if len(self._ids) >= 20_000:
                 self._ids.clear()
             self._ids[sent] = ids
         return ids
@@ -215,8 +215,8 @@ class BertScorer:
                 raise ValueError(f"idf: the given weights have no entry for token id {e.args[0]}") from None
         return [idf_dict.get(i, default) for i in ids]
 
-    CHUNK_PAIRS = 2048
-    CACHE_SENTENCES = 8192
+    CHUNK_PAIRS = 256
+    CACHE_SENTENCES = 256
 
     def score_pairs(self, cands, refs, idf_refs=None):
         """(P, R, F) lists for aligned candidate/reference pairs."""
