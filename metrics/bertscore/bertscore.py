@@ -68,15 +68,10 @@ Examples:
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class BERTScore(textgen_metrics.hf.TextgenMetric):
     columns = {"predictions": "text", "references": "text_or_list"}
-
-    def _info(self):
-        return self.metric_info(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            reference_urls=["https://openreview.net/forum?id=SkeHuCVFDr",
-                            "https://github.com/Tiiiger/bert_score"],
-        )
+    reference_urls = [
+        "https://openreview.net/forum?id=SkeHuCVFDr",
+        "https://github.com/Tiiiger/bert_score",
+    ]
 
     def _compute(self, predictions, references, **kwargs):
         return textgen_metrics.bertscore(predictions, references, **kwargs)

@@ -5,14 +5,7 @@
 import evaluate
 import textgen_metrics.hf
 
-_CITATION = """\
-@misc{valor_text_generation,
-    title = {Valor: text generation metrics},
-    author = {Striveworks},
-    year = {2024},
-    url = {https://striveworks.github.io/valor/},
-}
-"""
+_CITATION = textgen_metrics.hf.VALOR_CITATION
 
 _DESCRIPTION = """\
 Context relevance is the share of retrieved contexts that are relevant to the query: a
@@ -25,21 +18,7 @@ Computes Context Relevance with an LLM judge.
 Args:
     queries (list of str): one per example.
     contexts (list of list of str): one per example.
-    judge: the judge, here or at evaluate.load(..., judge=...): "openai:<model>" (an
-        OpenAI-compatible server; OPENAI_BASE_URL, OPENAI_API_KEY), "hf:<local model>", a
-        textgen_metrics judge object (OpenAIJudge, HFJudge, CallableJudge) or any function
-        messages -> str.
-    judge_options (dict): options for a judge given as a string (concurrency, cache, ...).
-    use_aggregator (bool): True (default) gives the mean over the examples that got a score;
-        False the per-example list (None where the judge's answers stayed unusable).
-    return_details (bool): add per-example details: the extracted items, each verdict with the
-        judge's reason, and any error.
-    on_error (str): "record" (default) keeps going and lists failures under "errors";
-        "raise" raises on the first example that failed.
-Returns:
-    context_relevance (float, or list): the score.
-    judge_model (str), judge_usage (dict: requests, cached, prompt_tokens, completion_tokens),
-    errors (list of {"index", "error"}), details (list, with return_details=True).
+""" + textgen_metrics.hf.JUDGE_ARGS.format(name="context_relevance") + """
 Examples:
 
     >>> def judge(messages):  # stand-in for an LLM: contexts mentioning Paris are relevant
@@ -65,11 +44,3 @@ Examples:
 class ContextRelevance(textgen_metrics.hf.JudgeMetric):
     metric_name = "context_relevance"
     columns = {"queries": "text", "contexts": "list"}
-
-    def _info(self):
-        return self.metric_info(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            reference_urls=["https://striveworks.github.io/valor/text_generation/metrics/"],
-        )

@@ -62,15 +62,10 @@ Examples:
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Meteor(textgen_metrics.hf.TextgenMetric):
     columns = {"predictions": "text", "references": "text_or_list"}
-
-    def _info(self):
-        return self.metric_info(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            reference_urls=["https://aclanthology.org/W05-0909",
-                            "https://www.nltk.org/api/nltk.translate.meteor_score.html"],
-        )
+    reference_urls = [
+        "https://aclanthology.org/W05-0909",
+        "https://www.nltk.org/api/nltk.translate.meteor_score.html",
+    ]
 
     def _compute(self, predictions, references, **kwargs):
         return textgen_metrics.meteor(predictions, references, **kwargs)

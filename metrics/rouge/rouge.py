@@ -91,17 +91,10 @@ Examples:
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Rouge(textgen_metrics.hf.TextgenMetric):
     columns = {"predictions": "text", "references": "text_or_list"}
-
-    def _info(self):
-        return self.metric_info(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            reference_urls=[
-                "https://aclanthology.org/W04-1013",
-                "https://github.com/google-research/google-research/tree/master/rouge",
-            ],
-        )
+    reference_urls = [
+        "https://aclanthology.org/W04-1013",
+        "https://github.com/google-research/google-research/tree/master/rouge",
+    ]
 
     def _compute(self, predictions, references, **kwargs):
         return textgen_metrics.rouge(predictions, references, **kwargs)

@@ -44,6 +44,16 @@ class TextgenMetric(evaluate.Metric):
     """Base of the textgen-metrics modules: declared columns, early input checks."""
 
     columns = {"predictions": "text", "references": "text_or_list"}
+    reference_urls = ()
+
+    def _info(self):
+        """The info from the script module's ``_DESCRIPTION``, ``_CITATION`` and
+        ``_KWARGS_DESCRIPTION`` and the class's ``reference_urls``."""
+        import sys
+
+        module = sys.modules[type(self).__module__]
+        return self.metric_info(module._DESCRIPTION, module._CITATION, module._KWARGS_DESCRIPTION,
+                                self.reference_urls)
 
     def metric_info(self, description, citation, inputs_description, reference_urls=(), codebase_urls=()):
         return evaluate.MetricInfo(
@@ -76,10 +86,41 @@ class TextgenMetric(evaluate.Metric):
         return __version__
 
 
+JUDGE_ARGS = """\
+    judge: the judge, here or at evaluate.load(..., judge=...): "openai:<model>" (an
+        OpenAI-compatible server; OPENAI_BASE_URL, OPENAI_API_KEY), "hf:<local model>", a
+        textgen_metrics judge object (OpenAIJudge, HFJudge, CallableJudge) or any function
+        messages -> str.
+    judge_options (dict): options for a judge given as a string (concurrency, cache, ...).
+    use_aggregator (bool): True (default) gives the mean over the examples that got a score;
+        False the per-example list (None where the judge's answers stayed unusable).
+    return_details (bool): add per-example details: the extracted items, each verdict with the
+        judge's reason, and any error.
+    on_error (str): "record" (default) keeps going and lists failures under "errors";
+        "raise" raises on the first example that failed.
+Returns:
+    {name} (float, or list): the score.
+    judge_model (str), judge_usage (dict: requests, cached, prompt_tokens, completion_tokens),
+    errors (list of {{"index", "error"}}), details (list, with return_details=True)."""
+
+VALOR_CITATION = """\
+@misc{valor_text_generation,
+    title = {Valor: text generation metrics},
+    author = {Striveworks},
+    year = {2024},
+    url = {https://striveworks.github.io/valor/},
+}
+"""
+
+
 class JudgeMetric(TextgenMetric):
-    """Base of the LLM-guided modules: ``judge=`` at ``evaluate.load`` or at ``compute``."""
+    """Base of the LLM-guided modules: ``judge=`` at ``evaluate.load`` or at ``compute``.
+
+    A script sets ``metric_name`` and ``columns``; the info comes from its module's constants."""
 
     metric_name = ""
+
+    reference_urls = ("https://striveworks.github.io/valor/text_generation/metrics/",)
 
     def __init__(self, *args, judge=None, judge_options=None, **kwargs):
         self.judge = judge

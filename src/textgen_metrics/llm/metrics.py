@@ -129,28 +129,31 @@ class Faithfulness(LLMMetric):
         return _yes(verdicts) / len(claims), {"claims": claims, "verdicts": _pair(claims, verdicts)}
 
 
-class Hallucination(LLMMetric):
+class _PerContext(LLMMetric):
+    """One verdict per context, given a leading text; score = yes / contexts."""
+
+    empty_contexts_error = True
+    lead = ("", "")  # (column, block name)
+    task = ""
+
+    async def score(self, session, ex):
+        ctx = ex["contexts"]
+        column, block = self.lead
+        blocks = [(block, ex[column])] + _contexts(ctx)
+        verdicts = await _verdicts(session, self.task.format(n=len(ctx)), blocks, len(ctx), "verdicts")
+        return _yes(verdicts) / len(ctx), {"verdicts": _pair(ctx, verdicts)}
+
+
+class Hallucination(_PerContext):
     name = "hallucination"
     columns = {"predictions": "text", "contexts": "list"}
-    empty_contexts_error = True
-
-    async def score(self, session, ex):
-        ctx = ex["contexts"]
-        blocks = [("prediction", ex["predictions"])] + _contexts(ctx)
-        verdicts = await _verdicts(session, P.CONTRADICTS.format(n=len(ctx)), blocks, len(ctx), "verdicts")
-        return _yes(verdicts) / len(ctx), {"verdicts": _pair(ctx, verdicts)}
+    lead, task = ("predictions", "prediction"), P.CONTRADICTS
 
 
-class ContextRelevance(LLMMetric):
+class ContextRelevance(_PerContext):
     name = "context_relevance"
     columns = {"queries": "text", "contexts": "list"}
-    empty_contexts_error = True
-
-    async def score(self, session, ex):
-        ctx = ex["contexts"]
-        blocks = [("query", ex["queries"])] + _contexts(ctx)
-        verdicts = await _verdicts(session, P.CONTEXT_RELEVANT.format(n=len(ctx)), blocks, len(ctx), "verdicts")
-        return _yes(verdicts) / len(ctx), {"verdicts": _pair(ctx, verdicts)}
+    lead, task = ("queries", "query"), P.CONTEXT_RELEVANT
 
 
 class ContextPrecision(LLMMetric):
