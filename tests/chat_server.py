@@ -43,6 +43,26 @@ def completion_payload(body, out, finish="stop"):
     }
 
 
+def schema_answer(body):
+    """An answer that fits the request's JSON schema, for any metric's task: extracted items are
+    the sentences of the first data block; the i-th verdict is the schema's first choice for even
+    i and its second for odd i (one verdict per item or context, as the schema's count asks); a
+    score is 4. Without a schema (a plain-text request), one "yes" verdict."""
+    fmt = body.get("response_format") or {}
+    schema = (fmt.get("json_schema") or {}).get("schema")
+    if not schema:
+        return '{"verdicts": [{"verdict": "yes", "reason": "no schema"}]}'
+    key, prop = next(iter(schema["properties"].items()))
+    if key == "score":
+        return json.dumps({"score": 4})
+    if "minItems" in prop:
+        choices = prop["items"]["properties"]["verdict"]["enum"]
+        return json.dumps({key: [{"verdict": choices[i % 2 if len(choices) > 1 else 0], "reason": f"reason {i}"}
+                                 for i in range(prop["minItems"])]})
+    text = body["messages"][1]["content"].split(">>>\n", 1)[-1].split("\n<<<END", 1)[0]
+    return json.dumps({key: [s.strip() for s in text.replace("!", ".").split(".") if s.strip()]})
+
+
 class ChatServer:
     def __init__(self, responder=None, latency=0.0, reject=()):
         self.responder = responder or (lambda body: '{"verdict": "yes"}')
@@ -157,9 +177,12 @@ def main(argv=None):
     p.add_argument("--answer", default='{"verdict": "yes"}')
     p.add_argument("--faithfulness", action="store_true",
                    help="answer claim extraction with two claims and verdicts with yes/no")
+    p.add_argument("--schema", action="store_true", help="answer every task by its schema (schema_answer)")
     args = p.parse_args(argv)
 
     def answer(body):
+        if args.schema:
+            return schema_answer(body)
         if not args.faithfulness:
             return args.answer
         if "Extract every claim" in body["messages"][-1]["content"]:

@@ -1,87 +1,42 @@
 """Command-line scorer: ``textgen-metrics score FILE --metrics rouge``.
 
-Reads CSV or JSONL, runs the chosen metrics over the rows, prints a summary table and writes a
-JSON report with the aggregate and per-example scores.
+Reads CSV, JSONL, JSON, Parquet or a ``datasets`` folder, runs the chosen metrics over the rows
+(the LLM-guided ones with ``--judge``), prints a summary table, and writes a JSON report with the
+aggregate and per-example scores (``--out``) and an HTML report with a histogram per score
+(``--html``).
 """
 
 import argparse
-import csv
 import json
 import os
 import sys
-import time
 
 from . import __version__
-from .registry import METRICS, get_metric
+from .registry import METRICS
+from .scoring import read_records, score_records
 
-__all__ = ["main", "read_records"]
-
-_COLUMN_DEFAULTS = {"predictions": "prediction", "references": "references"}
-
-
-def read_records(path):
-    """Rows of a ``.jsonl``/``.json`` or ``.csv`` file as dicts."""
-    ext = os.path.splitext(path)[1].lower()
-    if ext in (".jsonl", ".ndjson"):
-        rows = []
-        with open(path, encoding="utf-8") as f:
-            for n, line in enumerate(f, 1):
-                if line.strip():
-                    try:
-                        rows.append(json.loads(line))
-                    except json.JSONDecodeError as e:
-                        raise ValueError(f"{path}:{n}: not valid JSON ({e.msg})") from None
-        return rows
-    if ext == ".json":
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-        if not isinstance(data, list):
-            raise ValueError(f"{path}: expected a JSON list of records")
-        return data
-    if ext in (".csv", ".tsv"):
-        with open(path, encoding="utf-8", newline="") as f:
-            return list(csv.DictReader(f, delimiter="\t" if ext == ".tsv" else ","))
-    raise ValueError(f"{path}: unknown file type {ext!r}; use .jsonl, .json, .csv or .tsv")
+__all__ = ["main", "build_parser"]
 
 
-def _cell(value, kind):
-    """CSV cells hold strings: a list column may hold a JSON list."""
-    if kind != "text" and isinstance(value, str) and value.startswith("["):
-        try:
-            parsed = json.loads(value)
-            if isinstance(parsed, list):
-                return parsed
-        except json.JSONDecodeError:
-            pass
-    return value
-
-
-def _columns(rows, spec, mapping, path):
-    inputs = {}
-    for col, kind in spec.columns.items():
-        field = mapping.get(col, _COLUMN_DEFAULTS.get(col, col))
-        missing = [i for i, r in enumerate(rows) if field not in r]
-        if missing:
-            have = sorted(rows[missing[0]]) if rows else []
-            raise ValueError(f"{path}: row {missing[0]} has no column {field!r} for {col} "
-                             f"(it has {have}); choose one with --{col.rstrip('s')}-column")
-        inputs[col] = [_cell(r[field], kind) for r in rows]
-    return inputs
-
-
-def _parse_options(items):
-    options = {}
+def _key_values(items, flag, dotted=False):
+    """``NAME=VALUE`` items (``METRIC.NAME=VALUE`` when ``dotted``); values parse as JSON when
+    they can (true, 3, [1, 2]) and stay strings otherwise."""
+    out = {}
     for item in items or []:
-        if "=" not in item or "." not in item.split("=", 1)[0]:
-            raise ValueError(f"--option: expected METRIC.NAME=VALUE, got {item!r}")
-        key, raw = item.split("=", 1)
-        metric, name = key.split(".", 1)
+        key, sep, raw = item.partition("=")
+        if not sep or not key or (dotted and "." not in key):
+            want = "METRIC.NAME=VALUE" if dotted else "NAME=VALUE"
+            raise ValueError(f"{flag}: expected {want}, got {item!r}")
         try:
             value = json.loads(raw)
         except json.JSONDecodeError:
             value = raw
-        options.setdefault(metric, {})[name] = value
-    return options
+        if dotted:
+            metric, name = key.split(".", 1)
+            out.setdefault(metric, {})[name] = value
+        else:
+            out[key] = value
+    return out
 
 
 def _table(summary):
@@ -92,53 +47,100 @@ def _table(summary):
     return "\n".join(lines)
 
 
+def _progress_bar(args, total):
+    show = args.progress if args.progress is not None else sys.stderr.isatty()
+    if not show:
+        return None, None
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=total, unit="ex", desc="scoring", file=sys.stderr, dynamic_ncols=True)
+    return bar, bar.update
+
+
+def _judge(args):
+    if not args.judge:
+        if args.judge_url or args.judge_option:
+            raise ValueError("--judge: give the judge (e.g. openai:gpt-4o-mini) that the options are for")
+        return None
+    options = _key_values(args.judge_option, "--judge-option")
+    if args.judge_url:
+        options["base_url"] = args.judge_url
+    from .scoring import resolve_judge
+
+    return resolve_judge(args.judge, options)
+
+
 def score(args):
-    rows = read_records(args.file)
-    if not rows:
-        raise ValueError(f"{args.file}: no rows")
-    mapping = {"predictions": args.prediction_column, "references": args.reference_column}
-    mapping = {k: v for k, v in mapping.items() if v}
-    options = _parse_options(args.option)
-    report = {"file": os.path.abspath(args.file), "examples": len(rows),
-              "textgen_metrics": __version__, "metrics": {}}
-    summary = {}
-    for name in [m.strip() for m in args.metrics.split(",") if m.strip()]:
-        spec = get_metric(name)
-        inputs = _columns(rows, spec, mapping, args.file)
-        start = time.perf_counter()
-        aggregate, per_example = spec.compute_both(inputs, **options.get(name, {}))
-        seconds = time.perf_counter() - start
-        report["metrics"][name] = {"options": options.get(name, {}), "aggregate": aggregate,
-                                   "per_example": per_example, "seconds": round(seconds, 4)}
-        for k, v in aggregate.items():
-            if isinstance(v, list):  # e.g. BLEU's precisions: one row per order
-                summary.update({f"{k}_{i + 1}": x for i, x in enumerate(v)})
-            else:
-                summary[k] = v
-    ids = [r.get("id", i) for i, r in enumerate(rows)]
-    report["ids"] = ids
-    print(f"{len(rows)} examples from {args.file}")
-    print(_table(summary))
+    names = [m.strip() for m in args.metrics.split(",") if m.strip()]
+    rows = read_records(args.file, split=args.split)
+    columns = _key_values(args.column, "--column")
+    columns.update({k: v for k, v in (("predictions", args.prediction_column),
+                                      ("references", args.reference_column)) if v})
+    options = _key_values(args.option, "--option", dotted=True)
+    unknown = sorted(set(options) - set(names))
+    if unknown:
+        raise ValueError(f"--option: {unknown[0]!r} is not among --metrics {names}")
+    judge = _judge(args)
+    needs = [n for n in names if n in METRICS and METRICS[n].judge]
+    if needs and judge is None:
+        raise ValueError(f"--judge: an LLM-guided metric needs a judge ({', '.join(needs)}); give "
+                         "--judge openai:MODEL (server from --judge-url or OPENAI_BASE_URL, key from "
+                         "OPENAI_API_KEY) or --judge hf:LOCAL_MODEL_PATH")
+    bar, progress = _progress_bar(args, len(rows) * len(names))
+    try:
+        report = score_records(rows, names, columns=columns, options=options, judge=judge,
+                               progress=progress, source=args.file)
+    finally:
+        if bar is not None:
+            bar.close()
+    print(f"{report['examples']} examples from {args.file}")
+    print(_table(report["summary"]))
+    for name, m in report["metrics"].items():
+        agg = m["aggregate"]
+        if "judge_usage" in agg:
+            usage = ", ".join(f"{k} {v}" for k, v in agg["judge_usage"].items())
+            print(f"{name}: judge {agg['judge_model']}: {usage}; {len(agg['errors'])} example(s) unscored")
     if args.out:
-        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-        with open(args.out, "w", encoding="utf-8") as f:
-            json.dump(report, f, indent=2, ensure_ascii=False)
+        _write(args.out, json.dumps(report, indent=2, ensure_ascii=False))
         print(f"report: {args.out}")
+    if args.html:
+        from .report import report_html
+
+        _write(args.html, report_html(report))
+        print(f"html report: {args.html}")
     return report
+
+
+def _write(path, text):
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
 
 
 def build_parser():
     p = argparse.ArgumentParser(prog="textgen-metrics", description=__doc__.splitlines()[0])
     p.add_argument("--version", action="version", version=f"textgen-metrics {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
-    s = sub.add_parser("score", help="score a CSV or JSONL file")
-    s.add_argument("file")
+    s = sub.add_parser("score", help="score a CSV, JSONL, JSON, Parquet file or a datasets folder")
+    s.add_argument("file", help="a .jsonl, .json, .csv, .tsv or .parquet file, or a datasets folder")
     s.add_argument("--metrics", default="rouge", help=f"comma-separated, of: {', '.join(sorted(METRICS))}")
-    s.add_argument("--prediction-column", help="column with the predictions (default: prediction)")
-    s.add_argument("--reference-column", help="column with the references (default: references)")
+    s.add_argument("--column", action="append", metavar="INPUT=FIELD",
+                   help="the field holding an input, e.g. contexts=retrieved (repeatable; default: "
+                        "the input's name or its singular: prediction, references, query, ...)")
+    s.add_argument("--prediction-column", help="the field with the predictions (default: prediction)")
+    s.add_argument("--reference-column", help="the field with the references (default: references)")
+    s.add_argument("--split", help="the split of a datasets folder with several")
     s.add_argument("--option", action="append", metavar="METRIC.NAME=VALUE",
                    help="a metric option, e.g. rouge.use_stemmer=true (repeatable)")
-    s.add_argument("--out", help="write the JSON report here")
+    s.add_argument("--judge", help="the judge of the LLM-guided metrics: openai:MODEL or hf:MODEL_OR_PATH "
+                                   "(API key from OPENAI_API_KEY)")
+    s.add_argument("--judge-url", help="the OpenAI-compatible server (default: OPENAI_BASE_URL)")
+    s.add_argument("--judge-option", action="append", metavar="NAME=VALUE",
+                   help="a judge option, e.g. concurrency=16, cache=true (repeatable)")
+    s.add_argument("--out", help="write the JSON report (aggregates and per-example scores) here")
+    s.add_argument("--html", help="write an HTML report with a histogram per score here")
+    s.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="show a progress bar (default: when stderr is a terminal)")
     return p
 
 

@@ -1,55 +1,123 @@
-"""The metrics the command line and the Trainer hook can run, by name.
+"""The metrics that the command line, the playground Space and the Trainer hook run, by name.
 
-Each entry names the library function, the input columns it takes (in the order of its
-positional arguments) and the options that the per-example report uses.
+Each entry names the library function and the input columns it takes. The LLM-guided metrics
+are registered from ``textgen_metrics.llm.METRICS`` (their columns come from their
+definitions), so a new metric there plugs into every front end with no further code.
 """
 
 import importlib
 
-__all__ = ["METRICS", "get_metric"]
+__all__ = ["METRICS", "MetricSpec", "get_metric", "score_columns"]
+
+
+def score_columns(result, n):
+    """The per-example score lists of ``result``: values that are lists of ``n`` numbers (or None)."""
+    out = {}
+    for key, value in result.items():
+        if (isinstance(value, list) and len(value) == n
+                and all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in value)):
+            out[key] = value
+    return out
 
 
 class MetricSpec:
-    def __init__(self, name, target, columns, per_example_option="use_aggregator", corpus=False):
+    """A metric as the front ends see it.
+
+    ``columns`` maps each input (``predictions``, ``references``, ``queries``, ``contexts``,
+    ``sources``) to its kind (``text``, ``text_or_list``, ``list``). ``corpus=True``: the
+    aggregate is a corpus statistic (BLEU), not the mean of the examples. ``judge=True``: the
+    metric takes ``judge`` and ``judge_options`` and reports progress per example itself.
+    ``scores`` names the per-example scores to chart (default: the keys that start with the
+    metric's name). ``chunkable(options)`` says whether per-example scores may be computed in slices (for a
+    progress bar) without changing them; BERTScore's idf weights come from the whole corpus.
+    """
+
+    def __init__(self, name, target, columns, corpus=False, judge=False, chunkable=None, scores=None):
         self.name = name
-        # corpus=True: the aggregate is a corpus statistic (BLEU), not the mean of the examples
-        self.corpus = corpus
+        self._scores = scores
         self._target = target
-        self.columns = columns
-        self.per_example_option = per_example_option
+        self.columns = dict(columns)
+        self.corpus = corpus
+        self.judge = judge
+        self._chunkable = chunkable
 
     @property
     def function(self):
         module, attr = self._target
         return getattr(importlib.import_module(module), attr)
 
-    def compute(self, inputs, per_example=False, **options):
-        args = [inputs[c] for c in self.columns]
-        options[self.per_example_option] = not per_example
-        return self.function(*args, **options)
+    def main_scores(self, per_example, n):
+        """The names of the per-example scores worth a chart: the metric's own (``rouge1``,
+        ``bleu``, ``faithfulness``; BERTScore's P, R, F), not BLEU's lengths."""
+        columns = score_columns(per_example, n)
+        if self._scores:
+            return [k for k in self._scores if k in columns]
+        return [k for k in columns if k.startswith(self.name)]
 
-    def compute_both(self, inputs, **options):
-        """(aggregate, per-example) results, computing once where the aggregate is a mean."""
+    def chunkable(self, options):
+        if self.judge:
+            return False
+        return self._chunkable(options) if self._chunkable else True
+
+    def compute(self, inputs, per_example=False, **options):
+        """The library function over ``inputs`` ({column: values}); per-example lists when asked."""
+        return self.function(**{c: inputs[c] for c in self.columns}, use_aggregator=not per_example, **options)
+
+    def compute_both(self, inputs, progress=None, chunk_size=512, **options):
+        """(aggregate, per-example) results, computing once where the aggregate is a mean.
+
+        ``progress(k)`` is called as ``k`` more examples are scored.
+        """
         from .aggregation import mean
 
-        per_example = self.compute(inputs, per_example=True, **options)
+        n = len(inputs[next(iter(self.columns))])
+        if self.judge:
+            per_example = self.compute(inputs, per_example=True, progress=progress, **options)
+        elif progress is not None and self.chunkable(options) and n > chunk_size:
+            per_example = None
+            for start in range(0, n, chunk_size):
+                part = {c: v[start:start + chunk_size] for c, v in inputs.items()}
+                size = len(part[next(iter(self.columns))])
+                res = self.compute(part, per_example=True, **options)
+                if per_example is None:
+                    per_example = res
+                else:  # per-example lists grow; the rest (a hashcode) is the same for every slice
+                    for key, values in res.items():
+                        if isinstance(values, list) and len(values) == size:
+                            per_example[key].extend(values)
+                progress(size)
+        else:
+            per_example = self.compute(inputs, per_example=True, **options)
+            if progress is not None:
+                progress(n)
         if self.corpus:
             return self.compute(inputs, **options), per_example
-        return {k: mean(v) if isinstance(v, list) else v for k, v in per_example.items()}, per_example
+        scores = score_columns(per_example, n)
+        return {k: mean(v) if k in scores else v for k, v in per_example.items()}, per_example
 
+
+_LEXICAL = {"predictions": "text", "references": "text_or_list"}
 
 METRICS = {
-    "rouge": MetricSpec("rouge", ("textgen_metrics.lexical.rouge", "rouge"),
-                        {"predictions": "text", "references": "text_or_list"}),
-    "bleu": MetricSpec("bleu", ("textgen_metrics.lexical.bleu", "bleu"),
-                       {"predictions": "text", "references": "text_or_list"}, corpus=True),
-    "google_bleu": MetricSpec("google_bleu", ("textgen_metrics.lexical.bleu", "google_bleu"),
-                              {"predictions": "text", "references": "text_or_list"}, corpus=True),
-    "bertscore": MetricSpec("bertscore", ("textgen_metrics.semantic.bertscore", "bertscore"),
-                            {"predictions": "text", "references": "text_or_list"}),
-    "meteor": MetricSpec("meteor", ("textgen_metrics.lexical.meteor", "meteor"),
-                         {"predictions": "text", "references": "text_or_list"}),
+    "rouge": MetricSpec("rouge", ("textgen_metrics.lexical.rouge", "rouge"), _LEXICAL),
+    "bleu": MetricSpec("bleu", ("textgen_metrics.lexical.bleu", "bleu"), _LEXICAL, corpus=True),
+    "google_bleu": MetricSpec("google_bleu", ("textgen_metrics.lexical.bleu", "google_bleu"), _LEXICAL,
+                              corpus=True),
+    "meteor": MetricSpec("meteor", ("textgen_metrics.lexical.meteor", "meteor"), _LEXICAL),
+    "bertscore": MetricSpec("bertscore", ("textgen_metrics.semantic.bertscore", "bertscore"), _LEXICAL,
+                            chunkable=lambda options: not options.get("idf"),
+                            scores=("precision", "recall", "f1")),
 }
+
+
+def _register_llm_metrics():
+    from .llm.metrics import METRICS as LLM
+
+    for name, metric in LLM.items():
+        METRICS[name] = MetricSpec(name, ("textgen_metrics.llm", name), metric.columns, judge=True)
+
+
+_register_llm_metrics()
 
 
 def get_metric(name):

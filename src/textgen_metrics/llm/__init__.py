@@ -11,11 +11,11 @@ def _make(name):
     cols = ", ".join(metric.columns)
 
     def fn(*args, judge=None, use_aggregator=True, return_details=False, on_error="record",
-           judge_options=None, **kwargs):
+           judge_options=None, progress=None, **kwargs):
         inputs = dict(zip(metric.columns, args))
         inputs.update({k: v for k, v in kwargs.items()})
         return compute(name, judge=judge, use_aggregator=use_aggregator, return_details=return_details,
-                       on_error=on_error, judge_options=judge_options, **inputs)
+                       on_error=on_error, judge_options=judge_options, progress=progress, **inputs)
 
     fn.__name__ = name
     fn.__qualname__ = name

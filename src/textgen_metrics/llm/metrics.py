@@ -278,8 +278,10 @@ METRICS = {m.name: m for m in (AnswerCorrectness(), AnswerRelevance(), Bias(), T
 
 
 def compute(name, judge=None, use_aggregator=True, return_details=False, on_error="record",
-            judge_options=None, **inputs):
-    """Run the LLM-guided metric ``name`` over the input columns with ``judge``."""
+            judge_options=None, progress=None, **inputs):
+    """Run the LLM-guided metric ``name`` over the input columns with ``judge``.
+
+    ``progress(1)``, when given, is called as each example gets its result."""
     metric = METRICS[name]
     if on_error not in ("record", "raise"):
         raise ValueError(f"on_error: {on_error!r} is not one of ['raise', 'record']")
@@ -302,11 +304,12 @@ def compute(name, judge=None, use_aggregator=True, return_details=False, on_erro
     async def one(session, ex):
         try:
             score, details = await metric.score(session, ex)
-            return score, details, None
-        except _Failed as e:
-            return None, {}, str(e)
-        except JudgeError as e:
-            return None, {}, str(e)
+            outcome = score, details, None
+        except (_Failed, JudgeError) as e:
+            outcome = None, {}, str(e)
+        if progress is not None:
+            progress(1)
+        return outcome
 
     async def run_all():
         async with judge.session() as session:

@@ -1,0 +1,153 @@
+"""Self-contained HTML reports and SVG charts of per-example scores (no scripts, no network)."""
+
+import datetime
+import html
+import math
+
+__all__ = ["histogram", "svg_histogram", "svg_bars", "report_html"]
+
+_W, _H, _PAD = 420, 180, 28
+
+
+def histogram(values, bins=10):
+    """(edges, counts) over the non-None values: [0, 1] when they all lie there, else their range."""
+    vals = [v for v in values if v is not None and math.isfinite(v)]
+    if not vals:
+        return [], []
+    lo, hi = (0.0, 1.0) if all(0.0 <= v <= 1.0 for v in vals) else (min(vals), max(vals))
+    if hi == lo:
+        lo, hi = lo - 0.5, hi + 0.5
+    width = (hi - lo) / bins
+    counts = [0] * bins
+    for v in vals:
+        counts[min(bins - 1, int((v - lo) / width))] += 1
+    return [lo + i * width for i in range(bins + 1)], counts
+
+
+def _fmt(x):
+    return f"{x:.2f}".rstrip("0").rstrip(".") if x != int(x) else str(int(x))
+
+
+def svg_histogram(values, title, bins=10):
+    """An SVG histogram of ``values`` with the bin edges and counts labelled."""
+    edges, counts = histogram(values, bins)
+    esc = html.escape(title)
+    if not counts:
+        return f'<svg xmlns="http://www.w3.org/2000/svg" width="{_W}" height="40" role="img">' \
+               f'<title>{esc}</title><text x="4" y="24">{esc}: no scores</text></svg>'
+    top = max(counts)
+    plot_w, plot_h = _W - 2 * _PAD, _H - 2 * _PAD
+    bar_w = plot_w / len(counts)
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{_W}" height="{_H}" role="img" '
+             f'class="histogram" data-metric="{esc}"><title>{esc}</title>',
+             f'<text x="{_PAD}" y="16" font-size="13" font-weight="bold">{esc}</text>']
+    for i, c in enumerate(counts):
+        h = plot_h * c / top
+        x, y = _PAD + i * bar_w, _PAD + plot_h - h
+        parts.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{bar_w - 2:.1f}" height="{h:.1f}" fill="#4f7cc4">'
+                     f'<title>[{_fmt(edges[i])}, {_fmt(edges[i + 1])}): {c}</title></rect>')
+        if c:
+            parts.append(f'<text x="{x + bar_w / 2:.1f}" y="{y - 3:.1f}" font-size="10" '
+                         f'text-anchor="middle">{c}</text>')
+    base = _PAD + plot_h
+    parts.append(f'<line x1="{_PAD}" y1="{base}" x2="{_PAD + plot_w}" y2="{base}" stroke="#333"/>')
+    for i in (0, len(counts) // 2, len(counts)):
+        parts.append(f'<text x="{_PAD + i * bar_w:.1f}" y="{base + 14}" font-size="10" '
+                     f'text-anchor="middle">{_fmt(edges[i])}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def svg_bars(labels, values, title):
+    """An SVG bar chart with one bar per example (None drawn as a gap, marked "n/a")."""
+    esc = html.escape(title)
+    n = len(values)
+    finite = [v for v in values if v is not None]
+    hi = max([1.0] + finite)
+    lo = min([0.0] + finite)
+    plot_w = max(_W - 2 * _PAD, 14 * n)
+    plot_h = _H - 2 * _PAD
+    bar_w = plot_w / max(n, 1)
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{plot_w + 2 * _PAD:.0f}" height="{_H + 20}" '
+             f'role="img" class="bars" data-metric="{esc}"><title>{esc}</title>',
+             f'<text x="{_PAD}" y="16" font-size="13" font-weight="bold">{esc}</text>']
+    base = _PAD + plot_h
+    for i, (label, v) in enumerate(zip(labels, values)):
+        x = _PAD + i * bar_w
+        name = html.escape(str(label))
+        if v is None:
+            parts.append(f'<text x="{x + bar_w / 2:.1f}" y="{base - 4}" font-size="9" '
+                         f'text-anchor="middle">n/a</text>')
+            continue
+        h = plot_h * (v - lo) / (hi - lo)
+        parts.append(f'<rect x="{x:.1f}" y="{base - h:.1f}" width="{max(bar_w - 2, 1):.1f}" height="{h:.1f}" '
+                     f'fill="#4f7cc4"><title>{name}: {v:.4f}</title></rect>')
+        if n <= 40:
+            parts.append(f'<text x="{x + bar_w / 2:.1f}" y="{base + 12}" font-size="9" '
+                         f'text-anchor="middle">{name[:6]}</text>')
+    parts.append(f'<line x1="{_PAD}" y1="{base}" x2="{_PAD + plot_w}" y2="{base}" stroke="#333"/>')
+    parts.append(f'<text x="2" y="{_PAD + 4}" font-size="10">{_fmt(hi)}</text>')
+    parts.append(f'<text x="2" y="{base}" font-size="10">{_fmt(lo)}</text></svg>')
+    return "".join(parts)
+
+
+_STYLE = """
+body{font-family:system-ui,sans-serif;margin:2em;color:#222}
+table{border-collapse:collapse;margin:.5em 0 1.5em}
+td,th{border:1px solid #ccc;padding:.25em .6em;text-align:left}
+th{background:#f2f4f8}
+td.num{text-align:right;font-variant-numeric:tabular-nums}
+.charts{display:flex;flex-wrap:wrap;gap:1em}
+"""
+
+
+def _num(v):
+    if v is None:
+        return "n/a"
+    return f"{v:.4f}" if isinstance(v, float) else html.escape(str(v))
+
+
+def report_html(report, max_rows=2000):
+    """The report (from ``score_records``) as one HTML page: the summary table, per metric a
+    histogram of each per-example score, the judge usage, and the per-example scores."""
+    e = html.escape
+    out = ["<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+           f"<title>textgen-metrics report: {e(str(report.get('source', '')))}</title>",
+           f"<style>{_STYLE}</style></head><body>",
+           "<h1>textgen-metrics report</h1>",
+           f"<p>{report['examples']} examples from <code>{e(str(report.get('source', '')))}</code>; "
+           f"textgen-metrics {e(report['textgen_metrics'])}; "
+           f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC</p>",
+           "<h2>Summary</h2><table id='summary'><tr><th>score</th><th>value</th></tr>"]
+    out += [f"<tr><td>{e(k)}</td><td class='num'>{_num(v)}</td></tr>" for k, v in report["summary"].items()]
+    out.append("</table>")
+    ids = report["ids"]
+    columns = []
+    for name, m in report["metrics"].items():
+        out.append(f"<h2 id='metric-{e(name)}'>{e(name)}</h2>")
+        if m["options"]:
+            out.append(f"<p>options: <code>{e(str(m['options']))}</code></p>")
+        agg = m["aggregate"]
+        if "judge_usage" in agg:
+            u = agg["judge_usage"]
+            out.append(f"<p>judge <code>{e(str(agg.get('judge_model')))}</code>: "
+                       + ", ".join(f"{e(k)} {e(str(v))}" for k, v in u.items()) + "</p>")
+        errors = agg.get("errors") or []
+        if errors:
+            out.append(f"<p>{len(errors)} example(s) got no score: " + "; ".join(
+                f"#{x['index']}: {e(str(x['error']))[:200]}" for x in errors[:20]) + "</p>")
+        out.append("<div class='charts'>")
+        for key in m["scores"]:
+            out.append(svg_histogram(m["per_example"][key], f"{name}: {key}" if key != name else name))
+            columns.append((f"{name}.{key}" if key != name else name, m["per_example"][key]))
+        out.append(f"</div><p>{m['seconds']:.3f} s</p>")
+    out.append("<h2>Per example</h2><table id='per-example'><tr><th>id</th>"
+               + "".join(f"<th>{e(c)}</th>" for c, _ in columns) + "</tr>")
+    for i in range(min(len(ids), max_rows)):
+        out.append(f"<tr><td>{e(str(ids[i]))}</td>"
+                   + "".join(f"<td class='num'>{_num(v[i])}</td>" for _, v in columns) + "</tr>")
+    out.append("</table>")
+    if len(ids) > max_rows:
+        out.append(f"<p>First {max_rows} of {len(ids)} examples shown; all are in the JSON report.</p>")
+    out.append("</body></html>")
+    return "\n".join(out)

@@ -1,0 +1,125 @@
+"""The Trainer hook, with a real Seq2SeqTrainer over a tiny T5 built from a config (no download)."""
+
+import numpy as np
+import pytest
+
+import textgen_metrics
+from textgen_metrics.tokenizers import split_sentences
+from textgen_metrics.trainer import compute_metrics, decode
+
+WORDS = ("the cat dog sat ran on mat rug a big small red blue house tree park . and "
+         "is was near under over").split()
+
+PAIRS = [
+    ("the cat sat on the mat .", "the cat sat on the mat ."),
+    ("a big dog ran in the park .", "a big dog ran . the park is big ."),
+    ("the red house is near the tree .", "the red house is near the tree ."),
+    ("a small cat was under the rug .", "a small cat . it was under the rug ."),
+    ("the blue tree is over the house .", "the blue tree is over the house ."),
+    ("the dog and the cat sat .", "the dog and the cat sat ."),
+    ("a red rug is on the mat .", "a red rug . it is on the mat ."),
+    ("the park was big and blue .", "the park was big and blue ."),
+]
+
+
+@pytest.fixture(scope="module")
+def tokenizer(tmp_path_factory):
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {"<pad>": 0, "</s>": 1, "<unk>": 2}
+    for w in WORDS + ["in", "it"]:
+        vocab.setdefault(w, len(vocab))
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    tok.post_processor = processors.TemplateProcessing(single="$A </s>", special_tokens=[("</s>", 1)])
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", eos_token="</s>", unk_token="<unk>")
+    folder = tmp_path_factory.mktemp("tok")
+    fast.save_pretrained(folder)
+    return PreTrainedTokenizerFast.from_pretrained(folder)
+
+
+def test_decode_drops_label_padding_and_special_tokens(tokenizer):
+    ids = tokenizer(["the cat sat", "a dog"], padding=True)["input_ids"]
+    labels = np.array(ids)
+    labels[labels == tokenizer.pad_token_id] = -100
+    texts, _, _ = decode(tokenizer, labels)
+    assert texts == ["the cat sat", "a dog"]
+    logits = np.eye(len(tokenizer))[np.array(ids)]  # (batch, length, vocab) one-hot
+    assert decode(tokenizer, (logits, None))[0] == ["the cat sat", "a dog"]
+
+
+def test_hook_returns_flat_floats_equal_to_the_library(tokenizer):
+    preds = ["the cat sat on the mat . the dog ran .", "a big red house"]
+    refs = ["the cat sat . the dog ran on the mat .", "a small red house is near the park ."]
+    p = np.array(tokenizer(preds, padding=True)["input_ids"])
+    labels = np.array(tokenizer(refs, padding=True)["input_ids"])
+    labels[labels == tokenizer.pad_token_id] = -100
+    hook = compute_metrics(tokenizer, metrics=["rouge", "bleu"], options={"rouge": {"use_stemmer": True}})
+    out = hook((p, labels))
+    assert all(isinstance(v, float) for v in out.values())
+    want = textgen_metrics.rouge(["\n".join(split_sentences(x)) for x in preds],
+                                 ["\n".join(split_sentences(x)) for x in refs], use_stemmer=True)
+    assert {k: out[k] for k in want} == want
+    # rougeLsum sees one sentence per line: it differs from rougeL on two-sentence texts
+    assert out["rougeLsum"] != out["rougeL"]
+    bleu = textgen_metrics.bleu(preds, refs)
+    assert out["bleu"] == bleu["bleu"] and out["bleu_precisions_4"] == bleu["precisions"][3]
+    assert out["gen_len"] == float((p != tokenizer.pad_token_id).sum(axis=1).mean())
+
+
+def test_hook_rejects_metrics_it_cannot_feed(tokenizer):
+    with pytest.raises(ValueError, match="faithfulness needs contexts"):
+        compute_metrics(tokenizer, metrics=["faithfulness"])
+    with pytest.raises(ValueError, match="unknown metric 'rogue'"):
+        compute_metrics(tokenizer, metrics=["rogue"])
+    with pytest.raises(ValueError, match="options: 'bleu' is not among"):
+        compute_metrics(tokenizer, metrics=["rouge"], options={"bleu": {}})
+
+
+def test_seq2seq_trainer_evaluate(tokenizer, tmp_path):
+    import datasets
+    import torch
+    from transformers import (DataCollatorForSeq2Seq, Seq2SeqTrainer, Seq2SeqTrainingArguments,
+                              T5Config, T5ForConditionalGeneration)
+
+    torch.manual_seed(0)
+    config = T5Config(vocab_size=len(tokenizer), d_model=32, d_ff=64, d_kv=8, num_layers=1,
+                      num_decoder_layers=1, num_heads=2, pad_token_id=0, eos_token_id=1,
+                      decoder_start_token_id=0)
+    T5ForConditionalGeneration(config).save_pretrained(tmp_path / "model")
+    model = T5ForConditionalGeneration.from_pretrained(tmp_path / "model")
+
+    def encode(batch):
+        enc = tokenizer(batch["source"])
+        enc["labels"] = tokenizer(batch["target"])["input_ids"]
+        return enc
+
+    data = datasets.Dataset.from_dict({"source": [s for s, _ in PAIRS], "target": [t for _, t in PAIRS]})
+    data = data.map(encode, batched=True, remove_columns=["source", "target"])
+    args = Seq2SeqTrainingArguments(output_dir=str(tmp_path / "out"), per_device_train_batch_size=4,
+                                    per_device_eval_batch_size=3, predict_with_generate=True,
+                                    generation_max_length=16, max_steps=60, learning_rate=3e-2,
+                                    report_to=[], save_strategy="no", logging_strategy="no",
+                                    use_cpu=True, seed=0)
+    hook = compute_metrics(tokenizer, metrics=["rouge", "bleu", "meteor"])
+    trainer = Seq2SeqTrainer(model=model, args=args, train_dataset=data, eval_dataset=data,
+                             data_collator=DataCollatorForSeq2Seq(tokenizer, model=model),
+                             compute_metrics=hook)
+    trainer.train()
+    metrics = trainer.evaluate()
+    for key in ("eval_rouge1", "eval_rouge2", "eval_rougeL", "eval_rougeLsum", "eval_bleu",
+                "eval_bleu_precisions_1", "eval_meteor", "eval_gen_len"):
+        assert isinstance(metrics[key], float), key
+    # the same scores from the generated ids, decoded here independently of the hook
+    out = trainer.predict(data)
+    ids = np.where(out.predictions == -100, tokenizer.pad_token_id, out.predictions)
+    preds = [t.strip() for t in tokenizer.batch_decode(ids, skip_special_tokens=True)]
+    assert len(preds) == len(PAIRS)  # 8 examples in batches of 3: padded with -100 across batches
+    refs = [t for _, t in PAIRS]
+    assert metrics["eval_meteor"] == textgen_metrics.meteor(preds, refs)["meteor"]
+    assert metrics["eval_bleu"] == textgen_metrics.bleu(preds, refs)["bleu"]
+    want = textgen_metrics.rouge(["\n".join(split_sentences(p)) for p in preds],
+                                 ["\n".join(split_sentences(r)) for r in refs])
+    assert metrics["eval_rougeLsum"] == want["rougeLsum"] and metrics["eval_rouge1"] == want["rouge1"]
+    assert metrics["eval_rouge1"] > 0.2  # it learned some words: the scores are not all zero
