@@ -7,7 +7,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 # pip's notes about this machine's local indexes are noise, not errors
 PIPQUIET := grep -v -e 'is ignored: it is neither' -e '^$$' || true
-APT_PACKAGES := perl libxml-dom-perl wordnet-base wordnet-sense-index
+APT_PACKAGES := perl libxml-dom-perl wordnet-base wordnet-sense-index chromium fonts-dejavu-core
 STAMP := $(VENV)/.installed
 
 .PHONY: install system test bench demo run clean

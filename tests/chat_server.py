@@ -43,6 +43,16 @@ def completion_payload(body, out, finish="stop"):
     }
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        import sys
+
+        if not isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            super().handle_error(request, client_address)  # a client closing an idle keep-alive is no error
+
+
 def schema_answer(body):
     """An answer that fits the request's JSON schema, for any metric's task: extracted items are
     the sentences of the first data block; the i-th verdict is the schema's first choice for even
@@ -52,15 +62,18 @@ def schema_answer(body):
     schema = (fmt.get("json_schema") or {}).get("schema")
     if not schema:
         return '{"verdicts": [{"verdict": "yes", "reason": "no schema"}]}'
-    key, prop = next(iter(schema["properties"].items()))
-    if key == "score":
-        return json.dumps({"score": 4})
-    if "minItems" in prop:
-        choices = prop["items"]["properties"]["verdict"]["enum"]
-        return json.dumps({key: [{"verdict": choices[i % 2 if len(choices) > 1 else 0], "reason": f"reason {i}"}
-                                 for i in range(prop["minItems"])]})
     text = body["messages"][1]["content"].split(">>>\n", 1)[-1].split("\n<<<END", 1)[0]
-    return json.dumps({key: [s.strip() for s in text.replace("!", ".").split(".") if s.strip()]})
+    answer = {}
+    for key, prop in schema["properties"].items():
+        if key == "score":
+            answer[key] = 4
+        elif "minItems" in prop:
+            choices = prop["items"]["properties"]["verdict"]["enum"]
+            answer[key] = [{"verdict": choices[i % 2 if len(choices) > 1 else 0], "reason": f"reason {i}"}
+                           for i in range(prop["minItems"])]
+        else:
+            answer[key] = [s.strip() for s in text.replace("!", ".").split(".") if s.strip()]
+    return json.dumps(answer)
 
 
 class ChatServer:
@@ -143,7 +156,7 @@ class ChatServer:
                     out = server.responder(body)
                 return self._send(200, completion_payload(body, out, finish))
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = _Server(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()

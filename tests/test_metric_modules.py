@@ -53,6 +53,18 @@ def test_card_has_space_header_and_sections(metric_name):
     assert positions == sorted(positions), "card sections out of order"
 
 
+def test_playground_space_deploys_as_is():
+    folder = ROOT / "spaces" / "playground"
+    text = (folder / "README.md").read_text(encoding="utf-8")
+    import yaml
+
+    meta = yaml.safe_load(re.match(r"\A---\n(.*?)\n---\n", text, re.S).group(1))
+    assert meta["sdk"] == "gradio" and meta["app_file"] == "app.py" and meta["title"]
+    reqs = (folder / "requirements.txt").read_text().split()
+    assert any(r.startswith("textgen-metrics[spaces") for r in reqs)
+    assert "playground_app" in (folder / "app.py").read_text()
+
+
 def test_space_files(metric_name):
     folder = ROOT / "metrics" / metric_name
     reqs = (folder / "requirements.txt").read_text().split()

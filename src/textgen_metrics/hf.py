@@ -73,13 +73,25 @@ class TextgenMetric(evaluate.Metric):
     def compute(self, *, predictions=None, references=None, **kwargs):
         """Compute the metric over the given inputs (and any added with ``add_batch``).
 """
-        kwargs.update(check_columns(self.columns, self._split_inputs(predictions, references, kwargs)))
+        kwargs.update(check_columns(self.columns, self._split_inputs(predictions, references, kwargs),
+                                    normalize_references=True))
         return super().compute(**kwargs)
 
     def add_batch(self, *, predictions=None, references=None, **kwargs):
         """Add a batch of inputs; they are checked (argument and index) before evaluate's encoder."""
-        kwargs.update(check_columns(self.columns, self._split_inputs(predictions, references, kwargs)))
+        kwargs.update(check_columns(self.columns, self._split_inputs(predictions, references, kwargs),
+                                    normalize_references=True))
         return super().add_batch(**kwargs)
+
+    def add(self, *, prediction=None, reference=None, **kwargs):
+        """Add one example; checked like a batch of one (a text reference becomes a list of one)."""
+        one = {"predictions": prediction, "references": reference}
+        one.update({k: kwargs.pop(k) for k in self.columns if k in kwargs})
+        one = {k: None if one.get(k) is None else [one[k]] for k in self.columns}
+        checked = check_columns(self.columns, one, normalize_references=True)
+        example = {k: v[0] for k, v in checked.items()}
+        return super().add(prediction=example.pop("predictions", None),
+                           reference=example.pop("references", None), **example, **kwargs)
 
     @property
     def library_version(self):
