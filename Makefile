@@ -35,7 +35,8 @@ bench: install system
 	$(PY) benchmarks/run.py
 
 demo: install system
-	$(PY) -m textgen_metrics score data/sample_summaries.jsonl --metrics rouge,bleu,google_bleu,meteor --out reports/sample_report.json
+	$(PY) -m textgen_metrics score data/sample_summaries.jsonl --metrics rouge,bleu,google_bleu,meteor,bertscore \
+	    --option rouge.use_stemmer=true --out reports/sample_report.json --html reports/sample_report.html
 
 run: demo
 

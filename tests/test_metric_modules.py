@@ -53,6 +53,16 @@ def test_card_has_space_header_and_sections(metric_name):
     assert positions == sorted(positions), "card sections out of order"
 
 
+def test_every_module_reaches_the_cli_playground_and_trainer(metric_name):
+    """The front ends take their metrics from the registry: every folder is there, same columns."""
+    import evaluate
+    from textgen_metrics.registry import METRICS as REGISTRY
+
+    assert metric_name in REGISTRY
+    metric = evaluate.load(str(ROOT / "metrics" / metric_name))
+    assert REGISTRY[metric_name].columns == type(metric).columns
+
+
 def test_playground_space_deploys_as_is():
     folder = ROOT / "spaces" / "playground"
     text = (folder / "README.md").read_text(encoding="utf-8")

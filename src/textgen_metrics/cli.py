@@ -43,7 +43,10 @@ def _table(summary):
     width = max([len(k) for k in summary] + [6])
     lines = [f"{'score':<{width}}  value", f"{'-' * width}  -------"]
     for k, v in summary.items():
-        lines.append(f"{k:<{width}}  {v:.4f}" if isinstance(v, float) else f"{k:<{width}}  {v}")
+        if isinstance(v, float) and not (v.is_integer() and abs(v) > 1):  # counts print as counts
+            lines.append(f"{k:<{width}}  {v:.4f}")
+        else:
+            lines.append(f"{k:<{width}}  {int(v) if isinstance(v, float) else v}")
     return "\n".join(lines)
 
 

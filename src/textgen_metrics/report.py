@@ -2,6 +2,7 @@
 
 import datetime
 import html
+import json
 import math
 
 __all__ = ["histogram", "svg_histogram", "svg_bars", "report_html"]
@@ -104,7 +105,9 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 def _num(v):
     if v is None:
         return "n/a"
-    return f"{v:.4f}" if isinstance(v, float) else html.escape(str(v))
+    if isinstance(v, float):
+        return str(int(v)) if v.is_integer() and abs(v) > 1 else f"{v:.4f}"  # counts as counts
+    return html.escape(str(v))
 
 
 def report_html(report, max_rows=2000):
@@ -126,7 +129,7 @@ def report_html(report, max_rows=2000):
     for name, m in report["metrics"].items():
         out.append(f"<h2 id='metric-{e(name)}'>{e(name)}</h2>")
         if m["options"]:
-            out.append(f"<p>options: <code>{e(str(m['options']))}</code></p>")
+            out.append(f"<p>options: <code>{e(json.dumps(m['options'], default=str))}</code></p>")
         agg = m["aggregate"]
         if "judge_usage" in agg:
             u = agg["judge_usage"]
