@@ -78,11 +78,14 @@ def test_streams_chunks_with_the_same_numbers(monkeypatch):
     data = pairs(90, seed=45)
     preds, refs = [p for p, _ in data], [r for _, r in data]
     whole = bertscore(preds, refs, batch_size=8)
-    monkeypatch.setattr(BertScorer, "CHUNK_PAIRS", 16)
-    monkeypatch.setattr(BertScorer, "CACHE_SENTENCES", 10)
+    monkeypatch.setattr(BertScorer, "EMBED_BUDGET", 384 * 100)  # MiniLM: 100 tokens, a few sentences
+    embedded = []
+    real_embed = BertScorer.embed
+    monkeypatch.setattr(BertScorer, "embed", lambda self, s: embedded.append(len(s)) or real_embed(self, s))
     from textgen_metrics.semantic import bertscore as module
 
     module._SCORERS.clear()
     chunked = bertscore(preds, refs, batch_size=8)
+    assert len(embedded) > 5 and max(embedded) <= 16  # a chunk per batch of 8 pairs at most
     for k in ("precision", "recall", "f1"):
         assert max(abs(a - b) for a, b in zip(whole[k], chunked[k])) <= 1e-6

@@ -9,14 +9,16 @@ truncated to it (``model_max_length`` tokens, special tokens included), as bert_
 
 What is faster than bert_score, with the same numbers: each distinct sentence is tokenised and
 embedded once, in batches sorted by *token* length (less padding than bert_score's word-count
-sort), under ``torch.inference_mode``; embeddings are normalised once per sentence; the pair
-matching is streamed in chunks, so memory stays bounded as the number of pairs grows.
+sort), under ``torch.inference_mode``; embeddings are normalised once per sentence; the pairs
+are streamed in chunks of a fixed embedding budget, so memory stays bounded as the number of
+pairs grows.
 
 Greedy matching reproduces bert_score's chunks of ``batch_size`` pairs, in input order: inside a
 chunk, padded positions take part in the maxima with similarity 0, exactly as in bert_score.
 """
 
 import collections
+import itertools
 import math
 import os
 from collections import Counter
@@ -215,26 +217,39 @@ class BertScorer:
                 raise ValueError(f"idf: the given weights have no entry for token id {e.args[0]}") from None
         return [idf_dict.get(i, default) for i in ids]
 
-    CHUNK_PAIRS = 256
-    CACHE_SENTENCES = 256
+    # embeddings held at once, in floats (128 MiB of float32): a chunk of pairs is embedded when
+    # its new sentences reach this many, and recently used embeddings are kept up to it too
+    EMBED_BUDGET = 1 << 25
 
     def score_pairs(self, cands, refs, idf_refs=None):
         """(P, R, F) lists for aligned candidate/reference pairs."""
         idf_dict, fixed, default = self.idf_weights(idf_refs if idf_refs is not None else refs)
-        # stream: embed the sentences of one chunk of pairs at a time; a bounded cache keeps the
-        # embeddings of recent sentences for the duplicates of later chunks
-        emb = collections.OrderedDict()
-        chunk = self.batch_size * max(1, self.CHUNK_PAIRS // self.batch_size)
+        # stream: walk the pairs ``batch_size`` at a time, gathering the sentences not embedded
+        # yet; when they reach the budget, embed them all (sorted by length, so little padding)
+        # and match the pairs gathered. A least-recently-used cache within the same budget keeps
+        # embeddings for the duplicates of later chunks.
+        budget = max(1, self.EMBED_BUDGET // self.model.config.hidden_size)  # in tokens
+        emb, held = collections.OrderedDict(), 0
+        pending, pending_tokens, begin = {}, 0, 0
         P, R, F = [], [], []
-        for cstart in range(0, len(refs), chunk):
-            needed = {s for s in refs[cstart:cstart + chunk]} | {s for s in cands[cstart:cstart + chunk]}
-            for s in needed:
+        n = len(refs)
+        for start in range(0, n, self.batch_size):
+            end = min(start + self.batch_size, n)
+            for s in itertools.chain(refs[start:end], cands[start:end]):
                 if s in emb:
                     emb.move_to_end(s)
-            emb.update(self.embed([s for s in needed if s not in emb]))
-            self._match(refs, cands, cstart, min(cstart + chunk, len(refs)), emb, idf_dict, fixed, default, P, R, F)
-            while len(emb) > self.CACHE_SENTENCES:
-                emb.popitem(last=False)
+                elif s not in pending:
+                    pending[s] = None
+                    pending_tokens += len(self.encode(s))
+            if pending_tokens < budget and end < n:
+                continue
+            new = self.embed(list(pending))
+            emb.update(new)
+            held += sum(e.shape[0] for e in new.values())
+            self._match(refs, cands, begin, end, emb, idf_dict, fixed, default, P, R, F)
+            pending, pending_tokens, begin = {}, 0, end
+            while held > budget and len(emb) > 1:
+                held -= emb.popitem(last=False)[1].shape[0]
         return P, R, F
 
     def _match(self, refs, cands, begin, end, emb, idf_dict, fixed, default, P, R, F):
