@@ -89,3 +89,24 @@ def test_streams_chunks_with_the_same_numbers(monkeypatch):
     assert len(embedded) > 5 and max(embedded) <= 16  # a chunk per batch of 8 pairs at most
     for k in ("precision", "recall", "f1"):
         assert max(abs(a - b) for a, b in zip(whole[k], chunked[k])) <= 1e-6
+
+
+def test_embedding_batches_bound_size_tokens_and_padding():
+    from textgen_metrics.semantic.bertscore import _SCORERS
+
+    bertscore(["a"], ["a"], batch_size=64)
+    scorer = next(s for s in _SCORERS.values() if s.batch_size == 64)
+    texts = [t for p in pairs(300, seed=47) for t in p] + [long_pairs()[0][0]]
+    unique = sorted(set(texts), key=lambda s: len(scorer.encode(s)), reverse=True)
+    batches = list(scorer._batches(unique))
+    assert [s for b in batches for s in b] == unique  # every sentence once, in order
+    width = [len(scorer.encode(b[0])) for b in batches]
+    assert width[0] == 512  # the long text, truncated
+    cut_by_tokens = 0
+    for k, batch in enumerate(batches):
+        assert len(batch) <= 64
+        assert len(batch) == 1 or len(batch) * width[k] <= scorer.CPU_BATCH_TOKENS
+        assert len(scorer.encode(batch[-1])) >= 0.75 * width[k]  # padding wastes at most a quarter
+        if k + 1 < len(batches) and len(batch) < 64 and width[k + 1] >= 0.75 * width[k]:
+            cut_by_tokens += 1
+    assert cut_by_tokens >= 3
