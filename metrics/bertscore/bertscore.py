@@ -35,7 +35,8 @@ Args:
         default the packaged all-MiniLM-L6-v2. Nothing is downloaded.
     num_layers (int): the layer whose embeddings are used; default the model's last.
     idf (bool or dict): idf weights from the references, or a dict token id -> weight.
-    batch_size (int): sentences per model batch and pairs per matching chunk. Default 64.
+    batch_size (int): sentences per model batch (on the CPU also at most 2,048 tokens) and pairs
+        per matching chunk. Default 64.
     device (str): "cpu" or "cuda"; default cuda when available.
     half (bool): float16 model on a GPU.
     lang (str), rescale_with_baseline (bool), baseline_path (str): rescale with a bert_score
