@@ -3,7 +3,7 @@
 nltk's ``WordNetCorpusReader`` needs a folder with ``index.*``, ``data.*``, ``*.exc`` and a
 ``lexnames`` file; Debian ships all but ``lexnames`` in ``/usr/share/wordnet``. This module
 assembles such a folder (a copy of the Debian files plus the ``lexnames`` this package ships)
-under the user's cache, once, and opens it. Nothing is downloaded; ``nltk.download`` is never called.
+under the user's cache, once, and opens it. Nothing is downloaded; nltk's downloader is never used.
 
 Where WordNet lives: ``$TEXTGEN_METRICS_WORDNET`` (a complete WordNet folder), else
 ``/usr/share/wordnet``.
