@@ -13,6 +13,7 @@ import sys
 
 from . import __version__
 from .registry import METRICS
+from .report import format_number
 from .scoring import read_records, score_records
 
 __all__ = ["main", "build_parser"]
@@ -42,11 +43,7 @@ def _key_values(items, flag, dotted=False):
 def _table(summary):
     width = max([len(k) for k in summary] + [6])
     lines = [f"{'score':<{width}}  value", f"{'-' * width}  -------"]
-    for k, v in summary.items():
-        if isinstance(v, float) and not (v.is_integer() and abs(v) > 1):  # counts print as counts
-            lines.append(f"{k:<{width}}  {v:.4f}")
-        else:
-            lines.append(f"{k:<{width}}  {int(v) if isinstance(v, float) else v}")
+    lines += [f"{k:<{width}}  {format_number(v)}" for k, v in summary.items()]
     return "\n".join(lines)
 
 

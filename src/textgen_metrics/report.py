@@ -5,7 +5,7 @@ import html
 import json
 import math
 
-__all__ = ["histogram", "svg_histogram", "svg_bars", "report_html"]
+__all__ = ["histogram", "svg_histogram", "svg_bars", "report_html", "format_number"]
 
 _W, _H, _PAD = 420, 180, 28
 
@@ -102,12 +102,17 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 """
 
 
-def _num(v):
+def format_number(v):
+    """A score with 4 decimals; a count (a whole float above 1) as a count; None as n/a."""
     if v is None:
         return "n/a"
     if isinstance(v, float):
-        return str(int(v)) if v.is_integer() and abs(v) > 1 else f"{v:.4f}"  # counts as counts
-    return html.escape(str(v))
+        return str(int(v)) if v.is_integer() and abs(v) > 1 else f"{v:.4f}"
+    return str(v)
+
+
+def _num(v):
+    return html.escape(format_number(v))
 
 
 def report_html(report, max_rows=2000):

@@ -12,7 +12,8 @@ import time
 from . import __version__
 from .registry import get_metric
 
-__all__ = ["read_records", "columns_from_records", "score_records", "flat_scores", "resolve_judge"]
+__all__ = ["read_records", "columns_from_records", "score_records", "flat_scores", "resolve_judge",
+           "score_name"]
 
 
 def read_records(path, split=None):
@@ -122,6 +123,11 @@ def resolve_judge(judge, judge_options=None):
     return get_judge(judge, **(judge_options or {}))
 
 
+def score_name(metric, key):
+    """A result key as a flat name: ``rouge1`` stays, ``f1`` of bertscore is ``bertscore_f1``."""
+    return key if key.startswith(metric) else f"{metric}_{key}"
+
+
 def flat_scores(aggregate, metric):
     """The numbers of ``metric``'s aggregate as a flat ``{name: float}``.
 
@@ -131,7 +137,7 @@ def flat_scores(aggregate, metric):
     no example got (None)."""
     out = {}
     for key, value in aggregate.items():
-        name = key if key.startswith(metric) else f"{metric}_{key}"
+        name = score_name(metric, key)
         if isinstance(value, bool):
             continue
         if isinstance(value, (int, float)):

@@ -148,7 +148,7 @@ def run_playground(path, metrics, columns_json, options_json, judge=None):
     """Score the uploaded file: (summary rows, per-example rows and headers, chart HTML, report)."""
     from .registry import METRICS
     from .report import svg_bars, svg_histogram
-    from .scoring import read_records, score_records
+    from .scoring import read_records, score_name, score_records
 
     if not path:
         raise ValueError("file: upload a CSV, TSV, JSON or JSONL file with one example per row")
@@ -166,7 +166,7 @@ def run_playground(path, metrics, columns_json, options_json, judge=None):
     headers, scored = ["id"], []
     for name, m in report["metrics"].items():
         for key in m["scores"]:
-            headers.append(key if key.startswith(name) else f"{name}_{key}")
+            headers.append(score_name(name, key))
             scored.append(m["per_example"][key])
     ids = [str(i) for i in report["ids"]]
     per_example = [[ids[i], *[s[i] for s in scored]] for i in range(len(ids))]
