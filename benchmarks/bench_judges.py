@@ -40,8 +40,8 @@ def faithfulness_side_by_side(n=200):
     """n faithfulness examples (two calls each): our concurrent engine vs the same calls one at
     a time, as valor runs them."""
     import textgen_metrics
-    from textgen_metrics.judges import JudgeRequest, OpenAIJudge
-    from textgen_metrics.llm import prompts as P
+    from textgen_metrics.judges import OpenAIJudge
+    from textgen_metrics.llm.prompts import PROMPTS, items_block
 
     preds = [f"Answer number {i}: the capital of France is Paris, which has many museums." for i in range(n)]
     ctx = [[f"Context {i}: Paris is the capital of France."] for i in range(n)]
@@ -49,16 +49,16 @@ def faithfulness_side_by_side(n=200):
     try:
         judge = OpenAIJudge("bench", base_url=server.url, api_key="unused", concurrency=CONCURRENCY)
         start = time.perf_counter()
-        ours = textgen_metrics.faithfulness(preds, ctx, judge=judge, use_aggregator=False)
+        ours = textgen_metrics.faithfulness(predictions=preds, contexts=ctx, judge=judge, use_aggregator=False)
         t_ours = time.perf_counter() - start
         # valor's loop: for each example, extract the claims, then ask for the verdicts
         seq = OpenAIJudge("bench", base_url=server.url, api_key="unused", concurrency=1)
         start = time.perf_counter()
         for p, c in zip(preds, ctx):
-            [claims] = seq.judge([JudgeRequest(P.messages(P.CLAIMS, [("prediction", p)]), schema=P.items_schema("claims"))])
+            [claims] = seq.judge([PROMPTS["faithfulness/claims"].request([("prediction", p)])])
             items = claims.value["claims"]
-            seq.judge([JudgeRequest(P.messages(P.IMPLIED.format(n=1, items=P.numbered(items)),
-                                               [("context_1", c[0])]), schema=P.verdicts_schema(len(items)))])
+            seq.judge([PROMPTS["faithfulness/verdicts"].request(
+                [("context_1", c[0]), ("claims", items_block(items))], {"verdicts": len(items)}, n=1)])
         t_seq = time.perf_counter() - start
     finally:
         stats = server.stop()

@@ -1,8 +1,9 @@
 """A real OpenAI-compatible chat-completions server on 127.0.0.1 for tests and benchmarks.
 
 It answers ``POST /v1/chat/completions`` over HTTP/1.1 from a thread per connection, with a
-scripted ``responder(body) -> str`` (or a dict with ``content`` and ``logprobs``), a fixed
-latency, and faults injected per request from a queue:
+scripted ``responder(body) -> str`` or ``responder(body, task) -> str`` (``task``: the request's
+stable task id from its ``X-Textgen-Task`` header; the answer may also be a dict with
+``content`` and ``logprobs``), a fixed latency, and faults injected per request from a queue:
 
 - ``("429", seconds)``: HTTP 429 with ``Retry-After: seconds``
 - ``"500"``: HTTP 500
@@ -10,6 +11,15 @@ latency, and faults injected per request from a queue:
 - ``"garbage"``: HTTP 200 with a body that is not JSON
 - ``("length", text)``: HTTP 200 with ``text`` as content and finish_reason ``length``
 - ``"drop"``: close the connection without an answer
+- ``"not_utf8"``: HTTP 200 with a body that is not UTF-8
+- ``"no_message"``: HTTP 200 with ``{"choices": [{"message": "hello"}]}``
+- ``("status", code, message)``: HTTP ``code`` with an OpenAI-style error body carrying ``message``
+  (``{key}`` in it is replaced by the request's bearer token: a server that echoes the key)
+- ``("length", text)`` may also be ``("length", text, tokens)`` with the completion token count
+- ``("answer", text)``: HTTP 200 with ``text`` as the content instead of the responder's answer
+
+``fault_fn(body, task)``, when given, picks a fault (or None) for each request the queue leaves
+without one: random fault injection for the trust tests.
 
 ``reject`` (a set of response_format types) answers 400 to requests asking for them. The
 server counts requests and the most it had in flight at once. Bounded by the test: it only
@@ -17,6 +27,7 @@ answers what the client sends and stops with ``close()``.
 """
 
 import collections
+import inspect
 import json
 import socket
 import threading
@@ -61,15 +72,18 @@ def schema_answer(body):
     fmt = body.get("response_format") or {}
     schema = (fmt.get("json_schema") or {}).get("schema")
     if not schema:
-        return '{"verdicts": [{"verdict": "yes", "reason": "no schema"}]}'
+        return '{"verdicts": [{"index": 1, "reason": "no schema", "verdict": "yes"}]}'
     text = body["messages"][1]["content"].split(">>>\n", 1)[-1].split("\n<<<END", 1)[0]
     answer = {}
     for key, prop in schema["properties"].items():
         if key == "score":
             answer[key] = 4
+        elif key == "reason":
+            answer[key] = "a reason"
         elif "minItems" in prop:
             choices = prop["items"]["properties"]["verdict"]["enum"]
-            answer[key] = [{"verdict": choices[i % 2 if len(choices) > 1 else 0], "reason": f"reason {i}"}
+            answer[key] = [{"index": i + 1, "reason": f"reason {i}",
+                            "verdict": choices[i % 2 if len(choices) > 1 else 0]}
                            for i in range(prop["minItems"])]
         else:
             answer[key] = [s.strip() for s in text.replace("!", ".").split(".") if s.strip()]
@@ -77,11 +91,14 @@ def schema_answer(body):
 
 
 class ChatServer:
-    def __init__(self, responder=None, latency=0.0, reject=()):
-        self.responder = responder or (lambda body: '{"verdict": "yes"}')
+    def __init__(self, responder=None, latency=0.0, reject=(), fault_fn=None):
+        responder = responder or (lambda body: '{"verdict": "yes"}')
+        takes_task = len(inspect.signature(responder).parameters) >= 2
+        self.responder = responder if takes_task else (lambda body, task: responder(body))
         self.latency = latency
         self.reject = set(reject)
         self.faults = collections.deque()
+        self.fault_fn = fault_fn
         self.bodies = []
         self.headers = []
         self.count = 0
@@ -115,6 +132,7 @@ class ChatServer:
             def do_POST(self):
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
+                task = self.headers.get("X-Textgen-Task", "")
                 with server._lock:
                     server.count += 1
                     server.bodies.append(body)
@@ -122,15 +140,18 @@ class ChatServer:
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
                     fault = server.faults.popleft() if server.faults else None
+                    if fault is None and server.fault_fn is not None:
+                        fault = server.fault_fn(body, task)
                 try:
-                    self._answer(body, fault)
+                    self._answer(body, fault, task,
+                                 self.headers.get("Authorization", "").removeprefix("Bearer "))
                 except (BrokenPipeError, ConnectionResetError):
                     pass
                 finally:
                     with server._lock:
                         server.in_flight -= 1
 
-            def _answer(self, body, fault):
+            def _answer(self, body, fault, task, key):
                 if server.latency:
                     time.sleep(server.latency)
                 kind = fault[0] if isinstance(fault, tuple) else fault
@@ -142,6 +163,13 @@ class ChatServer:
                     time.sleep(fault[1])
                 if kind == "garbage":
                     return self._send(200, b"<html>502 Bad Gateway</html>")
+                if kind == "not_utf8":
+                    return self._send(200, b'{"choices": [{"message": {"content": "\xff\xfe caf\xe9"}}]}')
+                if kind == "no_message":
+                    return self._send(200, {"choices": [{"message": "hello"}]})
+                if kind == "status":
+                    return self._send(fault[1], {"error": {"message": fault[2].replace("{key}", key),
+                                                           "type": "invalid_request_error"}})
                 if kind == "drop":
                     self.close_connection = True
                     self.connection.shutdown(2)
@@ -152,9 +180,14 @@ class ChatServer:
                 finish = "stop"
                 if kind == "length":
                     out, finish = fault[1], "length"
+                elif kind == "answer":
+                    out = fault[1]
                 else:
-                    out = server.responder(body)
-                return self._send(200, completion_payload(body, out, finish))
+                    out = server.responder(body, task)
+                payload = completion_payload(body, out, finish)
+                if kind == "length" and len(fault) > 2:
+                    payload["usage"]["completion_tokens"] = fault[2]
+                return self._send(200, payload)
 
         self.httpd = _Server(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
@@ -193,15 +226,15 @@ def main(argv=None):
     p.add_argument("--schema", action="store_true", help="answer every task by its schema (schema_answer)")
     args = p.parse_args(argv)
 
-    def answer(body):
+    def answer(body, task):
         if args.schema:
             return schema_answer(body)
         if not args.faithfulness:
             return args.answer
-        if "Extract every claim" in body["messages"][-1]["content"]:
+        if task == "faithfulness/claims":
             return '{"claims": ["first claim", "second claim"]}'
-        return ('{"verdicts": [{"verdict": "yes", "reason": "implied"}, '
-                '{"verdict": "no", "reason": "not stated"}]}')
+        return ('{"verdicts": [{"index": 1, "reason": "implied", "verdict": "yes"}, '
+                '{"index": 2, "reason": "not stated", "verdict": "no"}]}')
 
     stats = {"count": 0, "in_flight": 0, "max_in_flight": 0}
 
@@ -212,7 +245,7 @@ def main(argv=None):
         stats["max_in_flight"] = max(stats["max_in_flight"], stats["in_flight"])
         try:
             await asyncio.sleep(args.latency)
-            return web.json_response(completion_payload(body, answer(body)))
+            return web.json_response(completion_payload(body, answer(body, request.headers.get("X-Textgen-Task", ""))))
         finally:
             stats["in_flight"] -= 1
 

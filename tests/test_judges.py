@@ -11,7 +11,7 @@ import time
 import pytest
 
 from chat_server import ChatServer
-from textgen_metrics.judges import (CallableJudge, HFJudge, JudgeCache, JudgeRequest, OpenAIJudge,
+from textgen_metrics.judges import (CallableJudge, JudgeCache, JudgeFatalError, JudgeRequest, OpenAIJudge,
                                     get_judge)
 
 SECRET = "sk-test-SECRET-4f9c2"
@@ -22,7 +22,7 @@ GOOD = '{"verdicts": ["yes", "no"]}'
 
 
 def request(i=0, **kw):
-    return JudgeRequest([{"role": "user", "content": f"question {i}"}], schema=SCHEMA, name="verdicts", **kw)
+    return JudgeRequest([{"role": "user", "content": f"question {i}"}], schema=SCHEMA, task="test/verdicts", **kw)
 
 
 @pytest.fixture
@@ -47,8 +47,10 @@ def test_structured_output_request_and_usage(server):
     assert items["items"]["enum"] == ["yes", "no"] and items["minItems"] == items["maxItems"] == 2
     assert body["temperature"] == 0.0 and body["seed"] == 7 and body["max_tokens"] == 64
     assert server.headers[0]["Authorization"] == f"Bearer {SECRET}"
-    assert j.usage_dict() == {"requests": 1, "cached": 0, "prompt_tokens": res.prompt_tokens,
+    assert j.usage_dict() == {"requests": 1, "retries": 0, "cached": 0, "prompt_tokens": res.prompt_tokens,
                               "completion_tokens": res.completion_tokens}
+    assert server.headers[0]["X-Textgen-Task"] == "test/verdicts"
+    assert rf["json_schema"]["name"] == "test_verdicts"
     assert res.prompt_tokens > 0 and res.completion_tokens > 0
 
 
@@ -70,6 +72,7 @@ def test_retries_429_with_retry_after_and_5xx(server):
     [res] = j.judge([request()])
     assert res.ok and server.count == 3
     assert time.perf_counter() - start >= 0.3  # Retry-After honoured
+    assert (res.requests, res.retries) == (3, 2) and j.usage_dict()["retries"] == 2
 
 
 def test_retries_timeouts_dropped_connections_and_garbage(server):
@@ -84,21 +87,39 @@ def test_gives_up_after_max_retries_and_keeps_the_other_results():
         srv.faults.extend(["500"] * 3)
         j = judge_for(srv, max_retries=2, concurrency=1)
         results = j.judge([request(0), request(1)])
-        assert results[0].error and "no usable answer after 3 tries (HTTP 500)" in results[0].error
+        assert results[0].error and "no usable answer after 3 tries (HTTP 500: internal error)" in results[0].error
         assert results[1].ok
 
 
-def test_truncated_output_is_repaired_or_asked_again(server):
-    server.faults.append(("length", '{"verdicts": ["yes", "no"'))
-    j = judge_for(server)
-    [res] = j.judge([request()])
-    assert res.ok and res.value == {"verdicts": ["yes", "no"]} and server.count == 1
-    server.faults.append(("length", '{"verdicts": ["yes"'))  # unrepairable: one item missing
-    [res] = j.judge([request(1)])
-    assert res.ok and res.attempts == 2
-    repair = server.bodies[-1]["messages"]
-    assert repair[-2]["role"] == "assistant" and "cut off by the token limit" in repair[-1]["content"]
-    assert "exactly 2 items, got 1" in repair[-1]["content"]
+def test_a_cut_off_answer_is_never_used_asked_again_with_a_larger_budget():
+    with ChatServer(lambda body: GOOD) as srv:
+        # cut off once: never parsed (its brackets would close into a valid-looking answer), asked
+        # again with twice the budget and the instruction to keep reasons short
+        srv.faults.append(("length", '{"verdicts": ["yes", "no"', 200))
+        j = judge_for(srv, max_tokens=200)
+        [res] = j.judge([request()])
+        assert res.ok and res.value == {"verdicts": ["yes", "no"]} and srv.count == 2
+        again = srv.bodies[-1]
+        assert again["max_tokens"] == 400 and "Keep every reason to one short sentence" in again["messages"][0]["content"]
+        assert (res.requests, res.retries) == (2, 0)
+        # cut off twice: that request fails with the limit named, nothing of the answer is used
+        srv.faults.extend([("length", '{"verdicts": ["yes", "no"]', 200), ("length", '{"verdicts": ["yes"', 400)])
+        [res] = j.judge([request(1)])
+        assert res.value is None and "cut off at 400 tokens" in res.error and srv.count == 4
+        # without max_tokens, the budget grows from the tokens the server reports
+        srv.faults.append(("length", '{"verdicts": [', 300))
+        [res] = judge_for(srv).judge([request(2)])
+        assert res.ok and srv.bodies[-1]["max_tokens"] == 600 and "max_tokens" not in srv.bodies[-2]
+
+
+def test_a_cut_off_answer_is_never_cached(tmp_path):
+    with ChatServer(lambda body: GOOD) as srv:
+        srv.faults.extend([("length", '{"verdicts": ["yes"', 10), ("length", '{"verdicts": ["yes", "no"', 20)])
+        path = str(tmp_path / "c.sqlite")
+        [res] = judge_for(srv, cache=path, max_tokens=10).judge([request()])
+        assert res.error and len(JudgeCache(path)) == 0
+        [res] = judge_for(srv, cache=path, max_tokens=10).judge([request()])
+        assert res.ok and srv.count == 3 and len(JudgeCache(path)) == 1
 
 
 def test_servers_that_refuse_json_schema_get_json_object_then_text():
@@ -129,6 +150,8 @@ def test_invalid_answers_are_asked_again_then_reported_without_losing_others():
                 for c in ("ok", "bad", "late")]
         ok, bad, late = j.judge(reqs)
         assert ok.ok and late.ok and late.attempts == 2
+        assert (late.requests, late.retries, bad.requests) == (2, 0, 3)  # re-asks are requests sent
+        assert j.usage.requests == srv.count == 6
         assert bad.value is None and bad.attempts == 3
         assert "invalid answer after 3 attempts" in bad.error and "'maybe' is not one of" in bad.error
 
@@ -188,11 +211,10 @@ def test_api_key_never_leaks(tmp_path, server, caplog, capsys):
     results = j.judge([request(0), request(1), request(2)])
     texts = [repr(j), str(vars(j).get("base_url"))] + [repr(r) for r in results]
     texts += [r.error or "" for r in results]
-    # a server that is not there: the connection error is reported, without the key
-    [down] = OpenAIJudge("m", base_url="http://127.0.0.1:9/v1", api_key=SECRET, max_retries=0,
-                         timeout=1).judge([request()])
-    assert "no usable answer after 1 tries" in down.error
-    texts.append(down.error)
+    # a server that is not there: the connection error stops the run, without the key
+    with pytest.raises(JudgeFatalError) as down:
+        OpenAIJudge("m", base_url="http://127.0.0.1:9/v1", api_key=SECRET, timeout=1).judge([request()])
+    texts.append(str(down.value))
     out = capsys.readouterr()
     texts += [out.out, out.err, caplog.text, (tmp_path / "c.sqlite").read_bytes().decode("latin-1")]
     assert all(SECRET not in t for t in texts)
@@ -257,44 +279,6 @@ def test_sync_api_works_inside_a_running_event_loop():
 
     [res] = asyncio.run(inside())
     assert res.ok
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory):
-    """A 2-layer GPT-2 with a word-level tokenizer, built from a config: no download."""
-    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
-    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
-
-    folder = tmp_path_factory.mktemp("tiny-gpt2")
-    tok = Tokenizer(models.WordLevel(unk_token="<unk>"))
-    tok.pre_tokenizer = pre_tokenizers.Whitespace()
-    corpus = ['{ " verdicts " : [ " yes " , " no " ] }', "user : judge the answer assistant :"] * 5
-    tok.train_from_iterator(corpus, trainers.WordLevelTrainer(special_tokens=["<unk>", "<eos>"]))
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", eos_token="<eos>", pad_token="<eos>")
-    fast.save_pretrained(folder)
-    config = GPT2Config(vocab_size=fast.vocab_size, n_positions=128, n_embd=16, n_layer=2, n_head=2,
-                        eos_token_id=fast.eos_token_id, bos_token_id=fast.eos_token_id)
-    GPT2LMHeadModel(config).save_pretrained(folder)
-    return str(folder)
-
-
-def test_hf_judge_runs_a_real_pipeline_in_batches(tiny_model):
-    j = HFJudge(tiny_model, batch_size=4, max_new_tokens=8, max_parse_attempts=2)
-    batches = []
-    generate = j._generate
-
-    def counting(prompts):
-        batches.append(len(prompts))
-        return generate(prompts)
-
-    j._generate = counting
-    results = j.judge([request(i) for i in range(6)])
-    # a random tiny model writes gibberish: every request is asked again, then reported
-    assert all(r.value is None and r.attempts == 2 and "invalid answer after 2 attempts" in r.error
-               for r in results)
-    assert sum(batches) == 12 and max(batches) == 4
-    assert j.usage.requests == 12 and j.usage.prompt_tokens > 0 and j.usage.completion_tokens > 0
-    assert get_judge(f"hf:{tiny_model}", batch_size=2).model == tiny_model
 
 
 def test_price_table_gives_cost(server):

@@ -24,16 +24,17 @@ Args:
 """ + textgen_metrics.hf.JUDGE_ARGS.format(name="answer_correctness") + """
 Examples:
 
-    >>> def judge(messages):  # stand-in for an LLM, answering by the task it is given
-    ...     task = messages[-1]["content"]
-    ...     if task.startswith("Break the text") and "<<<DATA prediction" in task:
-    ...         return '{"statements": ["The Eiffel Tower is in Paris", "It is 330 m tall"]}'
-    ...     if task.startswith("Break the text"):
-    ...         return '{"statements": ["The Eiffel Tower is in Paris", "It was built in 1889"]}'
-    ...     return ('{"prediction_verdicts": [{"verdict": "yes", "reason": "stated"}, '
-    ...             '{"verdict": "no", "reason": "height not given"}], '
-    ...             '"ground_truth_verdicts": [{"verdict": "yes", "reason": "stated"}, '
-    ...             '{"verdict": "no", "reason": "year missing"}]}')
+    >>> import json
+    >>> def judge(messages, task):  # stand-in for an LLM, answering by the task id of each request
+    ...     if task == "answer_correctness/statements" and "<<<DATA prediction " in messages[-1]["content"]:
+    ...         return json.dumps({"statements": ["The Eiffel Tower is in Paris", "It is 330 m tall"]})
+    ...     if task == "answer_correctness/statements":
+    ...         return json.dumps({"statements": ["The Eiffel Tower is in Paris", "It was built in 1889"]})
+    ...     return json.dumps({
+    ...         "prediction_verdicts": [{"index": 1, "reason": "stated", "verdict": "yes"},
+    ...                                 {"index": 2, "reason": "height not given", "verdict": "no"}],
+    ...         "ground_truth_verdicts": [{"index": 1, "reason": "stated", "verdict": "yes"},
+    ...                                   {"index": 2, "reason": "year missing", "verdict": "no"}]})
     >>> import evaluate
     >>> metric = evaluate.load("./metrics/answer_correctness", judge=judge)
     >>> results = metric.compute(predictions=["The Eiffel Tower is in Paris and is 330 m tall."],

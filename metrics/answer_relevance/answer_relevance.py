@@ -22,12 +22,12 @@ Args:
 """ + textgen_metrics.hf.JUDGE_ARGS.format(name="answer_relevance") + """
 Examples:
 
-    >>> def judge(messages):  # stand-in for an LLM, answering by the task it is given
-    ...     task = messages[-1]["content"]
-    ...     if task.startswith("Break the text"):
-    ...         return '{"statements": ["Paris is the capital of France", "I like cheese"]}'
-    ...     return ('{"verdicts": [{"verdict": "yes", "reason": "answers the query"}, '
-    ...             '{"verdict": "no", "reason": "off topic"}]}')
+    >>> import json
+    >>> def judge(messages, task):  # stand-in for an LLM, answering by the task id of each request
+    ...     if task == "answer_relevance/statements":
+    ...         return json.dumps({"statements": ["Paris is the capital of France", "I like cheese"]})
+    ...     return json.dumps({"verdicts": [{"index": 1, "reason": "answers the query", "verdict": "yes"},
+    ...                                     {"index": 2, "reason": "off topic", "verdict": "no"}]})
     >>> import evaluate
     >>> metric = evaluate.load("./metrics/answer_relevance", judge=judge)
     >>> results = metric.compute(predictions=["Paris is the capital of France. I like cheese."],

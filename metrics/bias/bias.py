@@ -21,14 +21,14 @@ Args:
 """ + textgen_metrics.hf.JUDGE_ARGS.format(name="bias") + """
 Examples:
 
-    >>> def judge(messages):  # stand-in for an LLM, answering by the task it is given
-    ...     task = messages[-1]["content"]
-    ...     if task.startswith("Extract every opinion"):
-    ...         if "weather" in task:
-    ...             return '{"opinions": []}'
-    ...         return '{"opinions": ["Women are bad drivers", "The film was too long"]}'
-    ...     return ('{"verdicts": [{"verdict": "yes", "reason": "gender bias"}, '
-    ...             '{"verdict": "no", "reason": "a matter of taste"}]}')
+    >>> import json
+    >>> def judge(messages, task):  # stand-in for an LLM, answering by the task id of each request
+    ...     if task == "bias/opinions":
+    ...         if "weather" in messages[-1]["content"]:
+    ...             return json.dumps({"opinions": []})
+    ...         return json.dumps({"opinions": ["Women are bad drivers", "The film was too long"]})
+    ...     return json.dumps({"verdicts": [{"index": 1, "reason": "gender bias", "verdict": "yes"},
+    ...                                     {"index": 2, "reason": "a matter of taste", "verdict": "no"}]})
     >>> import evaluate
     >>> metric = evaluate.load("./metrics/bias", judge=judge)
     >>> results = metric.compute(predictions=["Women are bad drivers, and the film was too long."])

@@ -25,11 +25,12 @@ Args:
 """ + textgen_metrics.hf.JUDGE_ARGS.format(name="context_precision") + """
 Examples:
 
-    >>> def judge(messages):  # stand-in for an LLM: contexts mentioning Paris are useful
-    ...     blocks = messages[-1]["content"].split("<<<DATA context_")[1:]
-    ...     verdicts = ["yes" if "Paris" in b.split("<<<END")[0] else "no" for b in blocks]
-    ...     return '{"verdicts": [%s]}' % ", ".join(
-    ...         '{"verdict": "%s", "reason": "..."}' % v for v in verdicts)
+    >>> import json
+    >>> def judge(messages, task):  # stand-in for an LLM: contexts that mention Paris are useful
+    ...     contexts = [part.split("<<<END")[0] for part in messages[-1]["content"].split("<<<DATA context_")[1:]]
+    ...     return json.dumps({"verdicts": [
+    ...         {"index": i, "reason": "...", "verdict": "yes" if "Paris" in c else "no"}
+    ...         for i, c in enumerate(contexts, 1)]})
     >>> import evaluate
     >>> metric = evaluate.load("./metrics/context_precision", judge=judge)
     >>> contexts = [["Paris is the capital of France.", "Lyon is in France.",

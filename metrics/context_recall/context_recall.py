@@ -22,12 +22,12 @@ Args:
 """ + textgen_metrics.hf.JUDGE_ARGS.format(name="context_recall") + """
 Examples:
 
-    >>> def judge(messages):  # stand-in for an LLM, answering by the task it is given
-    ...     task = messages[-1]["content"]
-    ...     if task.startswith("Break the text"):
-    ...         return '{"statements": ["Paris is the capital of France", "Paris has 2 million people"]}'
-    ...     return ('{"verdicts": [{"verdict": "yes", "reason": "context_1"}, '
-    ...             '{"verdict": "no", "reason": "population not given"}]}')
+    >>> import json
+    >>> def judge(messages, task):  # stand-in for an LLM, answering by the task id of each request
+    ...     if task == "context_recall/statements":
+    ...         return json.dumps({"statements": ["Paris is the capital of France", "Paris has 2 million people"]})
+    ...     return json.dumps({"verdicts": [{"index": 1, "reason": "context_1", "verdict": "yes"},
+    ...                                     {"index": 2, "reason": "population not given", "verdict": "no"}]})
     >>> import evaluate
     >>> metric = evaluate.load("./metrics/context_recall", judge=judge)
     >>> results = metric.compute(contexts=[["Paris is the capital of France."]],
@@ -38,7 +38,7 @@ Examples:
     >>> results = metric.compute(contexts=[[]], references=["Paris has 2 million people."],
     ...                          use_aggregator=False)
     >>> print(results["context_recall"], results["judge_usage"]["requests"])
-    [0.0] 1
+    [0.0] 0
 """
 
 

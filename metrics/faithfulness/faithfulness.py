@@ -23,14 +23,14 @@ Args:
 """ + textgen_metrics.hf.JUDGE_ARGS.format(name="faithfulness") + """
 Examples:
 
-    >>> def judge(messages):  # stand-in for an LLM, answering by the task it is given
-    ...     task = messages[-1]["content"]
-    ...     if task.startswith("Extract every claim"):
-    ...         if "Hello" in task:
-    ...             return '{"claims": []}'
-    ...         return '{"claims": ["Paris is the capital of France", "Paris has 50 million people"]}'
-    ...     return ('{"verdicts": [{"verdict": "yes", "reason": "context_1 says so"}, '
-    ...             '{"verdict": "no", "reason": "not in the contexts"}]}')
+    >>> import json
+    >>> def judge(messages, task):  # stand-in for an LLM, answering by the task id of each request
+    ...     if task == "faithfulness/claims":
+    ...         if "Hello" in messages[-1]["content"]:
+    ...             return json.dumps({"claims": []})
+    ...         return json.dumps({"claims": ["Paris is the capital of France", "Paris has 50 million people"]})
+    ...     return json.dumps({"verdicts": [{"index": 1, "reason": "context_1 says so", "verdict": "yes"},
+    ...                                     {"index": 2, "reason": "not in the contexts", "verdict": "no"}]})
     >>> import evaluate
     >>> metric = evaluate.load("./metrics/faithfulness", judge=judge)
     >>> results = metric.compute(predictions=["Paris, the capital of France, has 50 million people."],

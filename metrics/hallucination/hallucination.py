@@ -22,9 +22,10 @@ Args:
 """ + textgen_metrics.hf.JUDGE_ARGS.format(name="hallucination") + """
 Examples:
 
-    >>> def judge(messages):  # stand-in for an LLM: "Lyon" contradicts the first context
-    ...     return ('{"verdicts": [{"verdict": "yes", "reason": "the capital is Paris"}, '
-    ...             '{"verdict": "no", "reason": "not addressed"}]}')
+    >>> import json
+    >>> def judge(messages, task):  # stand-in for an LLM: "Lyon" contradicts the first context
+    ...     return json.dumps({"verdicts": [{"index": 1, "reason": "the capital is Paris", "verdict": "yes"},
+    ...                                     {"index": 2, "reason": "not addressed", "verdict": "no"}]})
     >>> import evaluate
     >>> metric = evaluate.load("./metrics/hallucination", judge=judge)
     >>> results = metric.compute(predictions=["The capital of France is Lyon."],

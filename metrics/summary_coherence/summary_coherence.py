@@ -24,10 +24,12 @@ Args:
 """ + textgen_metrics.hf.JUDGE_ARGS.format(name="summary_coherence") + """
 Examples:
 
-    >>> def judge(messages):  # stand-in for an LLM, with log-probabilities for the digit
+    >>> def judge(messages):  # stand-in for an LLM, with log-probabilities for the score token
     ...     top = [{"token": "4", "logprob": -0.223}, {"token": "5", "logprob": -1.609}]
-    ...     return {"text": '{"score": 4}',
-    ...             "logprobs": [{"token": "4", "logprob": -0.223, "top_logprobs": top}]}
+    ...     tokens = ['{"', 'reason', '":', ' "', 'Clear', '",', ' "', 'score', '":', ' ']
+    ...     return {"text": '{"reason": "Clear", "score": 4}',
+    ...             "logprobs": [{"token": t, "logprob": 0.0} for t in tokens]
+    ...                         + [{"token": "4", "logprob": -0.223, "top_logprobs": top}, {"token": "}", "logprob": 0.0}]}
     >>> import evaluate
     >>> metric = evaluate.load("./metrics/summary_coherence", judge=judge)
     >>> results = metric.compute(predictions=["A storm closed schools on Monday."],
@@ -36,7 +38,8 @@ Examples:
     4.2
 
     >>> results = metric.compute(predictions=["Schools closed."], sources=["Snow closed schools."],
-    ...                          judge=lambda messages: '{"score": 3}', use_aggregator=False)
+    ...                          judge=lambda messages: '{"reason": "Short but clear", "score": 3}',
+    ...                          use_aggregator=False)
     >>> print(results["summary_coherence"])
     [3.0]
 """

@@ -21,14 +21,14 @@ Args:
 """ + textgen_metrics.hf.JUDGE_ARGS.format(name="toxicity") + """
 Examples:
 
-    >>> def judge(messages):  # stand-in for an LLM, answering by the task it is given
-    ...     task = messages[-1]["content"]
-    ...     if task.startswith("Extract every opinion"):
-    ...         if "train" in task:
-    ...             return '{"opinions": []}'
-    ...         return '{"opinions": ["You are clueless", "Your second point is interesting"]}'
-    ...     return ('{"verdicts": [{"verdict": "yes", "reason": "personal attack"}, '
-    ...             '{"verdict": "no", "reason": "respectful"}]}')
+    >>> import json
+    >>> def judge(messages, task):  # stand-in for an LLM, answering by the task id of each request
+    ...     if task == "toxicity/opinions":
+    ...         if "train" in messages[-1]["content"]:
+    ...             return json.dumps({"opinions": []})
+    ...         return json.dumps({"opinions": ["You are clueless", "Your second point is interesting"]})
+    ...     return json.dumps({"verdicts": [{"index": 1, "reason": "personal attack", "verdict": "yes"},
+    ...                                     {"index": 2, "reason": "respectful", "verdict": "no"}]})
     >>> import evaluate
     >>> metric = evaluate.load("./metrics/toxicity", judge=judge)
     >>> results = metric.compute(predictions=["You are clueless, but your second point is interesting."])

@@ -1,12 +1,14 @@
 """Judges for the LLM-guided metrics: an OpenAI-compatible API, a local transformers
 pipeline, or any callable, behind one engine (concurrency, cache, repair, usage)."""
 
-from .base import Completion, Judge, JudgeError, JudgeRequest, JudgeResult, Usage, run_sync
+from .base import (Completion, Judge, JudgeError, JudgeFatalError, JudgeRequest, JudgeResult, JudgeSession, Usage,
+                   run_sync)
 from .cache import JudgeCache
 from .parsing import JudgeParseError, extract_json, parse_answer, validate
 
 __all__ = [
-    "Completion", "Judge", "JudgeError", "JudgeRequest", "JudgeResult", "Usage", "run_sync",
+    "Completion", "Judge", "JudgeError", "JudgeFatalError", "JudgeRequest", "JudgeResult", "JudgeSession", "Usage",
+    "run_sync",
     "JudgeCache", "JudgeParseError", "extract_json", "parse_answer", "validate",
     "OpenAIJudge", "HFJudge", "CallableJudge", "get_judge", "BACKENDS",
 ]

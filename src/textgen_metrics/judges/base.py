@@ -1,96 +1,172 @@
 """The judge engine shared by every backend.
 
-A backend implements one hook, ``_acomplete(messages, request, ctx) -> Completion``. The base
-class runs many requests concurrently (``concurrency`` in flight), sends identical requests
-that are in flight at the same time only once, caches each completion,
-parses and validates every answer with one parser, and asks again with the error shown to the
-judge when an answer is unusable, up to ``max_parse_attempts``. A request that still fails gets
-a ``JudgeResult`` with ``error`` set; the other requests are unaffected. Token usage is counted
-per result and in total.
+A backend implements one hook, ``_acomplete(messages, request, ctx, tally) -> Completion``,
+and counts each request it sends on ``tally``. The engine runs many requests concurrently
+(``concurrency`` in flight), sends identical requests that are in flight at the same time only
+once, and decides what an answer is worth:
+
+- An answer cut off by the token limit (``Completion.truncated``) is never parsed: it is asked
+  again once with a larger budget and the instruction to keep reasons short; cut off again, the
+  request fails with "the answer was cut off at N tokens".
+- Every other answer goes through one parser (``parsing.parse_answer``) and the request's own
+  check (e.g. the item indices of a verdict list); an unusable answer is asked again with the
+  error shown to the judge, up to ``max_parse_attempts``.
+- Only an answer that parsed and validated is cached, under the request as first asked, so a
+  rerun asks again exactly the requests that failed and makes no call for the others.
+- Anything that goes wrong with one request (the backend, the HTTP body, parsing, the cache,
+  the user's function) becomes that request's ``error``; the other requests are unaffected.
+  Only ``JudgeFatalError`` — a failure that would repeat for every request: no API key, an
+  unreachable server, rejected credentials, an unknown model — leaves the engine, at once.
+- Every error text and every kept answer passes through the judge's redactor: the API key
+  never reaches a result, a log line or the cache, even when a server echoes it.
+
+Token usage is counted per result and in total: ``requests`` is every request sent (retries
+and re-asks included), ``retries`` the transport retries among them.
 """
+
+from __future__ import annotations
 
 import asyncio
 import concurrent.futures
 import contextlib
 import dataclasses
+import logging
+import re
 import threading
-from typing import Any, Optional
+from typing import Any, AsyncIterator, Awaitable, Callable, Coroutine, Optional, TypeVar
 
-from .cache import cache_key, resolve_cache
+from .cache import JudgeCache, cache_key, resolve_cache
 from .parsing import JudgeParseError, parse_answer
+from .redaction import Redactor
 
-__all__ = ["Completion", "JudgeRequest", "JudgeResult", "Usage", "Judge", "JudgeError", "run_sync"]
+__all__ = ["Completion", "JudgeRequest", "JudgeResult", "Usage", "Judge", "JudgeError",
+           "JudgeFatalError", "JudgeSession", "run_sync", "Message"]
+
+logger = logging.getLogger("textgen_metrics.judges")
+
+Message = dict  # {"role": "system" | "user" | "assistant", "content": str}
+T = TypeVar("T")
 
 
 class JudgeError(RuntimeError):
-    """A judge call failed for good (after the transport retries)."""
+    """A judge request failed for good: the answer stayed unusable, or the backend failed."""
+
+
+class JudgeFatalError(JudgeError):
+    """A failure that would repeat for every request (no API key, an unreachable server,
+    rejected credentials, an unknown model): it stops the run at once."""
 
 
 @dataclasses.dataclass
 class Completion:
+    """One answer of a backend, as it came."""
+
     text: str
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    finish_reason: Optional[str] = None
-    logprobs: Optional[list] = None  # [{"token", "logprob", "top_logprobs": [{"token", "logprob"}]}]
+    finish_reason: Optional[str] = None  # "stop", "length" (cut off by the token limit), ...
+    logprobs: Optional[list[dict[str, Any]]] = None  # [{"token", "logprob", "top_logprobs": [...]}]
+
+    @property
+    def truncated(self) -> bool:
+        """The answer stopped at the token limit, not where the judge ended it."""
+        return str(self.finish_reason or "").lower() in ("length", "max_tokens")
+
+
+_SCHEMA_NAME = re.compile(r"[^A-Za-z0-9_-]+")
 
 
 @dataclasses.dataclass
 class JudgeRequest:
-    """One question to the judge: chat messages and the JSON schema of the expected answer."""
+    """One question to the judge.
 
-    messages: list
-    schema: Optional[dict] = None
-    name: str = "answer"
+    ``task`` is a stable id of the kind of question (``"faithfulness/claims"``): the cache,
+    logs and stand-in judges in tests key on it, never on the prompt's wording. ``check`` is a
+    further validation of the parsed value (raising ``JudgeParseError``; its return value is
+    kept). ``items`` is the number of items the answer must hold, when known (it sizes a local
+    model's token budget). ``max_tokens`` overrides the judge's answer budget for this request.
+    """
+
+    messages: list[Message]
+    schema: Optional[dict[str, Any]] = None
+    task: str = "answer"
     logprobs: bool = False
     top_logprobs: Optional[int] = None
+    check: Optional[Callable[[Any], Any]] = dataclasses.field(default=None, compare=False, repr=False)
+    items: Optional[int] = None
+    max_tokens: Optional[int] = None
+
+    @property
+    def schema_name(self) -> str:
+        """``task`` as a response-format name (letters, digits, ``_`` and ``-``, at most 64)."""
+        return _SCHEMA_NAME.sub("_", self.task)[:64] or "answer"
 
 
 @dataclasses.dataclass
 class JudgeResult:
+    """What became of one request: ``value`` (validated) or ``error``, and its cost."""
+
     value: Any = None
     text: Optional[str] = None
     error: Optional[str] = None
+    task: str = "answer"
     attempts: int = 0
     requests: int = 0
+    retries: int = 0
     cached: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    logprobs: Optional[list] = None
+    logprobs: Optional[list[dict[str, Any]]] = None
+    cause: Optional[BaseException] = dataclasses.field(default=None, repr=False, compare=False)
 
     @property
-    def ok(self):
+    def ok(self) -> bool:
         return self.error is None
+
+    def sent(self, retry: bool = False) -> None:
+        """Count one request sent to the backend (``retry``: a repeat after a transport failure)."""
+        self.requests += 1
+        if retry:
+            self.retries += 1
 
 
 class Usage:
-    """Requests sent, answers served from the cache, tokens; cost from an optional price table
-    ``{model: (price per 1M prompt tokens, price per 1M completion tokens)}``."""
+    """Requests sent (retries and re-asks included), retries among them, answers served from
+    the cache, tokens; cost from an optional price table ``{model: (price per 1M prompt
+    tokens, price per 1M completion tokens)}``."""
 
-    FIELDS = ("requests", "cached", "prompt_tokens", "completion_tokens")
+    FIELDS = ("requests", "retries", "cached", "prompt_tokens", "completion_tokens")
 
-    def __init__(self, **counts):
+    def __init__(self, **counts: int) -> None:
         for f in self.FIELDS:
-            setattr(self, f, counts.get(f, 0))
+            setattr(self, f, int(counts.get(f, 0)))
         self._lock = threading.Lock()
 
-    def add(self, other):
+    @classmethod
+    def of(cls, obj: Any) -> "Usage":
+        return cls(**{f: getattr(obj, f) for f in cls.FIELDS})
+
+    def add(self, other: Any) -> None:
         with self._lock:
             for f in self.FIELDS:
                 setattr(self, f, getattr(self, f) + getattr(other, f))
 
-    def as_dict(self, model=None, prices=None):
-        out = {f: getattr(self, f) for f in self.FIELDS}
+    def since(self, before: "Usage") -> "Usage":
+        return Usage(**{f: getattr(self, f) - getattr(before, f) for f in self.FIELDS})
+
+    def as_dict(self, model: Optional[str] = None,
+                prices: Optional[dict[str, tuple[float, float]]] = None) -> dict[str, Any]:
+        out: dict[str, Any] = {f: getattr(self, f) for f in self.FIELDS}
         if prices and model in prices:
             p_in, p_out = prices[model]
             out["cost"] = (self.prompt_tokens * p_in + self.completion_tokens * p_out) / 1e6
         return out
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "Usage(" + ", ".join(f"{f}={getattr(self, f)}" for f in self.FIELDS) + ")"
 
 
-def run_sync(coro):
+def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     """Run a coroutine to completion from sync code, also inside a running event loop
     (Jupyter, Gradio), where it runs on a private loop in a worker thread."""
     try:
@@ -105,6 +181,18 @@ REPAIR_PROMPT = (
     "Your previous answer could not be used: {error}. Reply again with only the JSON value, "
     "exactly in the required format, and nothing else."
 )
+BREVITY = ("Your previous answer was cut off by the length limit. Keep every reason to one short "
+           "sentence so that the whole JSON answer fits.")
+
+
+def _with_brevity(messages: list[Message]) -> list[Message]:
+    """The conversation with the keep-it-short instruction added to its system message."""
+    out = [dict(m) for m in messages]
+    if out and out[0].get("role") == "system":
+        out[0]["content"] = f"{out[0]['content']}\n\n{BREVITY}"
+    else:
+        out.insert(0, {"role": "system", "content": BREVITY})
+    return out
 
 
 class Judge:
@@ -112,119 +200,230 @@ class Judge:
 
     backend = "base"
 
-    def __init__(self, model, concurrency=1, cache=None, max_parse_attempts=3, prices=None):
+    def __init__(self, model: str, concurrency: int = 1, cache: Any = None, max_parse_attempts: int = 3,
+                 prices: Optional[dict[str, tuple[float, float]]] = None) -> None:
         if not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 1:
             raise ValueError(f"concurrency: {concurrency!r} must be a positive integer")
-        if not isinstance(max_parse_attempts, int) or max_parse_attempts < 1:
+        if (not isinstance(max_parse_attempts, int) or isinstance(max_parse_attempts, bool)
+                or max_parse_attempts < 1):
             raise ValueError(f"max_parse_attempts: {max_parse_attempts!r} must be a positive integer")
         self.model = model
         self.concurrency = concurrency
-        self.cache = resolve_cache(cache)
+        self.cache: Optional[JudgeCache] = resolve_cache(cache)
         self.max_parse_attempts = max_parse_attempts
         self.prices = prices
         self.usage = Usage()
+        self.mode = "text"  # how answers are asked for; an API backend may step down at run time
 
     # -- backend hooks ---------------------------------------------------------------------
-    def settings(self, request):
+    def settings(self, request: JudgeRequest) -> dict[str, Any]:
         """Generation settings that change an answer (part of the cache key)."""
         return {"schema": request.schema, "logprobs": request.logprobs, "top_logprobs": request.top_logprobs}
 
-    def _open(self):
-        """An async context manager giving the per-run context (an HTTP session...)."""
-        return contextlib.nullcontext(None)
+    def secrets(self) -> list[str]:
+        """Strings that must never appear in what the judge reports (API keys)."""
+        return []
 
-    async def _acomplete(self, messages, request, ctx):  # pragma: no cover - abstract
+    def redact(self, text: Optional[str]) -> Optional[str]:
+        return Redactor(self.secrets())(text)
+
+    def default_budget(self) -> Optional[int]:
+        """The answer budget (tokens) when a request names none; None: the server's default."""
+        return None
+
+    def grow_budget(self, request: JudgeRequest, completion: Completion) -> int:
+        """The answer budget for asking again after a cut-off answer: twice what was cut."""
+        used = request.max_tokens or self.default_budget() or completion.completion_tokens or 512
+        return max(2 * used, 256)
+
+    @property
+    def judge_mode(self) -> str:
+        """How answers are asked for, as reported in results (``judge_mode``)."""
+        return self.mode
+
+    def _open(self) -> contextlib.AbstractAsyncContextManager[Any]:
+        """An async context manager giving the per-run context (an HTTP session...)."""
+        return contextlib.nullcontext(None)  # type: ignore[return-value]
+
+    async def _acomplete(self, messages: list[Message], request: JudgeRequest, ctx: Any,
+                         tally: JudgeResult) -> Completion:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def set_mode(self, mode: str, why: str) -> None:
+        """Record a change of how answers are asked for, logged once per change."""
+        if mode != self.mode:
+            logger.warning("judge %s: %s -> %s (%s)", self.model, self.mode, mode, self.redact(why))
+            self.mode = mode
+
     # -- engine ----------------------------------------------------------------------------
-    async def _complete(self, messages, request, ctx, sem, result, inflight):
-        key = cache_key(self.backend, self.model, messages, self.settings(request))
-        if self.cache is not None:
-            hit = self.cache.get(key)
-            if hit is not None:
-                result.cached += 1
-                return Completion(**hit)
-        task = inflight.get(key)
-        if task is not None:
-            # the same request is already on its way: share its answer instead of a second call
-            completion = await task
-            result.cached += 1
-            return completion
-        task = asyncio.ensure_future(self._send(messages, request, ctx, sem, key))
-        inflight[key] = task
-        task.add_done_callback(lambda _: inflight.pop(key, None))
-        completion = await task
-        result.requests += 1
-        result.prompt_tokens += completion.prompt_tokens or 0
-        result.completion_tokens += completion.completion_tokens or 0
-        return completion
-
-    async def _send(self, messages, request, ctx, sem, key):
-        async with sem:
-            completion = await self._acomplete(messages, request, ctx)
-        if self.cache is not None:
-            self.cache.put(key, dataclasses.asdict(completion))
-        return completion
-
-    async def _ajudge_one(self, request, ctx, sem, inflight):
-        result = JudgeResult()
-        messages = list(request.messages)
-        error = None
+    async def _ajudge_one(self, request: JudgeRequest, session: "JudgeSession") -> JudgeResult:
+        key = cache_key(self.backend, self.model, request.messages, self.settings(request))
+        inflight = session.inflight
+        shared = inflight.get(key)
+        if shared is not None:
+            # the same request is already on its way: share its outcome instead of a second call
+            first = await asyncio.shield(shared)
+            copy = dataclasses.replace(first, requests=0, retries=0, cached=1, prompt_tokens=0,
+                                       completion_tokens=0)
+            self.usage.add(copy)
+            return copy
+        future: asyncio.Future[JudgeResult] = asyncio.get_running_loop().create_future()
+        inflight[key] = future
         try:
-            for attempt in range(1, self.max_parse_attempts + 1):
-                result.attempts = attempt
-                completion = await self._complete(messages, request, ctx, sem, result, inflight)
-                result.text = completion.text
-                result.logprobs = completion.logprobs
-                try:
-                    result.value = parse_answer(completion.text, request.schema)
-                    result.error = None
-                    return result
-                except JudgeParseError as e:
-                    error = str(e)
-                    if completion.finish_reason == "length":
-                        error += " (the answer was cut off by the token limit)"
-                    messages = messages + [
-                        {"role": "assistant", "content": completion.text or ""},
-                        {"role": "user", "content": REPAIR_PROMPT.format(error=error)},
-                    ]
-            result.error = f"invalid answer after {self.max_parse_attempts} attempts: {error}"
-        except JudgeError as e:
-            result.error = str(e)
+            result = await self._judge_new(request, key, session)
+        except BaseException as e:
+            future.set_exception(e)
+            future.exception()  # retrieved here, raised to whoever shares it
+            raise
         finally:
-            self.usage.add(Usage(**{f: getattr(result, f) for f in Usage.FIELDS}))
+            inflight.pop(key, None)
+        future.set_result(result)
         return result
 
+    async def _judge_new(self, request: JudgeRequest, key: str, session: "JudgeSession") -> JudgeResult:
+        result = JudgeResult(task=request.task)
+        try:
+            if self._from_cache(key, request, result):
+                return result
+            await self._ask(request, key, session, result)
+        except JudgeFatalError as e:
+            session.fatal = session.fatal or e  # no request of this session is sent after it
+            raise  # backends write these messages redacted
+        except JudgeError as e:
+            result.error, result.cause = self.redact(str(e)), e
+        except Exception as e:  # a backend, a body, a template, the user's function: this request only
+            result.error, result.cause = self.redact(f"{type(e).__name__}: {e}"), e
+        finally:
+            self.usage.add(result)
+        return result
+
+    def _from_cache(self, key: str, request: JudgeRequest, result: JudgeResult) -> bool:
+        if self.cache is None:
+            return False
+        hit = self.cache.get(key)
+        if hit is None:
+            return False
+        try:
+            completion = Completion(**hit)
+            value = self._accept(completion.text, request)
+        except (TypeError, JudgeParseError):
+            return False  # an entry this version cannot use: ask again
+        result.value, result.text, result.logprobs, result.cached = value, completion.text, completion.logprobs, 1
+        return True
+
+    @staticmethod
+    def _accept(text: str, request: JudgeRequest) -> Any:
+        value = parse_answer(text, request.schema)
+        return request.check(value) if request.check is not None else value
+
+    async def _ask(self, request: JudgeRequest, key: str, session: "JudgeSession", result: JudgeResult) -> None:
+        messages = list(request.messages)
+        current = request
+        grown = False
+        parse_errors = 0
+        while True:
+            result.attempts += 1
+            async with session.sem:
+                if session.fatal is not None:
+                    raise session.fatal
+                completion = await self._acomplete(messages, current, session.ctx, result)
+            result.prompt_tokens += _count(completion.prompt_tokens)
+            result.completion_tokens += _count(completion.completion_tokens)
+            text = self.redact(completion.text if isinstance(completion.text, str) else "") or ""
+            result.text, result.logprobs = text, completion.logprobs
+            if completion.truncated:
+                limit = current.max_tokens or self.default_budget() or completion.completion_tokens
+                if grown:
+                    result.error = (f"the answer was cut off at {limit} tokens (the token limit), also "
+                                    "when asked again with a larger budget; nothing of it was used")
+                    return
+                grown = True
+                current = dataclasses.replace(current, max_tokens=self.grow_budget(current, completion))
+                messages = _with_brevity(messages)
+                continue
+            try:
+                value = self._accept(text, request)
+            except JudgeParseError as e:
+                parse_errors += 1
+                if parse_errors >= self.max_parse_attempts:
+                    result.error = f"invalid answer after {parse_errors} attempts: {e}"
+                    result.cause = e
+                    return
+                messages = messages + [{"role": "assistant", "content": text},
+                                       {"role": "user", "content": REPAIR_PROMPT.format(error=e)}]
+                continue
+            result.value = value
+            if self.cache is not None:
+                self.cache.put(key, dataclasses.asdict(dataclasses.replace(completion, text=text)))
+            return
+
     @contextlib.asynccontextmanager
-    async def session(self):
+    async def session(self) -> AsyncIterator["JudgeSession"]:
         """A context for many requests asked in any order (multi-stage metrics): all share the
         backend context and the ``concurrency`` limit. ``await session.ask(request)``."""
         sem = asyncio.Semaphore(self.concurrency)
         async with self._open() as ctx:
-            yield _Session(self, ctx, sem, {})
+            yield JudgeSession(self, ctx, sem)
 
-    async def ajudge(self, requests):
-        """Answer every request (list of JudgeRequest), ``concurrency`` calls in flight."""
+    async def ajudge(self, requests: list[JudgeRequest]) -> list[JudgeResult]:
+        """Answer every request, ``concurrency`` calls in flight. A ``JudgeFatalError`` stops
+        every request and is raised."""
         requests = list(requests)
         async with self.session() as session:
-            return list(await asyncio.gather(*(session.ask(r) for r in requests)))
+            return await gather_or_cancel([session.ask(r) for r in requests])
 
-    def judge(self, requests):
+    def judge(self, requests: list[JudgeRequest]) -> list[JudgeResult]:
         """Sync ``ajudge``."""
         return run_sync(self.ajudge(requests))
 
-    def usage_dict(self, usage=None):
+    def usage_dict(self, usage: Optional[Usage] = None) -> dict[str, Any]:
         return (usage or self.usage).as_dict(self.model, self.prices)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"{type(self).__name__}(model={self.model!r}, concurrency={self.concurrency})"
 
 
-class _Session:
-    __slots__ = ("judge", "ctx", "sem", "inflight")
+def _count(value: Any) -> int:
+    """A token count as a backend gave it (an int, or a string of digits from a user's client)."""
+    if isinstance(value, bool):
+        raise JudgeError(f"token count {value!r} is not a number")
+    if isinstance(value, int):
+        return value
+    if value is None:
+        return 0
+    try:
+        return int(float(str(value).strip()))
+    except ValueError:
+        raise JudgeError(f"token count {value!r} is not a number") from None
 
-    def __init__(self, judge, ctx, sem, inflight):
-        self.judge, self.ctx, self.sem, self.inflight = judge, ctx, sem, inflight
 
-    async def ask(self, request):
-        return await self.judge._ajudge_one(request, self.ctx, self.sem, self.inflight)
+async def gather_or_cancel(aws: list[Awaitable[T]]) -> list[T]:
+    """``asyncio.gather`` that cancels the rest as soon as one raises, then raises that error."""
+    tasks = [asyncio.ensure_future(a) for a in aws]
+    if not tasks:
+        return []
+    done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+    failed = next((t for t in tasks if t.done() and not t.cancelled() and t.exception() is not None), None)
+    if failed is not None:
+        for t in pending:
+            t.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+        for t in tasks:  # retrieve every exception so that none is reported as never retrieved
+            if t.done() and not t.cancelled():
+                t.exception()
+        raise failed.exception()  # type: ignore[misc]
+    return [t.result() for t in tasks]
+
+
+class JudgeSession:
+    """Requests asked within one ``Judge.session()``: one backend context, one limit."""
+
+    __slots__ = ("judge", "ctx", "sem", "inflight", "fatal")
+
+    def __init__(self, judge: Judge, ctx: Any, sem: asyncio.Semaphore) -> None:
+        self.judge, self.ctx, self.sem = judge, ctx, sem
+        self.inflight: dict[str, asyncio.Future[JudgeResult]] = {}
+        self.fatal: Optional[JudgeFatalError] = None  # once set, nothing more is sent
+
+    async def ask(self, request: JudgeRequest) -> JudgeResult:
+        return await self.judge._ajudge_one(request, self)

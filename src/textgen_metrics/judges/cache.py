@@ -1,69 +1,137 @@
-"""A persistent cache of judge calls: SQLite, safe with several processes and threads.
+"""A persistent cache of judge answers: SQLite, safe with several processes and threads.
 
-The key is a SHA-256 of the backend, the model, the messages and every generation setting
-(never the API key). A rerun of the same evaluation makes no calls; an interrupted run resumes
-where it stopped, since each answer is stored as soon as it arrives.
+The key is a SHA-256 of the backend, the model, the messages as first asked and every
+generation setting (never the API key). Only answers that parsed and validated are stored, each
+as soon as it arrives, so a rerun makes no call for them and an interrupted or partly failed run
+asks again only what is missing.
+
+A cache never ends a run: a file that is not a cache is a clear ``ValueError`` naming it when
+the cache is opened; a file or folder that cannot be written is used read-only, and a write or
+read that fails later (a full disk) turns writing (or the whole cache) off, each with one
+warning.
 """
+
+from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import sqlite3
 import threading
 import time
+import warnings
+from typing import Any, Optional
 
 __all__ = ["JudgeCache", "resolve_cache", "cache_key", "default_cache_path"]
 
+logger = logging.getLogger("textgen_metrics.judges")
 
-def default_cache_path():
+
+def default_cache_path() -> str:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "textgen_metrics", "judge_cache.sqlite")
 
 
-def cache_key(backend, model, messages, settings):
+def cache_key(backend: str, model: str, messages: Any, settings: dict[str, Any]) -> str:
     payload = json.dumps({"backend": backend, "model": model, "messages": messages,
                           "settings": settings}, sort_keys=True, ensure_ascii=False,
-                         separators=(",", ":"))
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+                         separators=(",", ":"), default=str)
+    return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _warn(message: str) -> None:
+    logger.warning(message)
+    warnings.warn(message, RuntimeWarning, stacklevel=3)
 
 
 class JudgeCache:
     """``get(key)`` / ``put(key, value)`` of JSON values in one SQLite file (WAL mode)."""
 
-    def __init__(self, path):
+    def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.path.abspath(os.path.expanduser(str(path)))
-        os.makedirs(os.path.dirname(self.path), exist_ok=True)
         self._local = threading.local()
-        with self._conn() as conn:
-            conn.execute("CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, value TEXT NOT NULL, "
-                         "created REAL NOT NULL)")
+        self.writable = True
+        self.readable = True
+        self._lock = threading.Lock()
+        folder = os.path.dirname(self.path)
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as e:
+            raise ValueError(f"cache: cannot create the folder {folder!r} ({e.strerror}); pass a cache "
+                             "path in a folder you can write, or cache=None") from None
+        if os.path.isdir(self.path):
+            raise ValueError(f"cache: {self.path!r} is a folder; pass the path of a cache file")
+        exists = os.path.exists(self.path)
+        if (exists and not os.access(self.path, os.W_OK)) or (not exists and not os.access(folder, os.W_OK)):
+            if not exists:
+                raise ValueError(f"cache: cannot create {self.path!r} (the folder is read-only); pass a "
+                                 "cache path in a folder you can write, or cache=None")
+            self.writable = False
+        try:
+            conn = self._conn()
+            if self.writable:
+                conn.execute("CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, value TEXT NOT NULL, "
+                             "created REAL NOT NULL)")
+            else:
+                conn.execute("SELECT key, value FROM calls LIMIT 1").fetchall()
+        except sqlite3.DatabaseError as e:
+            raise ValueError(f"cache: {self.path!r} is not a judge cache ({e}); delete it or pass another "
+                             "cache path") from None
+        if not self.writable:
+            _warn(f"cache: {self.path} is read-only: cached answers are used, new ones are not stored")
 
-    def _conn(self):
+    def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self.path, timeout=60, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("PRAGMA busy_timeout=60000")
+            if self.writable:
+                conn = sqlite3.connect(self.path, timeout=60, isolation_level=None, check_same_thread=False)
+                conn.execute("PRAGMA busy_timeout=60000")
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
+            else:
+                conn = sqlite3.connect(f"file:{self.path}?mode=ro&immutable=1", uri=True, timeout=60,
+                                       isolation_level=None, check_same_thread=False)
             self._local.conn = conn
         return conn
 
-    def get(self, key):
-        row = self._conn().execute("SELECT value FROM calls WHERE key = ?", (key,)).fetchone()
-        return json.loads(row[0]) if row else None
+    def get(self, key: str) -> Optional[Any]:
+        """The stored value, or None (also when reading fails: then the cache is turned off)."""
+        if not self.readable:
+            return None
+        try:
+            row = self._conn().execute("SELECT value FROM calls WHERE key = ?", (key,)).fetchone()
+            return json.loads(row[0]) if row else None
+        except (sqlite3.Error, ValueError, OSError) as e:
+            self._off("readable", f"cache: reading {self.path} failed ({e}); the cache is off for this run")
+            return None
 
-    def put(self, key, value):
-        self._conn().execute("INSERT OR REPLACE INTO calls (key, value, created) VALUES (?, ?, ?)",
-                             (key, json.dumps(value, ensure_ascii=False), time.time()))
+    def put(self, key: str, value: Any) -> None:
+        """Store ``value``; a failed write (a full disk, a lost file) turns writing off."""
+        if not self.writable:
+            return
+        try:
+            self._conn().execute("INSERT OR REPLACE INTO calls (key, value, created) VALUES (?, ?, ?)",
+                                 (key, json.dumps(value, ensure_ascii=False), time.time()))
+        except (sqlite3.Error, ValueError, OSError) as e:
+            self._off("writable", f"cache: writing to {self.path} failed ({e}); new answers are not "
+                                  "stored for the rest of this run")
 
-    def __len__(self):
-        return self._conn().execute("SELECT COUNT(*) FROM calls").fetchone()[0]
+    def _off(self, flag: str, message: str) -> None:
+        with self._lock:
+            if not getattr(self, flag):
+                return
+            setattr(self, flag, False)
+        _warn(message)
 
-    def __repr__(self):
+    def __len__(self) -> int:
+        return int(self._conn().execute("SELECT COUNT(*) FROM calls").fetchone()[0])
+
+    def __repr__(self) -> str:
         return f"JudgeCache({self.path!r})"
 
 
-def resolve_cache(cache):
+def resolve_cache(cache: Any) -> Optional[JudgeCache]:
     """None/False: off; True: the default file; a path; or a JudgeCache."""
     if cache is None or cache is False:
         return None

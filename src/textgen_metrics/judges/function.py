@@ -1,53 +1,80 @@
 """A judge from any ``messages -> str`` function (sync or async): the user's own client.
 
 The function may also return a dict with ``text`` (or ``content``) and, optionally,
-``prompt_tokens``, ``completion_tokens``, ``finish_reason`` and ``logprobs``.
+``prompt_tokens``, ``completion_tokens``, ``finish_reason`` and ``logprobs``. A function that
+accepts a ``task`` keyword (or ``**kwargs``) is also given the request's stable task id, e.g.
+``"faithfulness/claims"``: the way to answer by the kind of question rather than by the prompt's
+wording. Whatever the function raises or returns that is not an answer fails that request only.
 """
+
+from __future__ import annotations
 
 import asyncio
 import concurrent.futures
 import contextlib
+import functools
 import inspect
+from typing import Any, AsyncIterator, Callable, Optional
 
-from .base import Completion, Judge, JudgeError
+from .base import Completion, Judge, JudgeError, JudgeRequest, JudgeResult, Message
 
 __all__ = ["CallableJudge"]
+
+
+def _takes_task(fn: Callable[..., Any]) -> bool:
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == "task" and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
+               or p.kind == p.VAR_KEYWORD for p in params)
+
+
+def _is_async(fn: Callable[..., Any]) -> bool:
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
 
 
 class CallableJudge(Judge):
     backend = "callable"
 
-    def __init__(self, fn, concurrency=1, cache=None, max_parse_attempts=3, model=None, prices=None):
+    def __init__(self, fn: Callable[..., Any], concurrency: int = 1, cache: Any = None, max_parse_attempts: int = 3,
+                 model: Optional[str] = None, prices: Optional[dict[str, tuple[float, float]]] = None) -> None:
         if not callable(fn):
             raise TypeError(f"judge: expected a callable messages -> str, got {type(fn).__name__}")
         name = model or getattr(fn, "model", None) or getattr(fn, "__qualname__", None) or type(fn).__name__
         super().__init__(str(name), concurrency=concurrency, cache=cache,
                          max_parse_attempts=max_parse_attempts, prices=prices)
         self.fn = fn
+        self._takes_task = _takes_task(fn)
 
     @contextlib.asynccontextmanager
-    async def _open(self):
-        if inspect.iscoroutinefunction(self.fn) or inspect.iscoroutinefunction(getattr(self.fn, "__call__", None)):
+    async def _open(self) -> AsyncIterator[Optional[concurrent.futures.ThreadPoolExecutor]]:
+        if _is_async(self.fn):
             yield None
         else:
             with concurrent.futures.ThreadPoolExecutor(self.concurrency) as pool:
                 yield pool
 
-    async def _acomplete(self, messages, request, pool):
+    async def _acomplete(self, messages: list[Message], request: JudgeRequest,
+                         pool: Optional[concurrent.futures.ThreadPoolExecutor], tally: JudgeResult) -> Completion:
+        call = functools.partial(self.fn, messages, task=request.task) if self._takes_task else \
+            functools.partial(self.fn, messages)
+        tally.sent()
         try:
             if pool is None:
-                out = await self.fn(messages)
+                out = await call()
             else:
-                out = await asyncio.get_running_loop().run_in_executor(pool, self.fn, messages)
+                out = await asyncio.get_running_loop().run_in_executor(pool, call)
         except Exception as e:  # the user's client failed: this request fails, others go on
             raise JudgeError(f"judge function raised {type(e).__name__}: {e}") from e
         if isinstance(out, Completion):
             return out
         if isinstance(out, dict):
             text = out.get("text", out.get("content"))
-            return Completion(text=text if isinstance(text, str) else "",
-                              prompt_tokens=int(out.get("prompt_tokens") or 0),
-                              completion_tokens=int(out.get("completion_tokens") or 0),
+            if not isinstance(text, str):
+                raise JudgeError(f"judge function returned a dict whose text is {type(text).__name__}, not str")
+            return Completion(text=text, prompt_tokens=out.get("prompt_tokens") or 0,
+                              completion_tokens=out.get("completion_tokens") or 0,
                               finish_reason=out.get("finish_reason"), logprobs=out.get("logprobs"))
         if not isinstance(out, str):
             raise JudgeError(f"judge function returned {type(out).__name__}, expected str")

@@ -1,15 +1,24 @@
 """A judge over any OpenAI-compatible chat-completions server (OpenAI, vLLM, Ollama, TGI,
 LM Studio, llama.cpp): asyncio + aiohttp, ``concurrency`` requests in flight.
 
-- Retries with exponential back-off and jitter on 429 (honouring Retry-After), 5xx, time-outs
-  and dropped connections, up to ``max_retries``.
-- Structured output: ``response_format`` of type ``json_schema`` (strict); a server that
-  refuses it (400/422) is asked with ``json_object``, then with plain text, and the judge
-  remembers what the server accepts.
+- Retries with exponential back-off and jitter on 429 (honouring Retry-After), 5xx, time-outs,
+  dropped connections and bodies that are not a chat completion, up to ``max_retries``.
+- Failures that would repeat for every request stop the run at once (``JudgeFatalError``), with
+  no retry: no API key for OpenAI's own server, a refused connection or an unknown host,
+  HTTP 401/403 (credentials), HTTP 404 (the model or the URL).
+- HTTP 400/422 are read, not guessed: a complaint about the response format steps down from
+  ``json_schema`` to ``json_object`` to plain text; a rejected ``temperature`` is sent again
+  without it; a prompt longer than the model's context is that request's error; anything else
+  is that request's error too. Each change of mode is logged once and reported (``mode``).
+- Structured output: ``response_format`` of type ``json_schema`` (strict) by default.
 - Token log-probabilities when a request asks for them (G-Eval weighting).
-- The API key goes into the Authorization header only: never into repr, errors, logs, the
-  cache key or results.
+- The API key goes into the Authorization header only; it is removed from every error, log
+  line, result and cache entry, also when a server echoes it in a body.
+- Each request carries its task id in the ``X-Textgen-Task`` header (for proxies, logs and the
+  test servers; servers ignore it).
 """
+
+from __future__ import annotations
 
 import asyncio
 import contextlib
@@ -17,16 +26,20 @@ import email.utils
 import json
 import os
 import random
+import socket
 import time
+import urllib.parse
+from typing import Any, Mapping, Optional
 
-from .base import Completion, Judge, JudgeError
+from .base import Completion, Judge, JudgeError, JudgeFatalError, JudgeRequest, JudgeResult, Message, logger
 
-__all__ = ["OpenAIJudge"]
+__all__ = ["OpenAIJudge", "classify_400"]
 
 _FORMATS = ("json_schema", "json_object", "text")
+_OPENAI_HOSTS = ("api.openai.com",)
 
 
-def _retry_after(headers):
+def _retry_after(headers: Mapping[str, str]) -> Optional[float]:
     value = headers.get("Retry-After")
     if not value:
         return None
@@ -40,7 +53,7 @@ def _retry_after(headers):
             return None
 
 
-def _strict_schema(schema):
+def _strict_schema(schema: Any) -> Any:
     """OpenAI's strict mode wants every object closed and every property required."""
     if not isinstance(schema, dict):
         return schema
@@ -55,18 +68,59 @@ def _strict_schema(schema):
     return out
 
 
+def _error_message(text: str) -> str:
+    """The ``error.message`` of an error body, or the body itself."""
+    try:
+        payload = json.loads(text)
+    except ValueError:
+        return text
+    if isinstance(payload, dict):
+        err = payload.get("error", payload)
+        if isinstance(err, dict):
+            return str(err.get("message") or err.get("detail") or err)
+        if isinstance(err, str):
+            return err
+        detail = payload.get("detail") or payload.get("message")
+        if detail:
+            return str(detail)
+    return text
+
+
+def classify_400(message: str) -> str:
+    """What an HTTP 400/422 is about: ``"format"`` (the response format), ``"temperature"``,
+    ``"context"`` (the prompt is too long) or ``"other"``."""
+    m = message.lower()
+    if any(w in m for w in ("context length", "context_length", "maximum context", "context window",
+                            "too many tokens", "prompt is too long", "input is too long", "too long")):
+        return "context"
+    if "temperature" in m:
+        return "temperature"
+    if any(w in m for w in ("response_format", "response format", "json_schema", "json schema",
+                            "structured output", "guided_json", "json_object", "json mode")):
+        return "format"
+    return "other"
+
+
 class OpenAIJudge(Judge):
     backend = "openai"
+    env_key = "OPENAI_API_KEY"
+    env_url = "OPENAI_BASE_URL"
+    default_url = "https://api.openai.com/v1"
 
-    def __init__(self, model, base_url=None, api_key=None, temperature=0.0, seed=None,
-                 max_tokens=None, timeout=60, max_retries=5, concurrency=8, cache=None,
-                 max_parse_attempts=3, prices=None, backoff=0.5, max_backoff=30.0):
+    def __init__(self, model: str, base_url: Optional[str] = None, api_key: Optional[str] = None,
+                 temperature: Optional[float] = 0.0, seed: Optional[int] = None, max_tokens: Optional[int] = None,
+                 timeout: float = 60, max_retries: int = 5, concurrency: int = 8, cache: Any = None,
+                 max_parse_attempts: int = 3, prices: Optional[dict[str, tuple[float, float]]] = None,
+                 backoff: float = 0.5, max_backoff: float = 30.0) -> None:
         super().__init__(model, concurrency=concurrency, cache=cache,
                          max_parse_attempts=max_parse_attempts, prices=prices)
         if not isinstance(model, str) or not model:
             raise ValueError("model: give the model name the server serves, e.g. 'gpt-4o-mini'")
-        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1").rstrip("/")
-        self.__api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
+        self.base_url = (base_url or os.environ.get(self.env_url) or self.default_url).rstrip("/")
+        self.__api_key = api_key if api_key is not None else os.environ.get(self.env_key)
+        host = urllib.parse.urlsplit(self.base_url).hostname or ""
+        if not self.__api_key and host in _OPENAI_HOSTS:
+            raise JudgeFatalError(f"no API key for {self.base_url}: set {self.env_key} or pass api_key=")
         self.temperature = temperature
         self.seed = seed
         self.max_tokens = max_tokens
@@ -74,95 +128,189 @@ class OpenAIJudge(Judge):
         self.max_retries = int(max_retries)
         self.backoff = float(backoff)
         self.max_backoff = float(max_backoff)
-        self.response_format_mode = _FORMATS[0]
+        self.mode = _FORMATS[0]
+        self.send_temperature = temperature is not None
 
-    def __repr__(self):
-        return f"OpenAIJudge(model={self.model!r}, base_url={self.base_url!r}, concurrency={self.concurrency})"
+    @property
+    def response_format_mode(self) -> str:
+        return self.mode
 
-    def settings(self, request):
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r}, concurrency={self.concurrency})"
+
+    def secrets(self) -> list[str]:
+        return [self.__api_key] if self.__api_key else []
+
+    def settings(self, request: JudgeRequest) -> dict[str, Any]:
         s = super().settings(request)
         s.update(base_url=self.base_url, temperature=self.temperature, seed=self.seed,
                  max_tokens=self.max_tokens)
         return s
 
-    def _open(self):
-        return _Session(self.timeout)
+    def default_budget(self) -> Optional[int]:
+        return self.max_tokens
 
-    def _body(self, messages, request):
-        body = {"model": self.model, "messages": messages, "temperature": self.temperature}
+    @property
+    def judge_mode(self) -> str:
+        dropped = self.temperature is not None and not self.send_temperature
+        return self.mode + (", temperature not sent" if dropped else "")
+
+    def _open(self) -> "_HTTPClient":
+        return _HTTPClient(self.timeout)
+
+    # -- the wire format (Azure and others override these) ----------------------------------
+    def _url(self) -> str:
+        return f"{self.base_url}/chat/completions"
+
+    def _headers(self, request: JudgeRequest) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", "X-Textgen-Task": request.task}
+        if self.__api_key:
+            headers["Authorization"] = f"Bearer {self.__api_key}"
+        return headers
+
+    def _body(self, messages: list[Message], request: JudgeRequest) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.model, "messages": messages}
+        if self.send_temperature:
+            body["temperature"] = self.temperature
         if self.seed is not None:
             body["seed"] = self.seed
-        if self.max_tokens is not None:
-            body["max_tokens"] = self.max_tokens
+        budget = request.max_tokens or self.max_tokens
+        if budget is not None:
+            body["max_tokens"] = budget
         if request.logprobs:
             body["logprobs"] = True
             if request.top_logprobs:
                 body["top_logprobs"] = request.top_logprobs
-        mode = self.response_format_mode
-        if request.schema is not None and mode == "json_schema":
+        if request.schema is not None and self.mode == "json_schema":
             body["response_format"] = {"type": "json_schema", "json_schema": {
-                "name": request.name, "strict": True, "schema": _strict_schema(request.schema)}}
-        elif request.schema is not None and mode == "json_object":
+                "name": request.schema_name, "strict": True, "schema": _strict_schema(request.schema)}}
+        elif request.schema is not None and self.mode == "json_object":
             body["response_format"] = {"type": "json_object"}
         return body
 
-    def _delay(self, attempt, retry_after=None):
+    def _completion(self, payload: Any) -> Completion:
+        return _completion(payload)
+
+    # -- transport ---------------------------------------------------------------------------
+    def _delay(self, attempt: int, retry_after: Optional[float] = None) -> float:
         if retry_after is not None:
             return min(retry_after, self.max_backoff * 4)
         base = min(self.max_backoff, self.backoff * (2 ** attempt))
         return base * (0.5 + random.random() / 2)  # jitter
 
-    async def _acomplete(self, messages, request, session):
+    def _fatal(self, status: int, message: str) -> Optional[JudgeFatalError]:
+        where = self.base_url
+        if status == 401:
+            hint = (f"the server needs an API key: set {self.env_key} or pass api_key="
+                    if not self.__api_key else "the API key was rejected")
+            return JudgeFatalError(f"{where}: authentication failed (HTTP 401: {message}); {hint}")
+        if status == 403:
+            return JudgeFatalError(f"{where}: access denied (HTTP 403: {message}); check the API key's "
+                                   "permissions for this model")
+        if status == 404:
+            return JudgeFatalError(f"{where}: model {self.model!r} not found (HTTP 404: {message}); check the "
+                                   "model name and that base_url ends where the API starts (e.g. .../v1)")
+        return None
+
+    async def _acomplete(self, messages: list[Message], request: JudgeRequest, session: Any,
+                         tally: JudgeResult) -> Completion:
         import aiohttp
 
-        url = f"{self.base_url}/chat/completions"
-        headers = {"Content-Type": "application/json"}
-        if self.__api_key:
-            headers["Authorization"] = f"Bearer {self.__api_key}"
+        url = self._url()
         last = "no attempt"
         attempt = 0
+        temperature_dropped = False
         while attempt <= self.max_retries:
             body = self._body(messages, request)
+            wait: Optional[float] = None
+            tally.sent(retry=attempt > 0)
             try:
-                async with session.post(url, json=body, headers=headers) as resp:
-                    text = await resp.text()
+                async with session.post(url, json=body, headers=self._headers(request)) as resp:
                     status = resp.status
+                    raw = await resp.read()
+                    text = raw.decode("utf-8", "replace")
                     if status == 200:
                         try:
-                            return _completion(json.loads(text))
-                        except (ValueError, KeyError, IndexError, TypeError):
-                            last = "the server sent a response that is not a chat completion"
-                    elif status in (400, 422) and "response_format" in body:
-                        # the server refuses this kind of structured output: step down, retry
-                        i = _FORMATS.index(self.response_format_mode)
-                        self.response_format_mode = _FORMATS[min(i + 1, len(_FORMATS) - 1)]
-                        continue
+                            payload = json.loads(raw.decode("utf-8"))
+                            return self._completion(payload)
+                        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+                            last = f"the server sent a body that is not a chat completion: {_short(text)!r}"
+                    elif status in (400, 422):
+                        message = _short(_error_message(text))
+                        kind = classify_400(message)
+                        if kind == "format" and "response_format" in body:
+                            sent = body["response_format"]["type"]
+                            if self.mode == sent:  # requests in flight together step down once
+                                self.set_mode(_FORMATS[_FORMATS.index(sent) + 1], f"HTTP {status}: {message}")
+                            continue  # the same request in the next format; not a retry of a fault
+                        if kind == "temperature" and "temperature" in body and not temperature_dropped:
+                            temperature_dropped = True
+                            self.send_temperature = False
+                            _log_once(self, "temperature", f"the server rejects temperature ({message}); "
+                                                           "asking without it")
+                            continue
+                        if kind == "context":
+                            raise JudgeError(f"the prompt is longer than the model's context (HTTP {status}: "
+                                             f"{message})")
+                        raise JudgeError(f"{self.base_url} answered HTTP {status}: {message}")
                     elif status == 429 or status >= 500:
-                        last = f"HTTP {status}"
-                        if attempt < self.max_retries:
-                            await asyncio.sleep(self._delay(attempt, _retry_after(resp.headers)))
-                        attempt += 1
-                        continue
+                        last = f"HTTP {status}: {_short(_error_message(text), 120)}"
+                        wait = _retry_after(resp.headers) if status in (429, 503) else None
                     else:
-                        raise JudgeError(f"{self.base_url} answered HTTP {status}: {_short(text)}")
+                        fatal = self._fatal(status, _short(_error_message(text)))
+                        if fatal is not None:
+                            raise JudgeFatalError(self.redact(str(fatal)))
+                        raise JudgeError(f"{self.base_url} answered HTTP {status}: {_short(_error_message(text))}")
+            except aiohttp.ClientConnectorError as e:
+                if _unreachable(e):
+                    raise JudgeFatalError(f"cannot reach {self.base_url} ({_reason(e)}): check the URL "
+                                          "and that the server is running") from None
+                last = f"{type(e).__name__}: {_short(str(e))}"
             except (asyncio.TimeoutError, aiohttp.ClientError) as e:
                 last = f"{type(e).__name__}: {_short(str(e)) or 'timed out'}"
             if attempt < self.max_retries:
-                await asyncio.sleep(self._delay(attempt))
+                await asyncio.sleep(self._delay(attempt, wait))
             attempt += 1
         raise JudgeError(f"{self.base_url}: no usable answer after {self.max_retries + 1} tries ({last})")
 
 
-def _short(text, n=200):
+def _log_once(judge: Judge, what: str, message: str) -> None:
+    seen = judge.__dict__.setdefault("_logged", set())
+    if what not in seen:
+        seen.add(what)
+        logger.warning("judge %s: %s", judge.model, judge.redact(message))
+
+
+def _unreachable(e: Exception) -> bool:
+    """A refused connection or a host name that does not resolve: no retry can help."""
+    err = getattr(e, "os_error", None) or e.__cause__ or e.__context__
+    return isinstance(err, (ConnectionRefusedError, socket.gaierror)) or "Name or service not known" in str(e)
+
+
+def _reason(e: Exception) -> str:
+    err = getattr(e, "os_error", None)
+    if isinstance(err, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(err, socket.gaierror) or "Name or service not known" in str(e):
+        return "unknown host"
+    return type(e).__name__
+
+
+def _short(text: Any, n: int = 300) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= n else text[:n] + "..."
 
 
-def _completion(payload):
+def _completion(payload: Any) -> Completion:
     choice = payload["choices"][0]
-    content = choice["message"].get("content")
+    message = choice["message"]
+    if not isinstance(message, dict):
+        raise TypeError("message is not an object")
+    content = message.get("content")
     if content is None:
         content = ""
+    if not isinstance(content, str):
+        raise TypeError("content is not text")
     usage = payload.get("usage") or {}
     logprobs = None
     lp = choice.get("logprobs")
@@ -176,12 +324,14 @@ def _completion(payload):
                       finish_reason=choice.get("finish_reason"), logprobs=logprobs)
 
 
-class _Session(contextlib.AbstractAsyncContextManager):
-    def __init__(self, timeout):
-        self.timeout = timeout
-        self.session = None
+class _HTTPClient(contextlib.AbstractAsyncContextManager):  # type: ignore[type-arg]
+    """One aiohttp session per run."""
 
-    async def __aenter__(self):
+    def __init__(self, timeout: float) -> None:
+        self.timeout = timeout
+        self.session: Any = None
+
+    async def __aenter__(self) -> Any:
         import aiohttp
 
         self.session = aiohttp.ClientSession(
@@ -190,6 +340,6 @@ class _Session(contextlib.AbstractAsyncContextManager):
         )
         return self.session
 
-    async def __aexit__(self, *exc):
+    async def __aexit__(self, *exc: Any) -> bool:
         await self.session.close()
         return False

@@ -1,137 +1,123 @@
-"""One parser for every judge backend: find the JSON in an answer, repair common damage,
+"""One parser for every judge backend: find the JSON in an answer, repair formatting damage,
 validate it against the request's schema.
 
-Repairs: code fences and prose around the JSON, trailing commas, a missing closing quote or
-brackets at the end (an answer cut by ``max_tokens``), Python literals (True/False/None).
-Validation covers the JSON-schema subset the metrics use: ``type``, ``properties``,
-``required``, ``additionalProperties: false``, ``items``, ``enum``, ``minItems``, ``maxItems``.
-A wrong number of items is an error, never padded or cut.
+- A ``<think>...</think>`` block (reasoning models) and Markdown code fences are removed first;
+  prose before the first ``{`` or ``[`` is skipped.
+- The JSON is read by the ``json-repair`` library, which copes with what small models write:
+  single quotes, raw newlines inside strings, trailing commas, Python literals
+  (``True``/``None``), unquoted keys. It is a parser, so text inside strings is never rewritten.
+  (The engine never hands it an answer that the server cut off at its token limit: those are
+  asked again or rejected before parsing, so closing brackets never turns a fragment into data.)
+- Validation covers the JSON-schema subset the metrics use (``type``, ``properties``,
+  ``required``, ``items``, ``enum``, ``minItems``, ``maxItems``). Enum values are matched after
+  trimming, dropping a final full stop and case-folding (``"Yes"``, ``" YES."`` are ``"yes"``);
+  keys the schema does not name are dropped, not fatal (valor's own examples carry extra keys).
+  A wrong number of items is an error, never padded or cut. Every error names the path, so a
+  re-ask can show the judge exactly what to fix.
 """
+
+from __future__ import annotations
 
 import json
 import re
+from typing import Any, Mapping
 
-__all__ = ["JudgeParseError", "extract_json", "validate", "parse_answer"]
+__all__ = ["JudgeParseError", "extract_json", "validate", "parse_answer", "strip_reasoning"]
 
 
 class JudgeParseError(ValueError):
     """The judge's answer is not valid JSON for the schema (the message says why)."""
 
 
-_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
-_TRAILING_COMMA = re.compile(r",(\s*[\]}])")
+_THINK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.S | re.I)
+_OPEN_THINK = re.compile(r"^\s*<(think|thinking|reasoning)>.*", re.S | re.I)
+_FENCE = re.compile(r"```[A-Za-z]*[ \t]*\n?(.*?)```", re.S)
 
 
-def _candidates(text):
-    """Substrings that may hold the JSON value, most likely first."""
-    for m in _FENCE.finditer(text):
-        yield m.group(1).strip()
-    # an unterminated fence (a cut answer)
-    if "```" in text:
-        yield text.split("```", 1)[1].lstrip("json").lstrip("JSON").strip()
-    starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
-    if starts:
-        yield text[min(starts):].strip()
-    yield text.strip()
+def strip_reasoning(text: str) -> str:
+    """``text`` without reasoning blocks (``<think>...</think>``) and code-fence markers."""
+    text = _THINK.sub("", text)
+    if _OPEN_THINK.match(text):  # a think block never closed: nothing after it is an answer
+        return ""
+    fenced = _FENCE.search(text)
+    if fenced:
+        return fenced.group(1)
+    return text
 
 
-def _balance(s):
-    """Close an unterminated string and the brackets left open at the end of ``s``."""
-    stack = []
-    in_str = False
-    escape = False
-    for i, ch in enumerate(s):
-        if in_str:
-            if escape:
-                escape = False
-            elif ch == "\\":
-                escape = True
-            elif ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif ch in "{[":
-            stack.append("}" if ch == "{" else "]")
-        elif ch in "}]":
-            if stack and stack[-1] == ch:
-                stack.pop()
-                if not stack:
-                    return s[: i + 1]  # the first complete value; ignore what follows
-            else:
-                s = s[:i]  # a stray closing bracket: cut there and close what is open
-                break
-    out = s
-    if in_str:
-        out += '"'
-    out = re.sub(r"[,:]\s*$", "", out.rstrip())
-    return out + "".join(reversed(stack))
-
-
-def _loads(s):
-    try:
-        return json.loads(s)
-    except json.JSONDecodeError:
-        pass
-    fixed = _TRAILING_COMMA.sub(r"\1", s)
-    fixed = re.sub(r"\bTrue\b", "true", re.sub(r"\bFalse\b", "false", re.sub(r"\bNone\b", "null", fixed)))
-    try:
-        return json.loads(fixed)
-    except json.JSONDecodeError:
-        pass
-    balanced = _TRAILING_COMMA.sub(r"\1", _balance(fixed))
-    return json.loads(balanced)
-
-
-def extract_json(text):
-    """The first JSON object or array in ``text``, repaired if needed; JudgeParseError if none."""
+def extract_json(text: Any) -> Any:
+    """The first JSON object or array in ``text``, read leniently; JudgeParseError if none."""
     if not isinstance(text, str):
         raise JudgeParseError(f"the answer is {type(text).__name__}, not text")
-    if not text.strip():
-        raise JudgeParseError("the answer is empty")
-    last = None
-    for cand in _candidates(text):
-        if not cand or cand[0] not in "{[":
-            continue
-        try:
-            return _loads(cand)
-        except (json.JSONDecodeError, ValueError) as e:
-            last = e
-    detail = f" ({last.msg} at position {last.pos})" if isinstance(last, json.JSONDecodeError) else ""
-    raise JudgeParseError(f"no valid JSON object in the answer{detail}")
+    body = strip_reasoning(text)
+    if not body.strip():
+        raise JudgeParseError("the answer is empty" if not text.strip() else
+                              "the answer holds no JSON after its reasoning block")
+    starts = [i for i in (body.find("{"), body.find("[")) if i >= 0]
+    if not starts:
+        raise JudgeParseError("no JSON object in the answer")
+    candidate = body[min(starts):]
+    try:  # a well-formed value: the first one, whatever follows it
+        value, _ = json.JSONDecoder().raw_decode(candidate)
+        return value
+    except ValueError:
+        pass
+    import json_repair
+
+    try:
+        value = json_repair.loads(candidate)
+    except Exception as e:  # json-repair gives up on some inputs with an internal error
+        raise JudgeParseError(f"no valid JSON object in the answer ({type(e).__name__})") from None
+    if not isinstance(value, (dict, list)):
+        raise JudgeParseError("no valid JSON object in the answer")
+    return value
 
 
-_TYPES = {
+_TYPES: dict[str, Any] = {
     "object": dict, "array": list, "string": str, "boolean": bool,
     "integer": int, "number": (int, float), "null": type(None),
 }
 
 
-def validate(value, schema, path="$"):
-    """Raise JudgeParseError naming the path when ``value`` does not fit ``schema``."""
+def _fold(value: str) -> str:
+    return value.strip().rstrip(".").strip().casefold()
+
+
+def _check_type(value: Any, expected: Any, path: str) -> None:
+    types = expected if isinstance(expected, list) else [expected]
+    for t in types:
+        if isinstance(value, _TYPES[t]) and not (t in ("integer", "number") and isinstance(value, bool)):
+            return
+    raise JudgeParseError(f"{path}: expected {expected}, got {type(value).__name__}")
+
+
+def validate(value: Any, schema: Mapping[str, Any], path: str = "$") -> Any:
+    """``value`` checked against ``schema`` and normalised (enum case, unknown keys dropped);
+    JudgeParseError naming the path when it does not fit."""
+    if "enum" in schema:
+        choices = list(schema["enum"])
+        if isinstance(value, str):
+            folded = {_fold(str(c)): c for c in choices}
+            value = folded.get(_fold(value), value)  # "Yes", " YES." -> "yes"; "4" -> 4
+        elif isinstance(value, float) and value.is_integer() and int(value) in choices:
+            value = int(value)
+        if isinstance(value, bool) or value not in choices:
+            raise JudgeParseError(f"{path}: {value!r} is not one of {choices}")
     expected = schema.get("type")
     if expected is not None:
-        types = expected if isinstance(expected, list) else [expected]
-        ok = False
-        for t in types:
-            py = _TYPES[t]
-            if isinstance(value, py) and not (t in ("integer", "number") and isinstance(value, bool)):
-                ok = True
-        if not ok:
-            raise JudgeParseError(f"{path}: expected {expected}, got {type(value).__name__}")
-    if "enum" in schema and value not in schema["enum"]:
-        raise JudgeParseError(f"{path}: {value!r} is not one of {schema['enum']}")
+        _check_type(value, expected, path)
     if isinstance(value, dict):
         props = schema.get("properties", {})
         for key in schema.get("required", []):
             if key not in value:
                 raise JudgeParseError(f"{path}: missing key {key!r}")
-        if schema.get("additionalProperties") is False:
-            extra = [k for k in value if k not in props]
-            if extra:
-                raise JudgeParseError(f"{path}: unexpected key {extra[0]!r}")
-        for key, sub in props.items():
-            if key in value:
-                validate(value[key], sub, f"{path}.{key}")
+        out = {}
+        for key, item in value.items():
+            if key in props:
+                out[key] = validate(item, props[key], f"{path}.{key}")
+            elif not props:
+                out[key] = item
+        return out
     if isinstance(value, list):
         lo, hi = schema.get("minItems"), schema.get("maxItems")
         if lo is not None and hi is not None and lo == hi and len(value) != lo:
@@ -141,14 +127,13 @@ def validate(value, schema, path="$"):
         if hi is not None and len(value) > hi:
             raise JudgeParseError(f"{path}: expected at most {hi} items, got {len(value)}")
         if "items" in schema:
-            for i, item in enumerate(value):
-                validate(item, schema["items"], f"{path}[{i}]")
+            return [validate(item, schema["items"], f"{path}[{i}]") for i, item in enumerate(value)]
     return value
 
 
-def parse_answer(text, schema=None):
+def parse_answer(text: Any, schema: Mapping[str, Any] | None = None) -> Any:
     """Extract, repair and validate a judge answer."""
     value = extract_json(text)
     if schema is not None:
-        validate(value, schema)
+        value = validate(value, schema)
     return value

@@ -1,69 +1,95 @@
 """The LLM-guided metrics (valor's definitions) on the judge engine.
 
 Each metric extracts items (statements, claims or opinions) where its definition does, then asks
-for exactly one verdict per item or context (the count is enforced by the schema and checked by
-the parser), and computes its score from the verdicts. All examples run concurrently in one judge
-session, so the judge's ``concurrency``, cache, repair and usage apply to every call. An example
-whose judge answers stay unusable gets no score (None) and an error entry; the others are kept.
+for exactly one verdict per item or context (the count is enforced by the schema, the indices by
+the prompt's check), and computes its score from the verdicts. All examples run concurrently in
+one judge session, so the judge's ``concurrency``, cache, re-asks and usage apply to every call.
+
+What a judge failure does:
+- one example's failure (an answer that stays unusable, cut off, a backend error) gives that
+  example ``None`` and an entry in ``errors``; the other examples are scored;
+- ``on_error="raise"`` raises ``JudgeError`` (chained to the cause) at the first such failure;
+- a failure that would repeat for every example (``JudgeFatalError``: no API key, unreachable
+  server, authentication, unknown model) stops the run at once and is raised.
+
+Empty cases follow valor's ``computation.py``: no opinions: bias and toxicity 0; no statements:
+answer relevance 0; no contexts: faithfulness, context precision, context relevance and context
+recall 0 (no judge call), hallucination a ValueError; no claims: faithfulness 1. Where valor is
+undefined (context recall for a ground truth without statements divides by zero there) the score
+is 1: nothing to recall, nothing missed.
 """
+
+from __future__ import annotations
 
 import asyncio
 import math
+from typing import Any, Callable, Optional, Sequence
 
 from ..aggregation import mean
-from ..judges import JudgeError, JudgeRequest, Usage, get_judge, run_sync
+from ..judges import JudgeError, JudgeFatalError, JudgeSession, Usage, get_judge, run_sync
+from ..judges.base import gather_or_cancel
 from ..validation import check_columns
-from . import prompts as P
+from .prompts import PROMPTS, Prompt, items_block
 
 __all__ = ["METRICS", "compute", "LLMMetric"]
 
+Example = dict[str, Any]
+Details = dict[str, Any]
+
 
 class _Failed(Exception):
-    pass
+    """One judge request of an example failed for good."""
+
+    def __init__(self, message: str, cause: Optional[BaseException] = None) -> None:
+        super().__init__(message)
+        self.cause = cause
 
 
-async def _ask(session, request, what):
-    result = await session.ask(request)
+async def _ask(session: JudgeSession, prompt: Prompt, blocks: Sequence[tuple[str, str]],
+               counts: Optional[dict[str, int]] = None, **values: Any) -> Any:
+    result = await session.ask(prompt.request(blocks, counts, **values))
     if not result.ok:
-        raise _Failed(f"{what}: {result.error}")
+        raise _Failed(f"{prompt.task}: {result.error}", result.cause)
     return result
 
 
-async def _extract(session, key, task, blocks, what):
-    req = JudgeRequest(P.messages(task, blocks), schema=P.items_schema(key), name=key)
-    result = await _ask(session, req, what)
-    return [s.strip() for s in result.value[key] if isinstance(s, str) and s.strip()]
+async def _extract(session: JudgeSession, prompt: Prompt, blocks: Sequence[tuple[str, str]], **values: Any) -> list[str]:
+    result = await _ask(session, prompt, blocks, **values)
+    return [s.strip() for s in result.value[prompt.key] if isinstance(s, str) and s.strip()]
 
 
-async def _verdicts(session, task, blocks, count, what):
+async def _verdicts(session: JudgeSession, prompt: Prompt, blocks: Sequence[tuple[str, str]], count: int,
+                    **values: Any) -> list[dict[str, Any]]:
     if count == 0:
         return []
-    req = JudgeRequest(P.messages(task, blocks), schema=P.verdicts_schema(count), name="verdicts")
-    result = await _ask(session, req, what)
-    return result.value["verdicts"]
+    result = await _ask(session, prompt, blocks, {prompt.key: count}, **values)
+    return list(result.value[prompt.key])
 
 
-def _yes(verdicts):
+def _yes(verdicts: Sequence[dict[str, Any]]) -> int:
     return sum(1 for v in verdicts if v["verdict"] == "yes")
 
 
-def _pair(items, verdicts):
+def _pair(items: Sequence[str], verdicts: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{"item": it, "verdict": v["verdict"], "reason": v["reason"]} for it, v in zip(items, verdicts)]
 
 
-def _contexts(contexts):
+def _contexts(contexts: Sequence[str]) -> list[tuple[str, str]]:
     return [(f"context_{i + 1}", c) for i, c in enumerate(contexts)]
 
 
 class LLMMetric:
     name = ""
-    columns = {}
+    columns: dict[str, str] = {}
     empty_contexts_error = False  # True: an example without contexts is a ValueError
 
-    async def score(self, session, ex):  # pragma: no cover - abstract
+    def prompt(self, step: str) -> Prompt:
+        return PROMPTS[f"{self.name}/{step}"]
+
+    async def score(self, session: JudgeSession, ex: Example) -> tuple[float, Details]:  # pragma: no cover
         raise NotImplementedError
 
-    def check(self, inputs):
+    def check(self, inputs: dict[str, list[Any]]) -> None:
         if self.empty_contexts_error:
             for i, ctx in enumerate(inputs["contexts"]):
                 if len(ctx) == 0:
@@ -74,100 +100,97 @@ class LLMMetric:
 class _ItemsProportion(LLMMetric):
     """Extract items from the prediction, one verdict per item, score = yes / items."""
 
-    key = ""
-    extract_task = ""
-    verdict_task = ""
-    empty_score = 0.0
+    extract_step = ""
+    item_block = ""
 
-    def blocks(self, ex):
-        return [("prediction", ex["predictions"])]
+    def blocks(self, ex: Example) -> list[tuple[str, str]]:
+        return []
 
-    async def score(self, session, ex):
-        items = await _extract(session, self.key, self.extract_task, [("prediction", ex["predictions"])],
-                               f"extracting {self.key}")
+    async def score(self, session: JudgeSession, ex: Example) -> tuple[float, Details]:
+        extract = self.prompt(self.extract_step)
+        items = await _extract(session, extract, [("prediction", ex["predictions"])], block="prediction")
         if not items:
-            return self.empty_score, {self.key: [], "verdicts": []}
-        verdicts = await _verdicts(session, self.verdict_task.format(items=P.numbered(items)),
-                                   self.blocks(ex), len(items), "verdicts")
-        return _yes(verdicts) / len(items), {self.key: items, "verdicts": _pair(items, verdicts)}
+            return 0.0, {extract.key: [], "verdicts": []}
+        verdicts = await _verdicts(session, self.prompt("verdicts"),
+                                   self.blocks(ex) + [(self.item_block, items_block(items))], len(items))
+        return _yes(verdicts) / len(items), {extract.key: items, "verdicts": _pair(items, verdicts)}
 
 
 class Bias(_ItemsProportion):
-    name, key = "bias", "opinions"
+    name, extract_step, item_block = "bias", "opinions", "opinions"
     columns = {"predictions": "text"}
-    extract_task, verdict_task = P.OPINIONS, P.BIAS
 
 
 class Toxicity(_ItemsProportion):
-    name, key = "toxicity", "opinions"
+    name, extract_step, item_block = "toxicity", "opinions", "opinions"
     columns = {"predictions": "text"}
-    extract_task, verdict_task = P.OPINIONS, P.TOXICITY
 
 
 class AnswerRelevance(_ItemsProportion):
-    name, key = "answer_relevance", "statements"
+    name, extract_step, item_block = "answer_relevance", "statements", "statements"
     columns = {"predictions": "text", "queries": "text"}
-    extract_task, verdict_task = P.STATEMENTS.format(name="prediction"), P.RELEVANCE
 
-    def blocks(self, ex):
-        return [("query", ex["queries"]), ("prediction", ex["predictions"])]
+    def blocks(self, ex: Example) -> list[tuple[str, str]]:
+        return [("query", ex["queries"])]
 
 
 class Faithfulness(LLMMetric):
     name = "faithfulness"
     columns = {"predictions": "text", "contexts": "list"}
 
-    async def score(self, session, ex):
-        claims = await _extract(session, "claims", P.CLAIMS, [("prediction", ex["predictions"])],
-                                "extracting claims")
+    async def score(self, session: JudgeSession, ex: Example) -> tuple[float, Details]:
+        if not ex["contexts"]:
+            return 0.0, {"claims": None, "verdicts": []}  # valor: nothing can imply a claim
+        claims = await _extract(session, self.prompt("claims"), [("prediction", ex["predictions"])])
         if not claims:
             return 1.0, {"claims": [], "verdicts": []}  # nothing claimed, nothing unfaithful
-        if not ex["contexts"]:
-            return 0.0, {"claims": claims, "verdicts": []}  # nothing can imply a claim
-        task = P.IMPLIED.format(n=len(ex["contexts"]), items=P.numbered(claims))
-        verdicts = await _verdicts(session, task, _contexts(ex["contexts"]), len(claims), "verdicts")
+        blocks = _contexts(ex["contexts"]) + [("claims", items_block(claims))]
+        verdicts = await _verdicts(session, self.prompt("verdicts"), blocks, len(claims), n=len(ex["contexts"]))
         return _yes(verdicts) / len(claims), {"claims": claims, "verdicts": _pair(claims, verdicts)}
 
 
 class _PerContext(LLMMetric):
     """One verdict per context, given a leading text; score = yes / contexts."""
 
-    empty_contexts_error = True
     lead = ("", "")  # (column, block name)
-    task = ""
+    empty_score = 0.0
 
-    async def score(self, session, ex):
+    async def score(self, session: JudgeSession, ex: Example) -> tuple[float, Details]:
         ctx = ex["contexts"]
+        if not ctx:
+            return self.empty_score, {"verdicts": []}
         column, block = self.lead
         blocks = [(block, ex[column])] + _contexts(ctx)
-        verdicts = await _verdicts(session, self.task.format(n=len(ctx)), blocks, len(ctx), "verdicts")
+        verdicts = await _verdicts(session, self.prompt("verdicts"), blocks, len(ctx), n=len(ctx))
         return _yes(verdicts) / len(ctx), {"verdicts": _pair(ctx, verdicts)}
 
 
 class Hallucination(_PerContext):
     name = "hallucination"
     columns = {"predictions": "text", "contexts": "list"}
-    lead, task = ("predictions", "prediction"), P.CONTRADICTS
+    lead = ("predictions", "prediction")
+    empty_contexts_error = True
 
 
 class ContextRelevance(_PerContext):
     name = "context_relevance"
     columns = {"queries": "text", "contexts": "list"}
-    lead, task = ("queries", "query"), P.CONTEXT_RELEVANT
+    lead = ("queries", "query")
 
 
 class ContextPrecision(LLMMetric):
     name = "context_precision"
     columns = {"queries": "text", "contexts": "list", "references": "text_or_list"}
-    empty_contexts_error = True
 
-    async def score(self, session, ex):
+    async def score(self, session: JudgeSession, ex: Example) -> tuple[float, Details]:
         ctx = ex["contexts"]
-        task = P.CONTEXT_USEFUL.format(n=len(ctx))
+        if not ctx:
+            return 0.0, {"useful": [], "verdicts": []}  # valor: no contexts, precision 0
+        prompt = self.prompt("verdicts")
 
-        async def per_reference(ref):
+        async def per_reference(ref: str) -> list[dict[str, Any]]:
             blocks = [("query", ex["queries"]), ("ground_truth", ref)] + _contexts(ctx)
-            return await _verdicts(session, task, blocks, len(ctx), "verdicts")
+            return await _verdicts(session, prompt, blocks, len(ctx), n=len(ctx))
 
         per_ref = await asyncio.gather(*(per_reference(r) for r in ex["references"]))
         # a context is useful if any reference finds it so
@@ -186,18 +209,18 @@ class ContextRecall(LLMMetric):
     name = "context_recall"
     columns = {"contexts": "list", "references": "text_or_list"}
 
-    async def score(self, session, ex):
+    async def score(self, session: JudgeSession, ex: Example) -> tuple[float, Details]:
         ctx = ex["contexts"]
+        if not ctx:
+            return 0.0, {"references": []}  # valor: nothing retrieved, nothing recalled
 
-        async def per_reference(ref):
-            statements = await _extract(session, "statements", P.STATEMENTS.format(name="ground_truth"),
-                                        [("ground_truth", ref)], "extracting statements")
+        async def per_reference(ref: str) -> tuple[float, Details]:
+            statements = await _extract(session, self.prompt("statements"), [("ground_truth", ref)],
+                                        block="ground_truth")
             if not statements:
                 return 1.0, {"statements": [], "verdicts": []}  # nothing to recall
-            if not ctx:
-                return 0.0, {"statements": statements, "verdicts": []}
-            task = P.ATTRIBUTABLE.format(n=len(ctx), items=P.numbered(statements))
-            verdicts = await _verdicts(session, task, _contexts(ctx), len(statements), "verdicts")
+            blocks = _contexts(ctx) + [("statements", items_block(statements))]
+            verdicts = await _verdicts(session, self.prompt("verdicts"), blocks, len(statements), n=len(ctx))
             return _yes(verdicts) / len(statements), {"statements": statements,
                                                       "verdicts": _pair(statements, verdicts)}
 
@@ -209,25 +232,21 @@ class AnswerCorrectness(LLMMetric):
     name = "answer_correctness"
     columns = {"predictions": "text", "references": "text_or_list"}
 
-    async def score(self, session, ex):
+    async def score(self, session: JudgeSession, ex: Example) -> tuple[float, Details]:
         pred = ex["predictions"]
-        pred_st = await _extract(session, "statements", P.STATEMENTS.format(name="prediction"),
-                                 [("prediction", pred)], "extracting prediction statements")
+        extract = self.prompt("statements")
+        pred_st = await _extract(session, extract, [("prediction", pred)], block="prediction")
+        prompt = self.prompt("verdicts")
 
-        async def per_reference(ref):
-            ref_st = await _extract(session, "statements", P.STATEMENTS.format(name="ground_truth"),
-                                    [("ground_truth", ref)], "extracting ground truth statements")
+        async def per_reference(ref: str) -> tuple[float, Details]:
+            ref_st = await _extract(session, extract, [("ground_truth", ref)], block="ground_truth")
             if not pred_st:
                 return 0.0, {"statements": ref_st, "tp": 0, "fp": 0, "fn": len(ref_st)}
-            schema = {"type": "object", "required": ["prediction_verdicts", "ground_truth_verdicts"],
-                      "additionalProperties": False, "properties": {
-                          "prediction_verdicts": P.verdicts_schema(len(pred_st))["properties"]["verdicts"],
-                          "ground_truth_verdicts": P.verdicts_schema(len(ref_st))["properties"]["verdicts"]}}
-            task = P.CORRECTNESS.format(pred_items=P.numbered(pred_st), ref_items=P.numbered(ref_st) or "(none)",
-                                        n_pred=len(pred_st), n_ref=len(ref_st))
-            req = JudgeRequest(P.messages(task, [("prediction", pred), ("ground_truth", ref)]),
-                               schema=schema, name="verdicts")
-            value = (await _ask(session, req, "verdicts")).value
+            counts = {"prediction_verdicts": len(pred_st), "ground_truth_verdicts": len(ref_st)}
+            blocks = [("prediction", pred), ("ground_truth", ref),
+                      ("prediction_statements", items_block(pred_st)),
+                      ("ground_truth_statements", items_block(ref_st) if ref_st else "(none)")]
+            value = (await _ask(session, prompt, blocks, counts)).value
             tp = _yes(value["prediction_verdicts"])
             fp = len(pred_st) - tp
             fn = len(ref_st) - _yes(value["ground_truth_verdicts"])
@@ -247,44 +266,55 @@ class SummaryCoherence(LLMMetric):
     name = "summary_coherence"
     columns = {"predictions": "text", "sources": "text"}
 
-    async def score(self, session, ex):
-        req = JudgeRequest(P.messages(P.COHERENCE, [("source", ex["sources"]), ("summary", ex["predictions"])]),
-                           schema=P.score_schema(), name="score", logprobs=True, top_logprobs=20)
-        result = await _ask(session, req, "score")
+    async def score(self, session: JudgeSession, ex: Example) -> tuple[float, Details]:
+        result = await _ask(session, self.prompt("score"), [("source", ex["sources"]), ("summary", ex["predictions"])])
         integer = result.value["score"]
-        probs = _digit_probabilities(result.logprobs)
+        details: Details = {"score": integer, "reason": result.value["reason"]}
+        probs = score_probabilities(result.logprobs, range(1, 6))
         if probs:
             weighted = sum(int(d) * p for d, p in probs.items()) / sum(probs.values())
-            return weighted, {"score": integer, "probabilities": probs, "weighted": True}
-        return float(integer), {"score": integer, "weighted": False}
+            return weighted, dict(details, probabilities=probs, weighted=True)
+        return float(integer), dict(details, weighted=False)
 
 
-def _digit_probabilities(logprobs):
-    """Probabilities of "1".."5" at the first answer token that is one of them (G-Eval)."""
+def score_probabilities(logprobs: Optional[list[dict[str, Any]]], scale: Any,
+                        key: str = "score") -> Optional[dict[str, float]]:
+    """Probabilities of the score values at the answer's score token (G-Eval): the first token
+    after ``"<key>":`` that is a score value, with its top alternatives. A digit in the reason
+    before it is not the score; None when the judge gave no log-probabilities."""
+    values = {str(v) for v in scale}
+    seen = ""
     for tok in logprobs or []:
-        if str(tok.get("token", "")).strip() in {"1", "2", "3", "4", "5"}:
-            probs = {}
+        token = str(tok.get("token", ""))
+        if token.strip() in values and seen.rstrip().rstrip('"').rstrip().endswith(":") \
+                and f'"{key}"' in seen[-len(key) - 12:]:
+            probs: dict[str, float] = {}
             for alt in tok.get("top_logprobs") or [tok]:
                 t = str(alt.get("token", "")).strip()
-                if t in {"1", "2", "3", "4", "5"} and alt.get("logprob") is not None:
+                if t in values and alt.get("logprob") is not None:
                     probs[t] = probs.get(t, 0.0) + math.exp(alt["logprob"])
             return probs or None
+        seen += token
     return None
 
 
-METRICS = {m.name: m for m in (AnswerCorrectness(), AnswerRelevance(), Bias(), Toxicity(),
-                                ContextPrecision(), ContextRecall(), ContextRelevance(),
-                                Faithfulness(), Hallucination(), SummaryCoherence())}
+METRICS: dict[str, LLMMetric] = {m.name: m for m in (
+    AnswerCorrectness(), AnswerRelevance(), Bias(), Toxicity(), ContextPrecision(), ContextRecall(),
+    ContextRelevance(), Faithfulness(), Hallucination(), SummaryCoherence())}
 
 
-def compute(name, judge=None, use_aggregator=True, return_details=False, on_error="record",
-            judge_options=None, progress=None, **inputs):
+def compute(name: str, judge: Any = None, use_aggregator: bool = True, return_details: bool = False,
+            on_error: str = "record", judge_options: Optional[dict[str, Any]] = None,
+            progress: Optional[Callable[[int], Any]] = None, **inputs: Any) -> dict[str, Any]:
     """Run the LLM-guided metric ``name`` over the input columns with ``judge``.
 
     ``progress(1)``, when given, is called as each example gets its result."""
     metric = METRICS[name]
     if on_error not in ("record", "raise"):
         raise ValueError(f"on_error: {on_error!r} is not one of ['raise', 'record']")
+    for flag, value in (("use_aggregator", use_aggregator), ("return_details", return_details)):
+        if not isinstance(value, bool):
+            raise TypeError(f"{flag}: expected True or False, got {value!r}")
     unknown = [k for k in inputs if k not in metric.columns]
     if unknown:
         raise TypeError(f"{name}: unexpected argument {unknown[0]!r}; inputs are {', '.join(metric.columns)}")
@@ -299,33 +329,39 @@ def compute(name, judge=None, use_aggregator=True, return_details=False, on_erro
     metric.check(checked)
     judge = get_judge(judge, **(judge_options or {}))
     examples = [{c: checked[c][i] for c in metric.columns} for i in range(n)]
-    before = Usage(**{f: getattr(judge.usage, f) for f in Usage.FIELDS})
+    before = Usage.of(judge.usage)
 
-    async def one(session, ex):
+    async def one(session: JudgeSession, i: int, ex: Example) -> tuple[Optional[float], Details, Optional[str]]:
         try:
             score, details = await metric.score(session, ex)
-            outcome = score, details, None
-        except (_Failed, JudgeError) as e:
+            outcome: tuple[Optional[float], Details, Optional[str]] = (score, details, None)
+        except JudgeFatalError:
+            raise
+        except _Failed as e:
+            if on_error == "raise":
+                raise JudgeError(f"{name}: example {i}: {e}") from (e.cause or e)
             outcome = None, {}, str(e)
+        except Exception as e:  # anything else while judging this example stays with it
+            if on_error == "raise":
+                raise JudgeError(f"{name}: example {i}: {type(e).__name__}: {e}") from e
+            outcome = None, {}, judge.redact(f"{type(e).__name__}: {e}") or type(e).__name__
         if progress is not None:
             progress(1)
         return outcome
 
-    async def run_all():
+    async def run_all() -> list[tuple[Optional[float], Details, Optional[str]]]:
         async with judge.session() as session:
-            return await asyncio.gather(*(one(session, ex) for ex in examples))
+            return await gather_or_cancel([one(session, i, ex) for i, ex in enumerate(examples)])
 
     outcomes = run_sync(run_all())
-    usage = Usage(**{f: getattr(judge.usage, f) - getattr(before, f) for f in Usage.FIELDS})
+    usage = Usage.of(judge.usage).since(before)
     errors = [{"index": i, "error": err} for i, (_, _, err) in enumerate(outcomes) if err]
-    if errors and on_error == "raise":
-        first = errors[0]
-        raise JudgeError(f"{name}: example {first['index']}: {first['error']}")
     scores = [s for s, _, _ in outcomes]
-    result = {name: mean(scores) if use_aggregator else scores,
-              "judge_model": judge.model,
-              "judge_usage": usage.as_dict(judge.model, judge.prices),
-              "errors": errors}
+    result: dict[str, Any] = {name: mean(scores) if use_aggregator else scores,
+                              "judge_model": judge.model,
+                              "judge_mode": judge.judge_mode,
+                              "judge_usage": usage.as_dict(judge.model, judge.prices),
+                              "errors": errors}
     if return_details:
         result["details"] = [dict(d, error=err) for _, d, err in outcomes]
     return result

@@ -1,0 +1,339 @@
+"""The LLM-guided metrics on a judge that misbehaves as real ones do: no failure ever becomes a
+different number, one example's failure stays with it, a failure that would repeat for every
+example stops the run at once with one clear error, and secrets never leak.
+
+Every test talks to a real chat-completions server on 127.0.0.1 (tests/chat_server.py) or a
+user's callable; the stand-in judges answer by each request's task id."""
+
+import json
+import logging
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+import textgen_metrics
+from chat_server import ChatServer, schema_answer
+from judge_faults import FAULTS, examples, good_answer, run_faults
+from textgen_metrics.judges import JudgeCache, JudgeError, JudgeFatalError, OpenAIJudge
+from textgen_metrics.llm import METRICS
+from textgen_metrics.llm.prompts import PROMPTS
+
+SECRET = "sk-trust-SECRET-7d1e9"
+
+
+def judge_options(srv, **kw):
+    return dict(dict(base_url=srv.url, api_key=SECRET, backoff=0.01, max_backoff=0.05), **kw)
+
+
+def test_faults_of_every_kind_never_change_a_score_and_a_rerun_asks_only_what_failed(tmp_path):
+    cache = str(tmp_path / "cache.sqlite")
+    rerun = []
+    counts, clean, faulty, injected = run_faults(list(FAULTS), n=300, rate=0.2, cache=cache, rerun=rerun)
+    assert all(injected[k] > 0 for k in FAULTS), injected
+    assert counts["wrong"] == 0
+    assert counts["equal"] + counts["none_with_error"] == 300 and counts["equal"] >= 240
+    assert all(e["error"] for e in faulty["errors"])
+    failed = {e["index"] for e in faulty["errors"]}
+    assert failed  # the failure path was exercised
+    # the rerun (no faults now) asks again only for the examples that failed
+    again, bodies = rerun
+    assert again["faithfulness"] == clean["faithfulness"] and again["errors"] == []
+    preds, _ = examples(300)
+    asked = [b["messages"][1]["content"] for b in bodies]
+    asked_examples = {i for i, p in enumerate(preds) if any(p.split(".")[0] in a for a in asked)}
+    assert asked_examples and asked_examples <= failed
+    usage = again["judge_usage"]
+    # every request the server saw was counted (a retry may be of one that never arrived)
+    assert len(bodies) <= usage["requests"] <= len(bodies) + usage["retries"] and usage["cached"] > 0
+
+
+def test_cut_off_answers_in_a_metric_are_asked_again_or_reported():
+    def responder(body, task):
+        return good_answer(body, task)
+
+    preds, ctxs = examples(4, seed=3)
+    with ChatServer(responder) as srv:
+        # every request of example 0 is cut off: it gets None and says so; the others are scored
+        first_claim = preds[0].split(".")[0]
+
+        def fault(body, task):
+            if first_claim in body["messages"][1]["content"]:
+                return ("length", good_answer(body, task)[:-3], 100)
+            return None
+
+        srv.fault_fn = fault
+        out = textgen_metrics.faithfulness(predictions=preds, contexts=ctxs, judge="openai:judge",
+                                           judge_options=judge_options(srv, max_tokens=100), use_aggregator=False)
+    assert out["faithfulness"][0] is None and all(s is not None for s in out["faithfulness"][1:])
+    assert "cut off at 256 tokens" in out["errors"][0]["error"]
+
+
+@pytest.mark.parametrize("status, message, expect", [
+    (401, "Incorrect API key provided: {key}", "authentication failed"),
+    (403, "Project does not have access to model judge ({key})", "access denied"),
+    (404, "The model `judge` does not exist or you do not have access to it.", "model 'judge' not found"),
+])
+def test_failures_that_repeat_for_every_example_stop_the_run_at_once(status, message, expect, capsys, caplog):
+    caplog.set_level(logging.DEBUG)
+    with ChatServer(good_answer) as srv:
+        srv.fault_fn = lambda body, task: ("status", status, message)
+        preds, ctxs = examples(100)
+        start = time.perf_counter()
+        with pytest.raises(JudgeFatalError, match=expect) as e:
+            textgen_metrics.faithfulness(predictions=preds, contexts=ctxs, judge="openai:judge",
+                                         judge_options=judge_options(srv, concurrency=8))
+        assert time.perf_counter() - start < 10
+        assert srv.count <= 8  # no retries, no further examples once it is known
+    text = str(e.value)
+    assert srv.url in text and SECRET not in text
+    if "{key}" in message:
+        assert "[REDACTED]" in text  # the server echoed the key; the error does not
+    out = capsys.readouterr()
+    assert SECRET not in out.out + out.err + caplog.text
+
+
+def test_no_key_for_openai_names_the_variable(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with pytest.raises(JudgeFatalError, match="no API key for https://api.openai.com/v1: set OPENAI_API_KEY"):
+        textgen_metrics.bias(predictions=["x"], judge="openai:gpt-4o-mini")
+
+
+def test_refused_connection_and_unknown_host_stop_at_once(monkeypatch):
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()  # nothing listens there: connections are refused
+    url = f"http://127.0.0.1:{port}/v1"
+    start = time.perf_counter()
+    with pytest.raises(JudgeFatalError, match=rf"cannot reach {url} \(connection refused\)"):
+        textgen_metrics.toxicity(predictions=["a", "b", "c"] * 20, judge="openai:m",
+                                 judge_options={"base_url": url, "api_key": SECRET})
+    assert time.perf_counter() - start < 10
+
+    def no_such_host(host, *args, **kwargs):
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.setattr(socket, "getaddrinfo", no_such_host)  # no DNS query leaves the machine
+    with pytest.raises(JudgeFatalError, match=r"cannot reach http://judge.example.invalid/v1 \(unknown host\)"):
+        textgen_metrics.toxicity(predictions=["a"], judge="openai:m",
+                                 judge_options={"base_url": "http://judge.example.invalid/v1", "api_key": SECRET})
+
+
+def test_http_400_is_read_not_guessed(caplog):
+    caplog.set_level(logging.WARNING, logger="textgen_metrics.judges")
+    preds, ctxs = examples(6, seed=5)
+    # a context-length error is that example's error; the mode stays json_schema
+    with ChatServer(good_answer) as srv:
+        srv.fault_fn = lambda body, task: (("status", 400, "This model's maximum context length is 8192 tokens")
+                                           if preds[2] in body["messages"][1]["content"] else None)
+        out = textgen_metrics.faithfulness(predictions=preds, contexts=ctxs, judge="openai:judge",
+                                           judge_options=judge_options(srv), use_aggregator=False)
+    assert out["faithfulness"][2] is None and sum(s is None for s in out["faithfulness"]) == 1
+    assert "longer than the model's context" in out["errors"][0]["error"] and out["judge_mode"] == "json_schema"
+    # an unrelated 400 (twice) does not switch the response format either
+    with ChatServer(good_answer) as srv:
+        srv.faults.extend([("status", 400, "Invalid value for 'seed'")] * 2)
+        out = textgen_metrics.faithfulness(predictions=preds, contexts=ctxs, judge="openai:judge",
+                                           judge_options=judge_options(srv, concurrency=1), use_aggregator=False)
+        assert out["judge_mode"] == "json_schema" and srv.bodies[-1]["response_format"]["type"] == "json_schema"
+        assert len(out["errors"]) in (1, 2)
+    # a complaint about the format steps down once, logged once and reported
+    with ChatServer(good_answer, reject={"json_schema"}) as srv:
+        out = textgen_metrics.faithfulness(predictions=preds, contexts=ctxs, judge="openai:judge",
+                                           judge_options=judge_options(srv), use_aggregator=False)
+    assert out["judge_mode"] == "json_object" and out["errors"] == []
+    assert caplog.text.count("json_schema -> json_object") == 1
+    # a reasoning model that rejects temperature: asked again without it, for the rest of the run
+    with ChatServer(good_answer) as srv:
+        srv.fault_fn = lambda body, task: (("status", 400, "Unsupported value: 'temperature' does not support 0 "
+                                                           "with this model.") if "temperature" in body else None)
+        out = textgen_metrics.faithfulness(predictions=preds, contexts=ctxs, judge="openai:judge",
+                                           judge_options=judge_options(srv, concurrency=1), use_aggregator=False)
+        assert out["errors"] == [] and all(s is not None for s in out["faithfulness"])
+        assert sum("temperature" in b for b in srv.bodies) == 1 and out["judge_mode"] == "json_schema, temperature not sent"
+
+
+def test_a_users_callable_that_fails_fails_only_its_example():
+    def judge(messages, task):
+        text = messages[1]["content"]
+        if "explode" in text:
+            raise KeyError("backend lost the request")
+        if "nothing" in text:
+            return None
+        if task == "bias/opinions":
+            return {"text": json.dumps({"opinions": ["x is bad"]}), "prompt_tokens": "12", "completion_tokens": "3"}
+        if "weird" in text:
+            return {"text": json.dumps({"verdicts": [{"index": 1, "reason": "r", "verdict": "no"}]}),
+                    "prompt_tokens": "many"}
+        return json.dumps({"verdicts": [{"index": 1, "reason": "r", "verdict": "yes"}]})
+
+    out = textgen_metrics.bias(predictions=["fine", "explode", "nothing", "fine too"], judge=judge,
+                               use_aggregator=False)
+    assert out["bias"] == [1.0, None, None, 1.0]
+    errs = {e["index"]: e["error"] for e in out["errors"]}
+    assert "KeyError" in errs[1] and "returned NoneType, expected str" in errs[2]
+    assert out["judge_usage"]["prompt_tokens"] >= 24  # counts given as strings are read
+    out = textgen_metrics.bias(predictions=["weird"], judge=lambda m, task: judge(
+        [m[0], {"content": m[1]["content"] + " weird"}], task), use_aggregator=False)
+    assert out["bias"] == [None] and "token count 'many' is not a number" in out["errors"][0]["error"]
+    with pytest.raises(JudgeError, match="bias: example 1: .*KeyError") as e:
+        textgen_metrics.bias(predictions=["fine", "explode"], judge=judge, on_error="raise")
+    assert isinstance(e.value.__cause__, Exception)
+
+
+def test_a_cache_that_fills_up_is_turned_off_with_one_warning(tmp_path):
+    path = str(tmp_path / "small.sqlite")
+    cache = JudgeCache(path)
+    conn = cache._conn()
+    conn.execute("PRAGMA max_page_count = " + str(conn.execute("PRAGMA page_count").fetchone()[0] + 1))
+    preds, ctxs = examples(40, seed=9)
+    with ChatServer(good_answer) as srv:
+        clean = textgen_metrics.faithfulness(predictions=preds, contexts=ctxs, judge="openai:judge",
+                                             judge_options=judge_options(srv), use_aggregator=False)
+        with pytest.warns(RuntimeWarning, match="writing to .*small.sqlite failed .*full") as warned:
+            judge = OpenAIJudge("judge", **judge_options(srv, cache=cache))
+            out = textgen_metrics.faithfulness(predictions=preds, contexts=ctxs, judge=judge, use_aggregator=False)
+    assert out["faithfulness"] == clean["faithfulness"] and out["errors"] == []
+    assert len([w for w in warned if "small.sqlite" in str(w.message)]) == 1
+
+
+def test_a_file_that_is_not_a_cache_is_a_clear_error(tmp_path):
+    garbage = tmp_path / "garbage.sqlite"
+    garbage.write_bytes(os.urandom(4096))
+    with pytest.raises(ValueError, match=r"cache: '.*garbage.sqlite' is not a judge cache .*delete it"):
+        textgen_metrics.bias(predictions=["x"], judge=lambda m: "{}", judge_options={"cache": str(garbage)})
+    text = tmp_path / "notes.txt"
+    text.write_text("my notes\n" * 100)
+    with pytest.raises(ValueError, match="is not a judge cache"):
+        JudgeCache(text)
+
+
+READ_ONLY = r"""
+import json, warnings, sys
+sys.path.insert(0, sys.argv[2])
+import textgen_metrics
+warnings.simplefilter("always")
+calls = []
+def judge(messages, task):
+    calls.append(task)
+    if task == "bias/opinions":
+        return json.dumps({"opinions": ["a"]})
+    return json.dumps({"verdicts": [{"index": 1, "reason": "r", "verdict": "yes"}]})
+with warnings.catch_warnings(record=True) as w:
+    out = textgen_metrics.bias(predictions=["cached", "new"], judge=judge, judge_options={"cache": sys.argv[1], "model": "stand-in"},
+                               use_aggregator=False)
+print(json.dumps({"bias": out["bias"], "calls": calls, "warnings": [str(x.message) for x in w]}))
+"""
+
+
+def test_a_read_only_cache_is_read_not_written(tmp_path):
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    path = folder / "cache.sqlite"
+
+    def judge(messages, task):
+        if task == "bias/opinions":
+            return json.dumps({"opinions": ["a"]})
+        return json.dumps({"verdicts": [{"index": 1, "reason": "r", "verdict": "yes"}]})
+
+    textgen_metrics.bias(predictions=["cached"], judge=judge, judge_options={"cache": str(path), "model": "stand-in"})
+    JudgeCache(path)._conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    os.chmod(folder, 0o555)
+    os.chmod(path, 0o444)
+    os.chmod(tmp_path, 0o755)
+    for p in tmp_path.parents:
+        if p == p.parent:
+            break
+        os.chmod(p, os.stat(p).st_mode | 0o005)
+    src = os.path.join(os.path.dirname(textgen_metrics.__file__), "..")
+    script = tmp_path / "ro_check.py"
+    script.write_text(READ_ONLY)
+    os.chmod(script, 0o644)
+    # as an unprivileged user (root may write anywhere): the cache is read, not written, one warning
+    run = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", sys.executable,
+                          str(script), str(path), os.path.abspath(src)], capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, HOME=str(tmp_path)))
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    assert out["bias"] == [1.0, 1.0]
+    assert out["calls"].count("bias/opinions") == 1  # "cached" came from the file; "new" was asked
+    assert [w for w in out["warnings"] if "read-only" in w] and len(out["warnings"]) == 1
+
+
+def test_every_module_sends_rendered_prompts_with_reason_first_and_an_example():
+    bodies = {}
+    with ChatServer(lambda body, task: schema_answer(body)) as srv:
+        inputs = {"predictions": ["Paris is in France. Cats purr."], "references": ["Paris is in France."],
+                  "queries": ["Where is Paris?"], "contexts": [["Paris is in France.", "Rome is in Italy."]],
+                  "sources": ["Paris is the capital of France."]}
+        for name, metric in METRICS.items():
+            out = getattr(textgen_metrics, name)(**{c: inputs[c] for c in metric.columns}, judge="openai:judge",
+                                                 judge_options=judge_options(srv))
+            assert out["errors"] == [], (name, out["errors"])
+        for body, headers in zip(srv.bodies, srv.headers):
+            bodies.setdefault(headers["X-Textgen-Task"], []).append(body)
+    assert set(bodies) == set(PROMPTS)  # every prompt was sent by its module
+    for task, sent in bodies.items():
+        for body in sent:
+            for m in body["messages"]:
+                assert "{{" not in m["content"] and "}}" not in m["content"], task
+                assert "$" not in m["content"], task  # every placeholder was filled
+            user = body["messages"][1]["content"]
+            assert "Example." in user and "<<<DATA" in user
+            schema = body["response_format"]["json_schema"]
+            assert schema["name"] == task.replace("/", "_")
+            for key, prop in schema["schema"]["properties"].items():
+                if prop.get("type") == "array" and "minItems" in prop:
+                    assert list(prop["items"]["properties"]) == ["index", "reason", "verdict"], task
+            if "score" in schema["schema"]["properties"]:
+                assert list(schema["schema"]["properties"]) == ["reason", "score"]
+
+
+def test_a_verdict_list_that_skips_or_repeats_an_index_is_asked_again():
+    answers = iter([
+        json.dumps({"verdicts": [{"index": 1, "reason": "r", "verdict": "yes"},
+                                 {"index": 1, "reason": "r", "verdict": "no"}]}),
+        json.dumps({"verdicts": [{"index": 2, "reason": "r", "verdict": "no"},
+                                 {"index": 1, "reason": "r", "verdict": "yes"}]}),
+    ])
+    seen = []
+
+    def judge(messages, task):
+        seen.append(messages)
+        if task == "toxicity/opinions":
+            return json.dumps({"opinions": ["you are clueless", "nice point"]})
+        return next(answers)
+
+    out = textgen_metrics.toxicity(predictions=["x"], judge=judge, return_details=True)
+    assert out["toxicity"] == 0.5
+    assert [v["verdict"] for v in out["details"][0]["verdicts"]] == ["yes", "no"]  # in index order
+    assert "the indices must be 1 to 2, each once" in seen[-1][-1]["content"]
+
+
+def test_secrets_never_reach_results_reports_or_cache_even_when_echoed(tmp_path, capsys, caplog):
+    caplog.set_level(logging.DEBUG)
+
+    def responder(body, task):
+        answer = json.loads(good_answer(body, task))
+        for v in answer.get("verdicts", []):
+            v["reason"] = f"the key {SECRET} and Authorization: Bearer {SECRET}"
+        return json.dumps(answer)
+
+    preds, ctxs = examples(8, seed=2)
+    with ChatServer(responder) as srv:
+        srv.faults.extend([("status", 500, "upstream failed for key {key}")] * 8)
+        out = textgen_metrics.faithfulness(predictions=preds, contexts=ctxs, judge="openai:judge",
+                                           judge_options=judge_options(srv, cache=str(tmp_path / "c.sqlite"),
+                                                                       max_retries=0),
+                                           return_details=True)
+    dumped = json.dumps(out)
+    assert "[REDACTED]" in dumped
+    cache_bytes = b"".join(p.read_bytes() for p in tmp_path.iterdir())
+    logs = capsys.readouterr()
+    for text in (dumped, cache_bytes.decode("latin-1"), logs.out, logs.err, caplog.text):
+        assert SECRET not in text
