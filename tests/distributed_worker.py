@@ -18,15 +18,16 @@ REFERENCES = [["the cat is on the mat .", "a cat sat on a mat"], "the dog ran in
 CONTEXTS = [["Paris is the capital of France.", "Cats sit on mats."]] * len(PREDICTIONS)
 
 
-def judge(messages):
-    """A scripted judge: the claims are the sentences; the verdicts alternate yes and no."""
+def judge(messages, task):
+    """A scripted judge, answering by each request's task id: the claims are the first words;
+    the verdicts alternate yes and no."""
     text = messages[1]["content"]
-    if text.startswith("Extract every claim"):
+    if task == "faithfulness/claims":
         data = text.split(">>>\n", 1)[1].split("\n<<<END", 1)[0]
         return json.dumps({"claims": [s for s in data.split(" ") if s.strip(" .")][:3]})
-    count = text.count("\n1. ") + text.count("\n2. ") + text.count("\n3. ")
-    return json.dumps({"verdicts": [{"verdict": "yes" if i % 2 == 0 else "no", "reason": "r"}
-                                    for i in range(count)]})
+    claims = text.split("<<<DATA claims ", 1)[1].split("\n<<<END", 1)[0].splitlines()[1:]
+    return json.dumps({"verdicts": [{"index": i, "reason": "r", "verdict": "yes" if i % 2 else "no"}
+                                    for i in range(1, len(claims) + 1)]})
 
 
 MODULES = {

@@ -165,7 +165,7 @@ def test_llm_metrics_with_a_judge_over_http_keep_the_key_secret(tmp_path):
                         "--judge", "openai:judge-x", "--judge-url", srv.url,
                         "--judge-option", f"cache={tmp_path / 'c.sqlite'}")
         assert again.returncode == 0 and srv.count == count  # the rerun comes from the cache
-        assert "requests 0, cached 12" in again.stdout
+        assert "requests 0, retries 0, cached 12" in again.stdout
 
 
 def test_llm_metric_without_judge_says_how_to_give_one():
