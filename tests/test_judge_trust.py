@@ -62,7 +62,7 @@ def test_cut_off_answers_in_a_metric_are_asked_again_or_reported():
 
         def fault(body, task):
             if first_claim in body["messages"][1]["content"]:
-                return ("length", good_answer(body, task)[:-3], 100)
+                return ("length", good_answer(body, task)[:-3], body["max_tokens"])
             return None
 
         srv.fault_fn = fault

@@ -1,5 +1,5 @@
-"""Judges for the LLM-guided metrics: an OpenAI-compatible API, a local transformers
-pipeline, or any callable, behind one engine (concurrency, cache, repair, usage)."""
+"""Judges for the LLM-guided metrics: an OpenAI-compatible API, a local transformers model,
+or any callable, behind one engine (concurrency, cache, checks, re-asks, usage)."""
 
 from .base import (Completion, Judge, JudgeError, JudgeFatalError, JudgeRequest, JudgeResult, JudgeSession, Usage,
                    run_sync)

@@ -44,7 +44,7 @@ __all__ = ["Completion", "JudgeRequest", "JudgeResult", "Usage", "Judge", "Judge
 
 logger = logging.getLogger("textgen_metrics.judges")
 
-Message = dict  # {"role": "system" | "user" | "assistant", "content": str}
+Message = dict[str, Any]  # {"role": "system" | "user" | "assistant", "content": str}
 T = TypeVar("T")
 
 
@@ -332,7 +332,7 @@ class Judge:
             text = self.redact(completion.text if isinstance(completion.text, str) else "") or ""
             result.text, result.logprobs = text, completion.logprobs
             if completion.truncated:
-                limit = current.max_tokens or self.default_budget() or completion.completion_tokens
+                limit = _count(completion.completion_tokens) or current.max_tokens or self.default_budget()
                 if grown:
                     result.error = (f"the answer was cut off at {limit} tokens (the token limit), also "
                                     "when asked again with a larger budget; nothing of it was used")

@@ -1,21 +1,64 @@
-"""A judge over a local transformers text-generation pipeline.
+"""A judge over a local transformers causal language model.
 
 The model loads only from a local folder or a model id already in the Hugging Face cache
-(``local_files_only``); one that is not on disk is a clear error, never a download. Prompts go
-through the model's chat template (a plain "role: content" layout when it has none) and are
-generated in batches of ``batch_size``: requests arriving together are gathered into one batch.
+(``local_files_only``); one that is not on disk is a clear error at construction, and one that
+cannot be loaded stops the run at once (``JudgeFatalError``), never a download.
+
+How a request is answered:
+
+- The messages go through the model's chat template (a plain "role: content" layout when it has
+  none). A template without a system role (Gemma's raises "System role not supported"; some
+  drop the system message silently) is found once, by rendering a probe conversation, and the
+  system text is then merged into the first user message. A conversation the template still
+  cannot render fails that request only, before any batching.
+- Requests arriving together are gathered into batches of up to ``batch_size``, left-padded, and
+  generated with ``model.generate`` (greedy; sampling at ``temperature`` when it is above 0).
+  This replaces the text-generation pipeline, whose text-only output cannot tell whether an
+  answer ended or was cut off.
+- Each row has its own token budget (a stopping criterion ends each row at its budget, so one
+  batch can mix budgets). An answer with an end-of-sequence token (the tokenizer's or any of the
+  model's generation config, e.g. Gemma's ``<end_of_turn>``) within its budget is
+  ``finish_reason="stop"``; one without is ``"length"``, and the engine never parses it: it asks
+  again once with a larger budget, then fails the request with "cut off at N tokens".
+  ``completion_tokens`` counts the generated tokens up to and including the end-of-sequence
+  token (as vLLM counts), padding excluded.
+- The budget of a request is its ``max_tokens`` when set, else ``max_new_tokens`` when the
+  number of items is unknown (extraction), else
+  ``max(max_new_tokens, budget_base + budget_per_item * items)`` with ``items`` the number of
+  items the answer must hold: 128 tokens for the JSON object around the list and 64 per verdict
+  (``{"index": 12, "reason": "...", "verdict": "yes"}`` is about 15 tokens of structure, and a
+  one-sentence reason 20 to 40 tokens in the tokenizers of Llama, Qwen and Gemma; small models
+  run longer). A re-ask after a cut doubles that budget. A budget never runs past the model's
+  context (``max_position_embeddings``): a prompt that fills it fails that request.
+- Every generation run for a request counts as one request sent (``usage.requests``): a batch
+  whose generation raises is run again row by row (so one bad row, or a batch too large for the
+  memory, fails only what must fail), and each of those runs counts too.
 """
 
+from __future__ import annotations
+
 import asyncio
+import dataclasses
+import functools
 import os
 import threading
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
-from .base import Completion, Judge, JudgeError
+from .base import Completion, Judge, JudgeError, JudgeFatalError, JudgeRequest, JudgeResult, Message
 
-__all__ = ["HFJudge", "resolve_local_model"]
+if TYPE_CHECKING:  # imported at run time only when a model is loaded
+    import torch
+    from transformers import PreTrainedTokenizerBase
+
+__all__ = ["HFJudge", "resolve_local_model", "merge_system"]
+
+Device = Union[int, str, "torch.device", None]
+
+_PROBE_SYSTEM = "textgen-metrics probe: system text 7f3a"
+_PROBE_USER = "textgen-metrics probe: user text"
 
 
-def resolve_local_model(model):
+def resolve_local_model(model: str) -> str:
     """A local folder for ``model`` (a path, or a hub id already downloaded)."""
     if os.path.isdir(os.path.expanduser(model)):
         return os.path.expanduser(model)
@@ -30,118 +73,356 @@ def resolve_local_model(model):
         ) from None
 
 
-class HFJudge(Judge):
-    backend = "hf"
+def merge_system(messages: Sequence[Message]) -> list[Message]:
+    """The conversation with its system messages merged into the first user message (for chat
+    templates without a system role): the system text, a blank line, then the user's text."""
+    system = "\n\n".join(str(m.get("content", "")) for m in messages if m.get("role") == "system")
+    rest = [dict(m) for m in messages if m.get("role") != "system"]
+    if not system:
+        return rest
+    for m in rest:
+        if m.get("role") == "user":
+            m["content"] = f"{system}\n\n{m.get('content', '')}"
+            return rest
+    return [{"role": "user", "content": system}] + rest
 
-    def __init__(self, model, device=None, batch_size=8, max_new_tokens=512, cache=None,
-                 max_parse_attempts=3, prices=None, temperature=0.0):
-        if not isinstance(batch_size, int) or batch_size < 1:
+
+@dataclasses.dataclass
+class _Loaded:
+    """The model, its tokenizer and what the judge learnt about them at load time."""
+
+    model: Any  # a transformers PreTrainedModel with generate (its annotations confuse type checkers)
+    tokenizer: "PreTrainedTokenizerBase"
+    device: "torch.device"
+    eos_ids: frozenset[int]
+    pad_id: int
+    context: Optional[int]  # the model's maximal sequence length, when its config says
+    system_role: bool  # the chat template renders a system message
+
+
+@dataclasses.dataclass
+class _Job:
+    """One prompt waiting for a batch."""
+
+    ids: list[int]
+    budget: int
+    tally: JudgeResult
+    future: "asyncio.Future[Completion]"
+
+
+def _torch_device(device: Device) -> "torch.device":
+    """The device as the text-generation pipeline chose it: None is the first accelerator when
+    there is one, a negative index the CPU."""
+    import torch
+
+    if isinstance(device, torch.device):
+        return device
+    if isinstance(device, str):
+        return torch.device(device)
+    if device is None:
+        device = 0
+    if device < 0 or not torch.cuda.is_available():
+        return torch.device("cpu")
+    return torch.device(f"cuda:{device}")
+
+
+def _dtype_option() -> dict[str, Any]:
+    """``dtype="auto"`` under the keyword this transformers version reads."""
+    import transformers
+    from packaging.version import Version
+
+    key = "dtype" if Version(transformers.__version__) >= Version("4.56") else "torch_dtype"
+    return {key: "auto"}
+
+
+def _ids(value: Any) -> set[int]:
+    if value is None:
+        return set()
+    if isinstance(value, int):
+        return {value}
+    return {int(v) for v in value}
+
+
+@functools.lru_cache(maxsize=None)
+def _row_budgets_class() -> type:
+    """A stopping criterion that ends each row of a batch at its own token budget."""
+    import torch
+    from transformers import StoppingCriteria
+
+    class RowBudgets(StoppingCriteria):
+        def __init__(self, start: int, budgets: "torch.Tensor") -> None:
+            self.start = start
+            self.budgets = budgets
+
+        def __call__(self, input_ids: "torch.LongTensor", scores: Any, **kwargs: Any) -> "torch.BoolTensor":
+            done = (input_ids.shape[1] - self.start) >= self.budgets
+            return done.to(device=input_ids.device, dtype=torch.bool)  # type: ignore[return-value]
+
+    return RowBudgets
+
+
+class HFJudge(Judge):
+    """A local transformers model as the judge (see the module docstring for what it does)."""
+
+    backend = "hf"
+    budget_base = 128  # tokens for the answer's JSON object around its list
+    budget_per_item = 64  # tokens per item asked for (index, a one-sentence reason, a verdict)
+
+    def __init__(self, model: str, device: Device = None, batch_size: int = 8, max_new_tokens: int = 512,
+                 cache: Any = None, max_parse_attempts: int = 3,
+                 prices: Optional[dict[str, tuple[float, float]]] = None, temperature: float = 0.0) -> None:
+        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
             raise ValueError(f"batch_size: {batch_size!r} must be a positive integer")
+        if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
+            raise ValueError(f"max_new_tokens: {max_new_tokens!r} must be a positive integer")
+        if not isinstance(temperature, (int, float)) or isinstance(temperature, bool) or temperature < 0:
+            raise ValueError(f"temperature: {temperature!r} must be a number >= 0")
         super().__init__(model, concurrency=batch_size, cache=cache,
                          max_parse_attempts=max_parse_attempts, prices=prices)
         self.path = resolve_local_model(model)
         self.device = device
         self.batch_size = batch_size
         self.max_new_tokens = int(max_new_tokens)
-        self.temperature = temperature
-        self._pipe = None
+        self.temperature = float(temperature)
+        self._loaded: Optional[_Loaded] = None
+        self._pipe: Any = None
         self._load_lock = threading.Lock()
         self._gen_lock = threading.Lock()
 
-    def settings(self, request):
+    def settings(self, request: JudgeRequest) -> dict[str, Any]:
         s = super().settings(request)
         s.update(max_new_tokens=self.max_new_tokens, temperature=self.temperature)
         return s
 
+    # -- budgets ---------------------------------------------------------------------------
+    def default_budget(self) -> Optional[int]:
+        return self.max_new_tokens
+
+    def budget(self, request: JudgeRequest) -> int:
+        """The answer budget of ``request`` in tokens (before the model's context caps it)."""
+        if request.max_tokens:
+            return int(request.max_tokens)
+        if request.items is None:  # an answer of unknown length (a list to extract)
+            return self.max_new_tokens
+        return max(self.max_new_tokens, self.budget_base + self.budget_per_item * request.items)
+
+    def grow_budget(self, request: JudgeRequest, completion: Completion) -> int:
+        """Twice the budget that was cut (at least 256 tokens)."""
+        return max(2 * self.budget(request), 256)
+
+    # -- loading ---------------------------------------------------------------------------
+    def _load(self) -> _Loaded:
+        with self._load_lock:
+            if self._loaded is None:
+                try:
+                    self._loaded = self._load_now()
+                except Exception as e:  # the same failure would repeat for every request
+                    raise JudgeFatalError(f"cannot load the model {self.model!r} from {self.path}: "
+                                          f"{type(e).__name__}: {e}") from e
+            return self._loaded
+
+    def _load_now(self) -> _Loaded:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(self.path, local_files_only=True)
+        device = _torch_device(self.device)
+        model: Any = AutoModelForCausalLM.from_pretrained(self.path, local_files_only=True, **_dtype_option())
+        model = model.to(device).eval()
+        eos = _ids(getattr(model.generation_config, "eos_token_id", None)) | _ids(tokenizer.eos_token_id)
+        if not eos:
+            raise ValueError("neither the tokenizer nor the generation config names an end-of-sequence token, "
+                             "so a finished answer cannot be told from a cut one")
+        pad = tokenizer.pad_token_id
+        if pad is None:
+            pad = getattr(model.generation_config, "pad_token_id", None)
+        if pad is None:
+            pad = tokenizer.eos_token_id if tokenizer.eos_token_id is not None else min(eos)
+        config = model.config
+        text_config = config.get_text_config() if hasattr(config, "get_text_config") else config
+        context = getattr(text_config, "max_position_embeddings", None) or getattr(text_config, "n_positions", None)
+        loaded = _Loaded(model=model, tokenizer=tokenizer, device=device, eos_ids=frozenset(eos), pad_id=int(pad),
+                         context=int(context) if context else None, system_role=True)
+        loaded.system_role = self._renders_system(tokenizer)
+        return loaded
+
+    @staticmethod
+    def _renders_system(tokenizer: "PreTrainedTokenizerBase") -> bool:
+        """Whether the chat template renders a system message: it neither raises on one nor
+        drops its text."""
+        if not getattr(tokenizer, "chat_template", None):
+            return True  # the plain layout writes every role
+        probe = [{"role": "system", "content": _PROBE_SYSTEM}, {"role": "user", "content": _PROBE_USER}]
+        try:
+            text = tokenizer.apply_chat_template(probe, tokenize=False, add_generation_prompt=True)
+        except Exception:
+            return False
+        return isinstance(text, str) and _PROBE_SYSTEM in text
+
     @property
-    def pipeline(self):
+    def tokenizer(self) -> "PreTrainedTokenizerBase":
+        """The model's tokenizer (loads the model on first use)."""
+        return self._load().tokenizer
+
+    @property
+    def language_model(self) -> Any:
+        """The loaded transformers model, a ``PreTrainedModel`` (loads it on first use)."""
+        return self._load().model
+
+    @property
+    def pipeline(self) -> Any:
+        """A transformers text-generation pipeline over the loaded model and tokenizer (kept for
+        callers of earlier versions; the judge itself calls ``model.generate``)."""
+        loaded = self._load()
         with self._load_lock:
             if self._pipe is None:
                 from transformers import pipeline
 
-                self._pipe = pipeline("text-generation", model=self.path, tokenizer=self.path,
-                                      device=self.device)  # self.path is a local folder
-                tok = self._pipe.tokenizer
-                if tok.pad_token is None:
-                    tok.pad_token = tok.eos_token or tok.unk_token
-                tok.padding_side = "left"
+                tokenizer: Any = loaded.tokenizer
+                self._pipe = pipeline("text-generation", model=loaded.model, tokenizer=tokenizer)
             return self._pipe
 
-    def _prompt(self, messages):
-        tok = self.pipeline.tokenizer
-        if getattr(tok, "chat_template", None):
-            return tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-        return "\n".join(f"{m['role']}: {m['content']}" for m in messages) + "\nassistant:"
+    # -- prompts ---------------------------------------------------------------------------
+    def _prompt(self, messages: list[Message]) -> str:
+        """The prompt text of a conversation, through the model's chat template."""
+        loaded = self._load()
+        tok = loaded.tokenizer
+        if not getattr(tok, "chat_template", None):
+            return "\n".join(f"{m['role']}: {m['content']}" for m in messages) + "\nassistant:"
+        if not loaded.system_role:
+            messages = merge_system(messages)
+        try:
+            text = tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        except Exception as e:
+            raise JudgeError(f"the chat template of {self.model!r} cannot render this conversation "
+                             f"({type(e).__name__}: {e})") from e
+        if not isinstance(text, str):
+            raise JudgeError(f"the chat template of {self.model!r} rendered {type(text).__name__}, not text")
+        return text
 
-    def _generate(self, prompts):
-        pipe = self.pipeline
-        kwargs = dict(max_new_tokens=self.max_new_tokens, return_full_text=False,
-                      batch_size=self.batch_size)
-        if self.temperature and self.temperature > 0:
-            kwargs.update(do_sample=True, temperature=self.temperature)
+    def _encode(self, messages: list[Message]) -> list[int]:
+        """The prompt's token ids (a chat template writes its own special tokens)."""
+        tok = self._load().tokenizer
+        templated = bool(getattr(tok, "chat_template", None))
+        ids = tok(self._prompt(messages), add_special_tokens=not templated)["input_ids"]
+        return [int(i) for i in ids]
+
+    # -- generation ------------------------------------------------------------------------
+    async def _acomplete(self, messages: list[Message], request: JudgeRequest, batcher: "_Batcher",
+                         tally: JudgeResult) -> Completion:
+        loaded = self._load()
+        ids = self._encode(messages)  # a template error fails this request before any batch
+        budget = self.budget(request)
+        if loaded.context is not None:
+            room = loaded.context - len(ids)
+            if room < 1:
+                raise JudgeError(f"the prompt is {len(ids)} tokens, longer than the model's context of "
+                                 f"{loaded.context} tokens")
+            budget = min(budget, room)
+        return await batcher.submit(ids, budget, tally)
+
+    def _generate(self, jobs: Sequence[_Job]) -> list[Completion]:
+        """Generate one batch (left-padded); one Completion per job, in order."""
+        import torch
+        from transformers import StoppingCriteriaList
+
+        loaded = self._load()
+        width = max(len(j.ids) for j in jobs)
+        rows = [[loaded.pad_id] * (width - len(j.ids)) + j.ids for j in jobs]
+        masks = [[0] * (width - len(j.ids)) + [1] * len(j.ids) for j in jobs]
+        input_ids = torch.tensor(rows, dtype=torch.long, device=loaded.device)
+        attention_mask = torch.tensor(masks, dtype=torch.long, device=loaded.device)
+        budgets = [j.budget for j in jobs]
+        criteria = _row_budgets_class()(width, torch.tensor(budgets, device=loaded.device))
+        options: dict[str, Any] = {"max_new_tokens": max(budgets), "eos_token_id": sorted(loaded.eos_ids),
+                                   "pad_token_id": loaded.pad_id}
+        if self.temperature > 0:
+            options.update(do_sample=True, temperature=self.temperature)
         else:
-            kwargs.update(do_sample=False)
-        with self._gen_lock:
-            outputs = pipe(prompts, **kwargs)
-        tok = pipe.tokenizer
-        completions = []
-        for prompt, out in zip(prompts, outputs):
-            text = out[0]["generated_text"] if isinstance(out, list) else out["generated_text"]
-            completions.append(Completion(
-                text=text,
-                prompt_tokens=len(tok(prompt)["input_ids"]),
-                completion_tokens=len(tok(text, add_special_tokens=False)["input_ids"]),
-            ))
-        return completions
+            options.update(do_sample=False)
+        with self._gen_lock, torch.inference_mode():
+            out = loaded.model.generate(input_ids=input_ids, attention_mask=attention_mask,
+                                        stopping_criteria=StoppingCriteriaList([criteria]), **options)
+        new = out[:, width:].tolist()
+        return [self._completion(loaded, row[:job.budget], len(job.ids)) for job, row in zip(jobs, new)]
 
-    async def _acomplete(self, messages, request, batcher):
-        return await batcher.submit(self._prompt(messages))
+    @staticmethod
+    def _completion(loaded: _Loaded, tokens: list[int], prompt_tokens: int) -> Completion:
+        end = next((k for k, t in enumerate(tokens) if t in loaded.eos_ids), None)
+        if end is None:
+            answer, used, reason = tokens, len(tokens), "length"
+        else:
+            answer, used, reason = tokens[:end], end + 1, "stop"
+        text = loaded.tokenizer.decode(answer, skip_special_tokens=True)
+        return Completion(text=str(text), prompt_tokens=prompt_tokens, completion_tokens=used, finish_reason=reason)
 
-    def _open(self):
+    def _open(self) -> "_Batcher":
         return _Batcher(self)
 
 
 class _Batcher:
-    """Gathers prompts that arrive together into batches for one generate call."""
+    """Gathers prompts that arrive together into batches for one generate call each."""
 
-    def __init__(self, judge):
+    def __init__(self, judge: HFJudge) -> None:
         self.judge = judge
-        self.pending = []
-        self.flusher = None
+        self.pending: list[_Job] = []
+        self.flusher: Optional[asyncio.TimerHandle] = None
+        self.tasks: set["asyncio.Task[None]"] = set()
 
-    async def __aenter__(self):
+    async def __aenter__(self) -> "_Batcher":
+        # load once, off the event loop; a model that cannot load stops the run here
+        await asyncio.get_running_loop().run_in_executor(None, self.judge._load)
         return self
 
-    async def __aexit__(self, *exc):
+    async def __aexit__(self, *exc: Any) -> bool:
+        if self.flusher is not None:
+            self.flusher.cancel()
+        for task in list(self.tasks):
+            task.cancel()
+        await asyncio.gather(*self.tasks, return_exceptions=True)
         return False
 
-    async def submit(self, prompt):
+    async def submit(self, ids: list[int], budget: int, tally: JudgeResult) -> Completion:
         loop = asyncio.get_running_loop()
-        fut = loop.create_future()
-        self.pending.append((prompt, fut))
+        job = _Job(ids=ids, budget=budget, tally=tally, future=loop.create_future())
+        self.pending.append(job)
         if len(self.pending) >= self.judge.batch_size:
             self._flush(loop)
         elif self.flusher is None:
             self.flusher = loop.call_later(0.005, self._flush, loop)
-        return await fut
+        return await job.future
 
-    def _flush(self, loop):
+    def _flush(self, loop: asyncio.AbstractEventLoop) -> None:
         if self.flusher is not None:
             self.flusher.cancel()
             self.flusher = None
-        batch, self.pending = self.pending, []
+        batch, self.pending = [j for j in self.pending if not j.future.done()], []
         if batch:
-            loop.create_task(self._run(batch, loop))
+            task = loop.create_task(self._run(batch, loop))
+            self.tasks.add(task)
+            task.add_done_callback(self.tasks.discard)
 
-    async def _run(self, batch, loop):
-        prompts = [p for p, _ in batch]
+    async def _run(self, batch: list[_Job], loop: asyncio.AbstractEventLoop) -> None:
         try:
-            completions = await loop.run_in_executor(None, self.judge._generate, prompts)
-        except Exception as e:  # a failing batch fails its requests, not the run
-            for _, fut in batch:
-                if not fut.done():
-                    fut.set_exception(JudgeError(f"generation failed: {type(e).__name__}: {e}"))
-            return
-        for (_, fut), c in zip(batch, completions):
-            if not fut.done():
-                fut.set_result(c)
+            await self._generate(batch, loop)
+        except Exception as e:
+            if len(batch) == 1:
+                _fail(batch[0], e)
+                return
+            for job in batch:  # one row, or the batch's size, may be the cause: each row alone
+                try:
+                    await self._generate([job], loop)
+                except Exception as e1:
+                    _fail(job, e1)
+
+    async def _generate(self, jobs: list[_Job], loop: asyncio.AbstractEventLoop) -> None:
+        for job in jobs:
+            job.tally.sent()
+        completions = await loop.run_in_executor(None, self.judge._generate, jobs)
+        for job, completion in zip(jobs, completions):
+            if not job.future.done():
+                job.future.set_result(completion)
+
+
+def _fail(job: _Job, e: Exception) -> None:
+    if not job.future.done():
+        job.future.set_exception(JudgeError(f"generation failed: {type(e).__name__}: {e}"))
