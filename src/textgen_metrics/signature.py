@@ -16,7 +16,8 @@ from typing import Any, Sequence
 
 from . import __version__
 
-__all__ = ["signature", "with_fields", "sacrebleu_signature", "count_references", "format_value"]
+__all__ = ["signature", "with_fields", "sacrebleu_signature", "count_references", "format_value",
+           "bootstrap_fields"]
 
 
 def format_value(value: Any) -> str:
@@ -48,6 +49,22 @@ def with_fields(text: str, **fields: Any) -> str:
     return "|".join(parts[:at] + extra + parts[at:])
 
 
+def bootstrap_fields(n_bootstrap: int | None = None, seed: int | None = None,
+                     test: tuple[str, int] | None = None, ci: float | None = None) -> dict[str, Any]:
+    """The fields a signature gets for a bootstrap interval or a paired test, named as
+    sacrebleu names them: ``bs`` (resamples), ``ar`` (randomization trials), ``seed``, and
+    ``ci`` for a confidence level other than sacrebleu's 0.95."""
+    fields: dict[str, Any] = {}
+    if test is not None:
+        fields[test[0]] = test[1]
+    if n_bootstrap and (test is None or test[0] != "bs"):
+        fields["bs"] = n_bootstrap
+    if n_bootstrap or test is not None:
+        fields["seed"] = seed
+    fields["ci"] = None if ci is None or ci == 0.95 else ci
+    return fields
+
+
 def count_references(references: Sequence[Sequence[str] | str]) -> int:
     """sacrebleu's ``num_refs``: the number of references per example when all examples have the
     same number, else -1 (which a signature prints as ``var``)."""
@@ -57,14 +74,15 @@ def count_references(references: Sequence[Sequence[str] | str]) -> int:
 
 def sacrebleu_signature(metric: Any, num_refs: int, *, n_bootstrap: int | None = None,
                         seed: int | None = None, test: tuple[str, int] | None = None,
-                        **extra: Any) -> str:
+                        ci: float | None = None, **extra: Any) -> str:
     """The signature sacrebleu prints for the sacrebleu ``metric`` object (BLEU, CHRF, TER).
 
     ``num_refs`` as :func:`count_references`. ``n_bootstrap`` and ``seed``: a bootstrap interval
     (``--confidence``), as ``corpus_score(n_bootstrap=...)`` records it. ``test``: a paired test
     (``("bs", 1000)`` or ``("ar", 10000)``), as sacrebleu's ``PairedTest`` records it, together
-    with ``n_bootstrap`` when intervals come with it. ``extra`` fields (settings sacrebleu does
-    not record, such as a BLEU ``max_ngram_order`` other than 4) go before the version.
+    with ``n_bootstrap`` when intervals come with it. ``ci``: a confidence level other than
+    sacrebleu's 0.95 is recorded too. ``extra`` fields (settings sacrebleu does not record, such
+    as a BLEU ``max_ngram_order`` other than 4) go before the version.
     """
     metric.num_refs = num_refs
     metric.n_bootstrap = None
@@ -78,4 +96,4 @@ def sacrebleu_signature(metric: Any, num_refs: int, *, n_bootstrap: int | None =
         sig.update(test[0], test[1])
         if n_bootstrap:
             sig.update("bs", n_bootstrap)
-    return with_fields(sig.format(), **extra)
+    return with_fields(sig.format(), **extra, ci=None if ci is None or ci == 0.95 else ci)

@@ -17,7 +17,9 @@ the same seed and number of resamples, the numbers are sacrebleu's:
   ``n - n // 40 - 1``);
 - the paired bootstrap p-value (Koehn 2004, as Moses' script and sacrebleu): the share of
   resamples whose absolute difference, centred on the mean of those differences, exceeds the
-  observed one, ``(c + 1) / (n + 1)``;
+  observed one, ``(c + 1) / (n + 1)`` (for the metrics sacrebleu does not have, a resampled
+  difference equal to the observed one counts too, so that identical systems get p = 1
+  rather than sacrebleu's 1/(n+1));
 - paired approximate randomization (Riezler and Maxwell 2005, as multeval and sacrebleu): each
   trial swaps the two systems' outputs of a random half of the examples;
   ``rng.integers(2, size=(trials, n), dtype=bool)`` picks them.
@@ -79,19 +81,25 @@ class CorpusStatistics:
     sacrebleu's interval) or ``"mean"`` (one statistic per example, the score its mean:
     float64, percentile interval). ``divisor``: what the metric's result divides ``score`` by
     (100 for BLEU, which sacrebleu scores on 0-100 and the result reports in [0, 1]); every
-    score, interval and difference reported here is divided by it, last.
+    score, interval and difference reported here is divided by it, last. ``sign``: the
+    metric's signature for a bootstrap (``sign(n_bootstrap=, seed=, test=, ci=)``).
+    ``sacrebleu``: a metric sacrebleu has (BLEU, chrF, TER), whose p-values count only the
+    resampled differences *larger* than the observed one, as sacrebleu's, so that two systems
+    with the same outputs get p = 1/(n+1); for the other metrics ties count too (p = 1 then).
     """
 
     stats: list[list[Any]]
     score: Callable[[Any], Any]
     kind: str = "corpus"
     divisor: float = 1.0
+    sign: Callable[..., str] | None = None
+    sacrebleu: bool = False
 
     @classmethod
-    def of_means(cls, values: Sequence[float]) -> CorpusStatistics:
+    def of_means(cls, values: Sequence[float], sign: Callable[..., str] | None = None) -> CorpusStatistics:
         """The statistics of a metric whose aggregate is the mean of ``values``."""
         n = len(values)
-        return cls([[float(v)] for v in values], lambda s: float(s[0]) / n, "mean")
+        return cls([[float(v)] for v in values], lambda s: float(s[0]) / n, "mean", sign=sign)
 
     def __len__(self) -> int:
         return len(self.stats)
@@ -237,12 +245,16 @@ class PairedResult:
                 "p_value": self.p_value}
 
 
-def _p_value(sample_stats: Any, real_difference: float) -> float:
-    """sacrebleu's ``_compute_p_value``: ``(count(stats > real) + 1) / (len + 1)``."""
+def _p_value(sample_stats: Any, real_difference: float, strict: bool = True) -> float:
+    """sacrebleu's ``_compute_p_value``: ``(count(stats > real) + 1) / (len + 1)``; with
+    ``strict=False`` the ties count as well (``>=``)."""
     import numpy as np
 
-    c = np.sum(sample_stats > real_difference).item()
-    return (c + 1) / (len(sample_stats) + 1)
+    if strict:
+        c = np.sum(sample_stats > real_difference).item()
+    else:
+        c = np.sum(sample_stats >= real_difference).item()
+    return min(1.0, (c + 1) / (len(sample_stats) + 1))
 
 
 def _check_pair(a: CorpusStatistics, b: CorpusStatistics) -> int:
@@ -292,7 +304,7 @@ def paired_bootstrap(a: CorpusStatistics, b: CorpusStatistics, n_resamples: int 
     import numpy as np
 
     sample_diffs = np.abs(scores_b - scores_a)
-    p = _p_value(sample_diffs - sample_diffs.mean(), abs(score_a - score_b))
+    p = _p_value(sample_diffs - sample_diffs.mean(), abs(score_a - score_b), a.sacrebleu)
     return _result(a, score_a, score_b, scores_a, scores_b, confidence_level, p)
 
 
@@ -325,7 +337,7 @@ def paired_randomization(a: CorpusStatistics, b: CorpusStatistics, n_trials: int
     score = a.score
     trial_a = np.array([score(x) for x in shuf_a])
     trial_b = np.array([score(x) for x in shuf_b])
-    p = _p_value(np.abs(trial_a - trial_b), abs(score_a - score_b))
+    p = _p_value(np.abs(trial_a - trial_b), abs(score_a - score_b), a.sacrebleu)
     scores_a, scores_b = _bootstrap_scores(a, b, n_resamples, seed)
     return _result(a, score_a, score_b, scores_a, scores_b, confidence_level, p)
 

@@ -28,7 +28,8 @@ from collections import Counter
 from typing import Any, Callable, Sequence
 
 from ..significance import DEFAULT_RESAMPLES, DEFAULT_SEED, CorpusStatistics, check_interval_options, corpus_interval
-from ..signature import count_references, sacrebleu_signature, signature as make_signature, with_fields
+from ..signature import bootstrap_fields, count_references, sacrebleu_signature, with_fields
+from ..signature import signature as make_signature
 from ..tokenizers import Tokenizer, get_tokenizer
 from ..validation import check_references, check_same_length, check_texts
 
@@ -218,10 +219,11 @@ def bleu_statistics(predictions: Sequence[str], references: Sequence[str | Seque
     predictions, refs = _prepare(predictions, references)
     s = _Settings(tokenizer, max_order, smooth, weights, lowercase, smooth_method, smooth_value,
                   effective_order)
-    return _statistics(s, corpus_stats(predictions, refs, s.tokenizer, s.max_order))
+    stats = corpus_stats(predictions, refs, s.tokenizer, s.max_order)
+    return _statistics(s, stats, count_references(refs))
 
 
-def _statistics(s: _Settings, stats: list[BleuStats]) -> CorpusStatistics:
+def _statistics(s: _Settings, stats: list[BleuStats], num_refs: int) -> CorpusStatistics:
     n = s.max_order
     if s.weights is not None:
         weights = s.weights
@@ -240,7 +242,12 @@ def _statistics(s: _Settings, stats: list[BleuStats]) -> CorpusStatistics:
             return float(s.sacrebleu_score(row).score)
 
         rows = [x.sacrebleu_row() for x in stats]
-    return CorpusStatistics(rows, score, divisor=100.0)
+
+    def sign(**fields: Any) -> str:
+        return s.signature(num_refs, False, **fields)
+
+    return CorpusStatistics(rows, score, divisor=100.0, sign=sign,
+                            sacrebleu=s.weights is None and not s.smooth)
 
 
 def bleu(predictions: Sequence[str], references: Sequence[str | Sequence[str]], tokenizer: Any = None,
@@ -274,7 +281,7 @@ def bleu(predictions: Sequence[str], references: Sequence[str | Sequence[str]], 
     num_refs = count_references(refs)
     out = _per_example(s, stats) if not use_aggregator else _corpus(s, stats)
     if confidence_level is not None:
-        low, high = corpus_interval(_statistics(s, stats), confidence_level, n_resamples, seed)
+        low, high = corpus_interval(_statistics(s, stats, num_refs), confidence_level, n_resamples, seed)
         out["bleu_ci"] = [low, high]
         out["signature"] = s.signature(num_refs, not use_aggregator, n_bootstrap=n_resamples, seed=seed,
                                        ci=None if confidence_level == 0.95 else confidence_level)
@@ -372,15 +379,21 @@ def _gleu_score(row: Any) -> float:
 
 
 def _gleu_signature(tok: Tokenizer, min_len: int, max_len: int, num_refs: int, **fields: Any) -> str:
+    """``google_bleu|nrefs:..|tok:..|ngram:min-max|...``; ``fields`` as
+    :func:`~textgen_metrics.signature.bootstrap_fields` takes them."""
     return make_signature("google_bleu", nrefs="var" if num_refs == -1 else num_refs,
-                          tok=tok.signature, ngram=f"{min_len}-{max_len}", **fields)
+                          tok=tok.signature, ngram=f"{min_len}-{max_len}", **bootstrap_fields(**fields))
 
 
 def google_bleu_statistics(predictions: Sequence[str], references: Sequence[str | Sequence[str]],
                            tokenizer: Any = None, min_len: int = 1, max_len: int = 4) -> CorpusStatistics:
     """Google BLEU's per-example statistics ``[matches, total]`` of the best reference."""
-    counts, _, _ = _gleu_prepare(predictions, references, tokenizer, min_len, max_len)
-    return CorpusStatistics([list(c) if c else [0, 0] for c in counts], _gleu_score)
+    counts, tok, num_refs = _gleu_prepare(predictions, references, tokenizer, min_len, max_len)
+
+    def sign(**fields: Any) -> str:
+        return _gleu_signature(tok, min_len, max_len, num_refs, **fields)
+
+    return CorpusStatistics([list(c) if c else [0, 0] for c in counts], _gleu_score, sign=sign)
 
 
 def google_bleu(predictions: Sequence[str], references: Sequence[str | Sequence[str]],
@@ -407,7 +420,6 @@ def google_bleu(predictions: Sequence[str], references: Sequence[str | Sequence[
     if confidence_level is not None:
         stats = CorpusStatistics([list(c) if c else [0, 0] for c in counts], _gleu_score)
         out["google_bleu_ci"] = list(corpus_interval(stats, confidence_level, n_resamples, seed))
-        fields = {"bs": n_resamples, "seed": seed,
-                  "ci": None if confidence_level == 0.95 else confidence_level}
+        fields = {"n_bootstrap": n_resamples, "seed": seed, "ci": confidence_level}
     out["signature"] = _gleu_signature(tok, min_len, max_len, num_refs, **fields)
     return out

@@ -119,7 +119,12 @@ def chrf_statistics(predictions: Sequence[str], references: Sequence[str | Seque
     formula, for intervals and paired tests."""
     predictions, refs = _prepare(predictions, references)
     c = _Chrf(char_order, word_order, beta, lowercase, whitespace, eps_smoothing)
-    return CorpusStatistics(c.statistics(predictions, refs), c.score)
+    num_refs = count_references(refs)
+
+    def sign(**fields: Any) -> str:
+        return sacrebleu_signature(c.sacre, num_refs, **fields)
+
+    return CorpusStatistics(c.statistics(predictions, refs), c.score, sign=sign, sacrebleu=True)
 
 
 def chrf(predictions: Sequence[str], references: Sequence[str | Sequence[str]], char_order: int = 6,

@@ -84,7 +84,12 @@ def ter_statistics(predictions: Sequence[str], references: Sequence[str | Sequen
     """TER's per-example statistics and its corpus formula, for intervals and paired tests."""
     predictions, refs = _prepare(predictions, references)
     t = _Ter(normalized, no_punct, asian_support, case_sensitive)
-    return CorpusStatistics(t.statistics(predictions, refs), t.score)
+    num_refs = count_references(refs)
+
+    def sign(**fields: Any) -> str:
+        return sacrebleu_signature(t.sacre, num_refs, **fields)
+
+    return CorpusStatistics(t.statistics(predictions, refs), t.score, sign=sign, sacrebleu=True)
 
 
 def ter(predictions: Sequence[str], references: Sequence[str | Sequence[str]], normalized: bool = False,
