@@ -109,7 +109,7 @@ class CorpusStatistics:
         Python numbers, in order)."""
         if self.kind == "mean":
             return math.fsum(s[0] for s in self.stats) / len(self.stats)
-        return self.score(_sum_of_lists(self.stats))
+        return float(self.score(_sum_of_lists(self.stats)))
 
     def resampled_scores(self, idxs: Any) -> list[Any]:
         """A corpus metric's score of each resample (a row of ``idxs``), as sacrebleu's

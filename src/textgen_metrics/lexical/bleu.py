@@ -238,8 +238,8 @@ def _statistics(s: _Settings, stats: list[BleuStats], num_refs: int) -> CorpusSt
 
         rows = [x.sacrebleu_row() for x in stats]
     else:
-        def score(row: Any) -> float:
-            return float(s.sacrebleu_score(row).score)
+        def score(row: Any) -> Any:
+            return s.sacrebleu_score(row).score
 
         rows = [x.sacrebleu_row() for x in stats]
 

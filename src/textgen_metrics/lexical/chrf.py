@@ -99,8 +99,10 @@ class _Chrf:
             at += len(rs)
         return out
 
-    def score(self, stats: Any) -> float:
-        return float(self.sacre._compute_score_from_stats(stats).score)
+    def score(self, stats: Any) -> Any:
+        """sacrebleu's score of summed statistics, of sacrebleu's type (float32 for float32
+        statistics: the bootstrap keeps sacrebleu's arithmetic)."""
+        return self.sacre._compute_score_from_stats(stats).score
 
 
 def _prepare(predictions: Any, references: Any) -> tuple[list[str], list[list[str]]]:
@@ -149,7 +151,7 @@ def chrf(predictions: Sequence[str], references: Sequence[str | Sequence[str]], 
     if flag("use_aggregator", use_aggregator):
         from sacrebleu.utils import sum_of_lists
 
-        out["score"] = c.score(sum_of_lists(stats))
+        out["score"] = float(c.score(sum_of_lists(stats)))
     else:
         out["score"] = [float(c.sacre._compute_f_score(row)) for row in stats]
     out.update(char_order=c.char_order, word_order=c.word_order, beta=beta)

@@ -65,8 +65,10 @@ class _Ter:
             out.append([best, ref_lengths / len(refs)])
         return out
 
-    def score(self, stats: Any) -> float:
-        return float(self.sacre._compute_score_from_stats(stats).score)
+    def score(self, stats: Any) -> Any:
+        """sacrebleu's score of summed statistics, of sacrebleu's type (float32 for float32
+        statistics: the bootstrap keeps sacrebleu's arithmetic)."""
+        return self.sacre._compute_score_from_stats(stats).score
 
 
 def _prepare(predictions: Any, references: Any) -> tuple[list[str], list[list[str]]]:

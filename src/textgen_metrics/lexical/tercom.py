@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 from operator import add as _add
+from operator import sub as _sub
 from typing import Any, Sequence
 
 __all__ = ["translation_edit_rate"]
@@ -62,12 +63,17 @@ class _EditDistance:
         self._zero = m + n_hyp + 1
         self._gaps = [abs(t) for t in range(-self._zero, self._zero + m + 2)]
 
+    def _span(self, i: int) -> tuple[int, int]:
+        """The columns ``[lo, hi)`` of row ``i`` inside the beam (the others cost infinity)."""
+        pseudo_diag = math.floor(i * self.ratio)
+        lo = max(0, pseudo_diag - self.beam)
+        hi = self.m + 1 if i == self.n else min(self.m + 1, pseudo_diag + self.beam)
+        return lo, hi
+
     def _row(self, i: int, prev: list[int], w: int) -> list[int]:
         """Row ``i`` of the matrix (hypothesis word ``w``) from row ``i - 1``."""
         m = self.m
-        pseudo_diag = math.floor(i * self.ratio)
-        lo = max(0, pseudo_diag - self.beam)
-        hi = m + 1 if i == self.n else min(m + 1, pseudo_diag + self.beam)
+        lo, hi = self._span(i)
         if lo == 0:
             left = prev[0] + 1  # sacrebleu: a deletion, whatever it costs
             cur = [left]
@@ -94,14 +100,31 @@ class _EditDistance:
     def bound(self, i: int, row: list[int]) -> int:
         """A lower bound of the final distance from row ``i``: a cell's cost plus the length
         difference of what remains of the two texts (each unit of it an insertion or a
-        deletion on any path to the last cell)."""
+        deletion on any path to the last cell). Cells outside the beam cost infinity already."""
+        lo, hi = self._span(i) if i else (0, self.m + 1)
         k = self.m - self.n + i  # the column from which the rest needs no insertion or deletion
         at = self._zero - k
-        return min(map(_add, row, self._gaps[at:at + self.m + 1]))
+        return min(map(_add, row[lo:hi], self._gaps[at + lo:at + hi]))
 
-    def distance(self, words: list[int], bound: int = _INF) -> tuple[int, list[list[int]] | None]:
+    def _hopeless(self, i: int, row: list[int], bound: int, base: list[list[int]] | None, tail: int) -> bool:
+        """Whether row ``i`` proves the distance above ``bound``: by :meth:`bound`, or, once
+        the words from ``tail`` on are those of the hypothesis whose rows are ``base``, because
+        the rest of the matrix is a min-plus function of this row, so the distance cannot fall
+        below ``base``'s by more than the largest amount by which a cell of this row is lower
+        than ``base``'s."""
+        if self.bound(i, row) > bound:
+            return True
+        if base is None or i < tail or not i:
+            return False
+        lo, hi = self._span(i)
+        gain = max(map(_sub, base[i][lo:hi], row[lo:hi]))
+        return base[-1][-1] - gain > bound
+
+    def distance(self, words: list[int], bound: int = _INF, base: list[list[int]] | None = None,
+                 tail: int = 0) -> tuple[int, list[list[int]] | None]:
         """(edit distance, all rows), or (a number above ``bound``, None) when a row shows
-        that the distance exceeds ``bound``."""
+        that the distance exceeds ``bound``. ``base``: the rows of a hypothesis whose words
+        from ``tail`` on are those of ``words``."""
         node = self.cache
         rows = [self.initial]
         for w in words:
@@ -111,7 +134,7 @@ class _EditDistance:
             node, row = hit
             rows.append(row)
         start = len(rows) - 1
-        if start and self.bound(start, rows[-1]) > bound:
+        if start and self._hopeless(start, rows[-1], bound, base, tail):
             return bound + 1, None
         add = self.cache_size < _MAX_CACHE_SIZE
         n = self.n
@@ -125,7 +148,7 @@ class _EditDistance:
                     self.cache_size += 1
                     add = self.cache_size < _MAX_CACHE_SIZE
                 node = node[w][0]
-            if self.bound(i, row) > bound:
+            if self._hopeless(i, row, bound, base, tail):
                 return bound + 1, None
         return rows[-1][-1], rows
 
@@ -245,7 +268,10 @@ def _shift(words_h: list[int], ed: _EditDistance, positions: dict[int, list[int]
                         checked += 1
                         shifted = _perform_shift(words_h, start_h, length, idx)
                         need = max(best[0], 1) if best is not None else 1
-                        score, _ = ed.distance(shifted, pre_score - need)
+                        # from ``tail`` on, the shifted words are words_h's
+                        tail = (start_h + length if idx < start_h else idx if idx > start_h + length
+                                else length + idx)
+                        score, _ = ed.distance(shifted, pre_score - need, rows, tail)
                         if score > pre_score - need:
                             continue  # its drop is below the best one: sacrebleu drops it too
                         key = (pre_score - score, length, -start_h, -idx)
