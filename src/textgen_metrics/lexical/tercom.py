@@ -62,6 +62,7 @@ class _EditDistance:
         # _gaps[_zero + t] == abs(t): sliced to |j - k| for j = 0..m
         self._zero = m + n_hyp + 1
         self._gaps = [abs(t) for t in range(-self._zero, self._zero + m + 2)]
+        self.spans = [(0, m + 1)] + [self._span(i) for i in range(1, n_hyp + 1)]
 
     def _span(self, i: int) -> tuple[int, int]:
         """The columns ``[lo, hi)`` of row ``i`` inside the beam (the others cost infinity)."""
@@ -73,7 +74,7 @@ class _EditDistance:
     def _row(self, i: int, prev: list[int], w: int) -> list[int]:
         """Row ``i`` of the matrix (hypothesis word ``w``) from row ``i - 1``."""
         m = self.m
-        lo, hi = self._span(i)
+        lo, hi = self.spans[i]
         if lo == 0:
             left = prev[0] + 1  # sacrebleu: a deletion, whatever it costs
             cur = [left]
@@ -101,7 +102,7 @@ class _EditDistance:
         """A lower bound of the final distance from row ``i``: a cell's cost plus the length
         difference of what remains of the two texts (each unit of it an insertion or a
         deletion on any path to the last cell). Cells outside the beam cost infinity already."""
-        lo, hi = self._span(i) if i else (0, self.m + 1)
+        lo, hi = self.spans[i]
         k = self.m - self.n + i  # the column from which the rest needs no insertion or deletion
         at = self._zero - k
         return min(map(_add, row[lo:hi], self._gaps[at + lo:at + hi]))
@@ -116,7 +117,7 @@ class _EditDistance:
             return True
         if base is None or i < tail or not i:
             return False
-        lo, hi = self._span(i)
+        lo, hi = self.spans[i]
         gain = max(map(_sub, base[i][lo:hi], row[lo:hi]))
         return base[-1][-1] - gain > bound
 
