@@ -39,7 +39,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 
 __all__ = ["DEFAULT_SEED", "DEFAULT_RESAMPLES", "DEFAULT_TRIALS", "CorpusStatistics", "Interval",
            "PairedResult", "check_interval_options", "corpus_interval", "mean_interval",
-           "bootstrap_ci", "paired_bootstrap", "paired_randomization", "paired_test"]
+           "bootstrap_ci", "paired_bootstrap", "paired_randomization", "paired_test", "sum_statistics"]
 
 DEFAULT_SEED = 12345       # sacrebleu's SACREBLEU_SEED default
 DEFAULT_RESAMPLES = 1000   # sacrebleu's --confidence-n and --paired-bs-n defaults
@@ -66,10 +66,13 @@ def _tail(n: int, confidence_level: float) -> int:
     return math.floor(n * (1 - Fraction(str(confidence_level))) / 2)
 
 
-def _sum_of_lists(stats: Sequence[Sequence[Any]]) -> Any:
-    from sacrebleu.utils import sum_of_lists
+def sum_statistics(stats: Sequence[Sequence[Any]]) -> Any:
+    """The statistics summed as sacrebleu sums them (``utils.sum_of_lists``: in order, in the
+    numbers' own types; one example's list comes back as it is)."""
+    from sacrebleu import utils
 
-    return sum_of_lists([list(s) for s in stats])
+    sum_of_lists: Any = utils.sum_of_lists
+    return sum_of_lists(stats)
 
 
 @dataclass(frozen=True)
@@ -109,7 +112,7 @@ class CorpusStatistics:
         Python numbers, in order)."""
         if self.kind == "mean":
             return math.fsum(s[0] for s in self.stats) / len(self.stats)
-        return float(self.score(_sum_of_lists(self.stats)))
+        return float(self.score(sum_statistics([list(s) for s in self.stats])))
 
     def resampled_scores(self, idxs: Any) -> list[Any]:
         """A corpus metric's score of each resample (a row of ``idxs``), as sacrebleu's
@@ -251,9 +254,9 @@ def _p_value(sample_stats: Any, real_difference: float, strict: bool = True) -> 
     import numpy as np
 
     if strict:
-        c = np.sum(sample_stats > real_difference).item()
+        c = int(np.sum(sample_stats > real_difference))
     else:
-        c = np.sum(sample_stats >= real_difference).item()
+        c = int(np.sum(sample_stats >= real_difference))
     return min(1.0, (c + 1) / (len(sample_stats) + 1))
 
 

@@ -31,7 +31,7 @@ from ..significance import DEFAULT_RESAMPLES, DEFAULT_SEED, CorpusStatistics, ch
 from ..signature import bootstrap_fields, count_references, sacrebleu_signature, with_fields
 from ..signature import signature as make_signature
 from ..tokenizers import Tokenizer, get_tokenizer
-from ..validation import check_references, check_same_length, check_texts
+from .checks import flag, texts_and_references
 
 __all__ = ["bleu", "google_bleu", "bleu_statistics", "google_bleu_statistics", "BleuStats",
            "corpus_stats", "SMOOTH_METHODS"]
@@ -150,14 +150,6 @@ def corpus_stats(predictions: Sequence[str], references: Sequence[Sequence[str]]
             for p, refs in zip(predictions, references)]
 
 
-def _prepare(predictions: Any, references: Any) -> tuple[list[str], list[list[str]]]:
-    predictions = check_texts("predictions", predictions)
-    references = check_references("references", references)
-    n = check_same_length(predictions=predictions, references=references)
-    if n == 0:
-        raise ValueError("predictions: no examples; give at least one prediction")
-    return predictions, references
-
 
 class _Settings:
     """BLEU's settings, checked once: which formula gives the corpus and the sentence scores."""
@@ -165,9 +157,9 @@ class _Settings:
     def __init__(self, tokenizer: Any, max_order: Any, smooth: Any, weights: Any, lowercase: Any,
                  smooth_method: Any, smooth_value: Any, effective_order: Any) -> None:
         self.weights, self.max_order = _weights(max_order, weights)
-        self.smooth = bool(smooth)
-        self.lowercase = bool(lowercase)
-        self.effective_order = bool(effective_order)
+        self.smooth = flag("smooth", smooth)
+        self.lowercase = flag("lowercase", lowercase)
+        self.effective_order = flag("effective_order", effective_order)
         if smooth_method is not None and smooth_method not in SMOOTH_METHODS:
             raise ValueError(f"smooth_method: {smooth_method!r} is not one of {list(SMOOTH_METHODS)}")
         # sacrebleu's formula for both levels when one of its own options is asked for
@@ -216,7 +208,7 @@ def bleu_statistics(predictions: Sequence[str], references: Sequence[str | Seque
                     effective_order: bool = False) -> CorpusStatistics:
     """BLEU's per-example sufficient statistics and its corpus formula (for intervals and
     paired tests). The score is on sacrebleu's 0-100 scale; ``divisor`` 100 gives bleu's."""
-    predictions, refs = _prepare(predictions, references)
+    predictions, refs = texts_and_references(predictions, references)
     s = _Settings(tokenizer, max_order, smooth, weights, lowercase, smooth_method, smooth_value,
                   effective_order)
     stats = corpus_stats(predictions, refs, s.tokenizer, s.max_order)
@@ -228,12 +220,12 @@ def _statistics(s: _Settings, stats: list[BleuStats], num_refs: int) -> CorpusSt
     if s.weights is not None:
         weights = s.weights
 
-        def score(row: Any) -> float:
+        def score(row: Any) -> Any:
             return 100.0 * _nltk_bleu(row[2:2 + n], row[2 + n:], row[0], row[1], weights, s.smooth)
 
         rows = [[x.hyp_len, x.ref_len, *x.correct, *x.denominators] for x in stats]
     elif s.smooth:
-        def score(row: Any) -> float:
+        def score(row: Any) -> Any:
             return 100.0 * _lin_och(row[2:2 + n], row[2 + n:], row[0], row[1], n)
 
         rows = [x.sacrebleu_row() for x in stats]
@@ -272,14 +264,14 @@ def bleu(predictions: Sequence[str], references: Sequence[str | Sequence[str]], 
     result has ``signature``: sacrebleu's signature for the same settings.
     Empty predictions score 0; no matching n-gram of some order gives a corpus score of 0.
     """
-    predictions, refs = _prepare(predictions, references)
+    predictions, refs = texts_and_references(predictions, references)
     s = _Settings(tokenizer, max_order, smooth, weights, lowercase, smooth_method, smooth_value,
                   effective_order)
     if confidence_level is not None:
         check_interval_options(confidence_level, n_resamples, seed)
     stats = corpus_stats(predictions, refs, s.tokenizer, s.max_order)
     num_refs = count_references(refs)
-    out = _per_example(s, stats) if not use_aggregator else _corpus(s, stats)
+    out = _corpus(s, stats) if flag("use_aggregator", use_aggregator) else _per_example(s, stats)
     if confidence_level is not None:
         low, high = corpus_interval(_statistics(s, stats, num_refs), confidence_level, n_resamples, seed)
         out["bleu_ci"] = [low, high]
@@ -360,9 +352,9 @@ def _gleu_counts(hyp_tokens: Sequence[str], refs_tokens: Sequence[Sequence[str]]
     return best
 
 
-def _gleu_prepare(predictions: Any, references: Any, tokenizer: Any, min_len: Any,
+def _gleutexts_and_references(predictions: Any, references: Any, tokenizer: Any, min_len: Any,
                   max_len: Any) -> tuple[list[tuple[int, int] | None], Tokenizer, int]:
-    predictions, refs = _prepare(predictions, references)
+    predictions, refs = texts_and_references(predictions, references)
     for name, v in (("min_len", min_len), ("max_len", max_len)):
         if not isinstance(v, int) or isinstance(v, bool) or v < 1:
             raise ValueError(f"{name}: {v!r} must be a positive integer")
@@ -388,7 +380,7 @@ def _gleu_signature(tok: Tokenizer, min_len: int, max_len: int, num_refs: int, *
 def google_bleu_statistics(predictions: Sequence[str], references: Sequence[str | Sequence[str]],
                            tokenizer: Any = None, min_len: int = 1, max_len: int = 4) -> CorpusStatistics:
     """Google BLEU's per-example statistics ``[matches, total]`` of the best reference."""
-    counts, tok, num_refs = _gleu_prepare(predictions, references, tokenizer, min_len, max_len)
+    counts, tok, num_refs = _gleutexts_and_references(predictions, references, tokenizer, min_len, max_len)
 
     def sign(**fields: Any) -> str:
         return _gleu_signature(tok, min_len, max_len, num_refs, **fields)
@@ -408,9 +400,9 @@ def google_bleu(predictions: Sequence[str], references: Sequence[str | Sequence[
     """
     if confidence_level is not None:
         check_interval_options(confidence_level, n_resamples, seed)
-    counts, tok, num_refs = _gleu_prepare(predictions, references, tokenizer, min_len, max_len)
+    counts, tok, num_refs = _gleutexts_and_references(predictions, references, tokenizer, min_len, max_len)
     out: dict[str, Any]
-    if not use_aggregator:
+    if not flag("use_aggregator", use_aggregator):
         out = {"google_bleu": [c[0] / c[1] if c else 0.0 for c in counts]}
     else:
         matches = sum(c[0] for c in counts if c)

@@ -21,10 +21,10 @@ import math
 from typing import Any, Sequence
 
 from ..ngrams import char_codes, match_statistics, word_codes
-from ..significance import DEFAULT_RESAMPLES, DEFAULT_SEED, CorpusStatistics, check_interval_options, corpus_interval
+from ..significance import (DEFAULT_RESAMPLES, DEFAULT_SEED, CorpusStatistics, check_interval_options,
+                            corpus_interval, sum_statistics)
 from ..signature import count_references, sacrebleu_signature
-from ..validation import check_references, check_same_length, check_texts
-from .options import flag, whole
+from .checks import flag, texts_and_references, whole
 
 __all__ = ["chrf", "chrf_statistics"]
 
@@ -46,7 +46,8 @@ class _Chrf:
         self.eps_smoothing = flag("eps_smoothing", eps_smoothing)
         from sacrebleu.metrics.chrf import CHRF
 
-        self.sacre = CHRF(char_order=self.char_order, word_order=self.word_order, beta=beta,
+        sacre: Any = CHRF
+        self.sacre = sacre(char_order=self.char_order, word_order=self.word_order, beta=beta,
                           lowercase=self.lowercase, whitespace=self.whitespace,
                           eps_smoothing=self.eps_smoothing)
 
@@ -105,21 +106,13 @@ class _Chrf:
         return self.sacre._compute_score_from_stats(stats).score
 
 
-def _prepare(predictions: Any, references: Any) -> tuple[list[str], list[list[str]]]:
-    predictions = check_texts("predictions", predictions)
-    references = check_references("references", references)
-    n = check_same_length(predictions=predictions, references=references)
-    if n == 0:
-        raise ValueError("predictions: no examples; give at least one prediction")
-    return predictions, references
-
 
 def chrf_statistics(predictions: Sequence[str], references: Sequence[str | Sequence[str]],
                     char_order: int = 6, word_order: int = 0, beta: float = 2, lowercase: bool = False,
                     whitespace: bool = False, eps_smoothing: bool = False) -> CorpusStatistics:
     """chrF's per-example statistics (against each example's best reference) and its corpus
     formula, for intervals and paired tests."""
-    predictions, refs = _prepare(predictions, references)
+    predictions, refs = texts_and_references(predictions, references)
     c = _Chrf(char_order, word_order, beta, lowercase, whitespace, eps_smoothing)
     num_refs = count_references(refs)
 
@@ -142,16 +135,14 @@ def chrf(predictions: Sequence[str], references: Sequence[str | Sequence[str]], 
     adds ``score_ci``, sacrebleu's ``--confidence`` interval of the corpus score for
     ``n_resamples`` resamples and ``seed``. An empty prediction scores 0.
     """
-    predictions, refs = _prepare(predictions, references)
+    predictions, refs = texts_and_references(predictions, references)
     c = _Chrf(char_order, word_order, beta, lowercase, whitespace, eps_smoothing)
     if confidence_level is not None:
         check_interval_options(confidence_level, n_resamples, seed)
     stats = c.statistics(predictions, refs)
     out: dict[str, Any] = {}
     if flag("use_aggregator", use_aggregator):
-        from sacrebleu.utils import sum_of_lists
-
-        out["score"] = float(c.score(sum_of_lists(stats)))
+        out["score"] = float(c.score(sum_statistics(stats)))
     else:
         out["score"] = [float(c.sacre._compute_f_score(row)) for row in stats]
     out.update(char_order=c.char_order, word_order=c.word_order, beta=beta)

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ..significance import DEFAULT_RESAMPLES, DEFAULT_SEED, CorpusStatistics, check_interval_options, corpus_interval
+from ..significance import (DEFAULT_RESAMPLES, DEFAULT_SEED, CorpusStatistics, check_interval_options,
+                            corpus_interval, sum_statistics)
 from ..signature import count_references, sacrebleu_signature
 from ..tokenizers import TercomTokenizer
-from ..validation import check_references, check_same_length, check_texts
-from .options import flag
+from .checks import flag, texts_and_references
 from .tercom import translation_edit_rate
 
 __all__ = ["ter", "ter_statistics"]
@@ -27,13 +27,13 @@ __all__ = ["ter", "ter_statistics"]
 
 def _alias(name: str, value: Any, hf_name: str, hf_value: Any) -> bool:
     """A sacrebleu option, or its Hugging Face name (``ignore_punct``, ``support_zh_ja_chars``)."""
-    value = flag(name, value)
+    given = flag(name, value)
     if hf_value is None:
-        return value
-    hf_value = flag(hf_name, hf_value)
-    if value and not hf_value:
+        return given
+    alias = flag(hf_name, hf_value)
+    if given and not alias:
         raise ValueError(f"{hf_name}: {hf_name}=False contradicts {name}=True; give one of them")
-    return hf_value
+    return alias
 
 
 class _Ter:
@@ -71,20 +71,12 @@ class _Ter:
         return self.sacre._compute_score_from_stats(stats).score
 
 
-def _prepare(predictions: Any, references: Any) -> tuple[list[str], list[list[str]]]:
-    predictions = check_texts("predictions", predictions)
-    references = check_references("references", references)
-    n = check_same_length(predictions=predictions, references=references)
-    if n == 0:
-        raise ValueError("predictions: no examples; give at least one prediction")
-    return predictions, references
-
 
 def ter_statistics(predictions: Sequence[str], references: Sequence[str | Sequence[str]],
                    normalized: bool = False, no_punct: bool = False, asian_support: bool = False,
                    case_sensitive: bool = False) -> CorpusStatistics:
     """TER's per-example statistics and its corpus formula, for intervals and paired tests."""
-    predictions, refs = _prepare(predictions, references)
+    predictions, refs = texts_and_references(predictions, references)
     t = _Ter(normalized, no_punct, asian_support, case_sensitive)
     num_refs = count_references(refs)
 
@@ -108,7 +100,7 @@ def ter(predictions: Sequence[str], references: Sequence[str | Sequence[str]], n
     ``no_punct`` and ``asian_support``. ``confidence_level`` adds ``score_ci``, sacrebleu's
     ``--confidence`` interval for ``n_resamples`` resamples and ``seed``.
     """
-    predictions, refs = _prepare(predictions, references)
+    predictions, refs = texts_and_references(predictions, references)
     no_punct = _alias("no_punct", no_punct, "ignore_punct", ignore_punct)
     asian_support = _alias("asian_support", asian_support, "support_zh_ja_chars", support_zh_ja_chars)
     t = _Ter(normalized, no_punct, asian_support, case_sensitive)
@@ -117,9 +109,7 @@ def ter(predictions: Sequence[str], references: Sequence[str | Sequence[str]], n
     stats = t.statistics(predictions, refs)
     out: dict[str, Any]
     if flag("use_aggregator", use_aggregator):
-        from sacrebleu.utils import sum_of_lists
-
-        total = t.sacre._compute_score_from_stats(sum_of_lists(stats))
+        total = t.sacre._compute_score_from_stats(sum_statistics(stats))
         out = {"score": float(total.score), "num_edits": total.num_edits, "ref_length": total.ref_length}
     else:
         scores = [t.sacre._compute_score_from_stats(row) for row in stats]

@@ -105,7 +105,8 @@ class _EditDistance:
         lo, hi = self.spans[i]
         k = self.m - self.n + i  # the column from which the rest needs no insertion or deletion
         at = self._zero - k
-        return min(map(_add, row[lo:hi], self._gaps[at + lo:at + hi]))
+        low: int = min(map(_add, row[lo:hi], self._gaps[at + lo:at + hi]))
+        return low
 
     def _hopeless(self, i: int, row: list[int], bound: int, base: list[list[int]] | None, tail: int) -> bool:
         """Whether row ``i`` proves the distance above ``bound``: by :meth:`bound`, or, once
@@ -118,7 +119,7 @@ class _EditDistance:
         if base is None or i < tail or not i:
             return False
         lo, hi = self.spans[i]
-        gain = max(map(_sub, base[i][lo:hi], row[lo:hi]))
+        gain: int = max(map(_sub, base[i][lo:hi], row[lo:hi]))
         return base[-1][-1] - gain > bound
 
     def distance(self, words: list[int], bound: int = _INF, base: list[list[int]] | None = None,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from .base import Tokenizer
 
 __all__ = ["TercomTokenizer"]
@@ -18,15 +20,17 @@ class TercomTokenizer(Tokenizer):
 
     def __init__(self, normalized: bool = False, no_punct: bool = False, asian_support: bool = False,
                  case_sensitive: bool = False) -> None:
-        from sacrebleu.tokenizers.tokenizer_ter import TercomTokenizer as Sacre
+        from sacrebleu.tokenizers.tokenizer_ter import TercomTokenizer
+
+        sacre: Any = TercomTokenizer
 
         self.normalized = bool(normalized)
         self.no_punct = bool(no_punct)
         self.asian_support = bool(asian_support)
         self.case_sensitive = bool(case_sensitive)
         self.lowercase = not self.case_sensitive
-        self._tok = Sacre(normalized=self.normalized, no_punct=self.no_punct,
-                          asian_support=self.asian_support, case_sensitive=self.case_sensitive)
+        self._tok: Any = sacre(normalized=self.normalized, no_punct=self.no_punct,
+                               asian_support=self.asian_support, case_sensitive=self.case_sensitive)
         self._signature: str = self._tok.signature()
 
     @property
