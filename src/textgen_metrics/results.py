@@ -20,9 +20,11 @@ from typing import Any, Callable, Mapping
 
 from .aggregation import mean
 from .signature import bootstrap_fields, count_references, signature, with_fields
-from .significance import DEFAULT_RESAMPLES, DEFAULT_SEED, check_interval_options, mean_interval
+from .significance import (DEFAULT_RESAMPLES, DEFAULT_SEED, CorpusStatistics, check_interval_options,
+                           corpus_interval, mean_interval)
 
-__all__ = ["reported", "score_keys", "add_intervals", "meteor_signature", "bertscore_signature"]
+__all__ = ["reported", "score_keys", "add_intervals", "corpus_result", "meteor_signature",
+           "bertscore_signature"]
 
 SignatureFn = Callable[[Mapping[str, Any], Mapping[str, Any]], str]
 
@@ -50,6 +52,19 @@ def add_intervals(result: dict[str, Any], per_example: Mapping[str, list[Any]], 
         values = [v for v in per_example[key] if v is not None]
         result[f"{key}_ci"] = list(mean_interval(values, confidence_level, n_resamples, seed)) if values else [None, None]
     return result
+
+
+def corpus_result(out: dict[str, Any], key: str, stats: CorpusStatistics, confidence_level: float | None,
+                  n_resamples: int, seed: int) -> dict[str, Any]:
+    """A corpus metric's result completed: ``<key>_ci``, the bootstrap interval of the corpus
+    score from ``stats`` (with a ``confidence_level``), and ``signature`` (``stats.sign``)."""
+    fields: dict[str, Any] = {}
+    if confidence_level is not None:
+        out[f"{key}_ci"] = list(corpus_interval(stats, confidence_level, n_resamples, seed))
+        fields = {"n_bootstrap": n_resamples, "seed": seed, "ci": confidence_level}
+    if stats.sign is not None:
+        out["signature"] = stats.sign(**fields)
+    return out
 
 
 _OWN = ("confidence_level", "n_resamples", "seed")

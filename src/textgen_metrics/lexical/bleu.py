@@ -27,7 +27,8 @@ import sys
 from collections import Counter
 from typing import Any, Callable, Sequence
 
-from ..significance import DEFAULT_RESAMPLES, DEFAULT_SEED, CorpusStatistics, check_interval_options, corpus_interval
+from ..results import corpus_result
+from ..significance import DEFAULT_RESAMPLES, DEFAULT_SEED, CorpusStatistics, check_interval_options
 from ..signature import bootstrap_fields, count_references, sacrebleu_signature, with_fields
 from ..signature import signature as make_signature
 from ..tokenizers import Tokenizer, get_tokenizer
@@ -215,7 +216,7 @@ def bleu_statistics(predictions: Sequence[str], references: Sequence[str | Seque
     return _statistics(s, stats, count_references(refs))
 
 
-def _statistics(s: _Settings, stats: list[BleuStats], num_refs: int) -> CorpusStatistics:
+def _statistics(s: _Settings, stats: list[BleuStats], num_refs: int, per_example: bool = False) -> CorpusStatistics:
     n = s.max_order
     if s.weights is not None:
         weights = s.weights
@@ -236,7 +237,7 @@ def _statistics(s: _Settings, stats: list[BleuStats], num_refs: int) -> CorpusSt
         rows = [x.sacrebleu_row() for x in stats]
 
     def sign(**fields: Any) -> str:
-        return s.signature(num_refs, False, **fields)
+        return s.signature(num_refs, per_example, **fields)
 
     return CorpusStatistics(rows, score, divisor=100.0, sign=sign,
                             sacrebleu=s.weights is None and not s.smooth)
@@ -270,16 +271,10 @@ def bleu(predictions: Sequence[str], references: Sequence[str | Sequence[str]], 
     if confidence_level is not None:
         check_interval_options(confidence_level, n_resamples, seed)
     stats = corpus_stats(predictions, refs, s.tokenizer, s.max_order)
-    num_refs = count_references(refs)
-    out = _corpus(s, stats) if flag("use_aggregator", use_aggregator) else _per_example(s, stats)
-    if confidence_level is not None:
-        low, high = corpus_interval(_statistics(s, stats, num_refs), confidence_level, n_resamples, seed)
-        out["bleu_ci"] = [low, high]
-        out["signature"] = s.signature(num_refs, not use_aggregator, n_bootstrap=n_resamples, seed=seed,
-                                       ci=None if confidence_level == 0.95 else confidence_level)
-    else:
-        out["signature"] = s.signature(num_refs, not use_aggregator)
-    return out
+    aggregate = flag("use_aggregator", use_aggregator)
+    out = _corpus(s, stats) if aggregate else _per_example(s, stats)
+    return corpus_result(out, "bleu", _statistics(s, stats, count_references(refs), not aggregate),
+                         confidence_level, n_resamples, seed)
 
 
 def _corpus(s: _Settings, stats: list[BleuStats]) -> dict[str, Any]:
@@ -352,7 +347,7 @@ def _gleu_counts(hyp_tokens: Sequence[str], refs_tokens: Sequence[Sequence[str]]
     return best
 
 
-def _gleutexts_and_references(predictions: Any, references: Any, tokenizer: Any, min_len: Any,
+def _gleu_counts_of(predictions: Any, references: Any, tokenizer: Any, min_len: Any,
                   max_len: Any) -> tuple[list[tuple[int, int] | None], Tokenizer, int]:
     predictions, refs = texts_and_references(predictions, references)
     for name, v in (("min_len", min_len), ("max_len", max_len)):
@@ -380,8 +375,12 @@ def _gleu_signature(tok: Tokenizer, min_len: int, max_len: int, num_refs: int, *
 def google_bleu_statistics(predictions: Sequence[str], references: Sequence[str | Sequence[str]],
                            tokenizer: Any = None, min_len: int = 1, max_len: int = 4) -> CorpusStatistics:
     """Google BLEU's per-example statistics ``[matches, total]`` of the best reference."""
-    counts, tok, num_refs = _gleutexts_and_references(predictions, references, tokenizer, min_len, max_len)
+    counts, tok, num_refs = _gleu_counts_of(predictions, references, tokenizer, min_len, max_len)
+    return _gleu_statistics(counts, tok, min_len, max_len, num_refs)
 
+
+def _gleu_statistics(counts: list[tuple[int, int] | None], tok: Tokenizer, min_len: int, max_len: int,
+                     num_refs: int) -> CorpusStatistics:
     def sign(**fields: Any) -> str:
         return _gleu_signature(tok, min_len, max_len, num_refs, **fields)
 
@@ -400,7 +399,8 @@ def google_bleu(predictions: Sequence[str], references: Sequence[str | Sequence[
     """
     if confidence_level is not None:
         check_interval_options(confidence_level, n_resamples, seed)
-    counts, tok, num_refs = _gleutexts_and_references(predictions, references, tokenizer, min_len, max_len)
+    counts, tok, num_refs = _gleu_counts_of(predictions, references, tokenizer, min_len, max_len)
+    stats = _gleu_statistics(counts, tok, min_len, max_len, num_refs)
     out: dict[str, Any]
     if not flag("use_aggregator", use_aggregator):
         out = {"google_bleu": [c[0] / c[1] if c else 0.0 for c in counts]}
@@ -408,10 +408,4 @@ def google_bleu(predictions: Sequence[str], references: Sequence[str | Sequence[
         matches = sum(c[0] for c in counts if c)
         n_all = sum(c[1] for c in counts if c)
         out = {"google_bleu": matches / n_all if n_all else 0.0}
-    fields: dict[str, Any] = {}
-    if confidence_level is not None:
-        stats = CorpusStatistics([list(c) if c else [0, 0] for c in counts], _gleu_score)
-        out["google_bleu_ci"] = list(corpus_interval(stats, confidence_level, n_resamples, seed))
-        fields = {"n_bootstrap": n_resamples, "seed": seed, "ci": confidence_level}
-    out["signature"] = _gleu_signature(tok, min_len, max_len, num_refs, **fields)
-    return out
+    return corpus_result(out, "google_bleu", stats, confidence_level, n_resamples, seed)

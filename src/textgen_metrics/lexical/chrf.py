@@ -21,15 +21,16 @@ import math
 from typing import Any, Sequence
 
 from ..ngrams import char_codes, match_statistics, word_codes
-from ..significance import (DEFAULT_RESAMPLES, DEFAULT_SEED, CorpusStatistics, check_interval_options,
-                            corpus_interval, sum_statistics)
-from ..signature import count_references, sacrebleu_signature
+from ..results import corpus_result
+from ..significance import DEFAULT_RESAMPLES, DEFAULT_SEED, CorpusStatistics, check_interval_options, sum_statistics
+from ..signature import count_references
 from .checks import flag, texts_and_references, whole
+from .sacrebleu_scoring import SacrebleuScoring
 
 __all__ = ["chrf", "chrf_statistics"]
 
 
-class _Chrf:
+class _Chrf(SacrebleuScoring):
     """chrF's settings, checked, and the sacrebleu ``CHRF`` object whose formulas score."""
 
     def __init__(self, char_order: Any, word_order: Any, beta: Any, lowercase: Any, whitespace: Any,
@@ -100,12 +101,6 @@ class _Chrf:
             at += len(rs)
         return out
 
-    def score(self, stats: Any) -> Any:
-        """sacrebleu's score of summed statistics, of sacrebleu's type (float32 for float32
-        statistics: the bootstrap keeps sacrebleu's arithmetic)."""
-        return self.sacre._compute_score_from_stats(stats).score
-
-
 
 def chrf_statistics(predictions: Sequence[str], references: Sequence[str | Sequence[str]],
                     char_order: int = 6, word_order: int = 0, beta: float = 2, lowercase: bool = False,
@@ -114,12 +109,7 @@ def chrf_statistics(predictions: Sequence[str], references: Sequence[str | Seque
     formula, for intervals and paired tests."""
     predictions, refs = texts_and_references(predictions, references)
     c = _Chrf(char_order, word_order, beta, lowercase, whitespace, eps_smoothing)
-    num_refs = count_references(refs)
-
-    def sign(**fields: Any) -> str:
-        return sacrebleu_signature(c.sacre, num_refs, **fields)
-
-    return CorpusStatistics(c.statistics(predictions, refs), c.score, sign=sign, sacrebleu=True)
+    return c.corpus_statistics(c.statistics(predictions, refs), count_references(refs))
 
 
 def chrf(predictions: Sequence[str], references: Sequence[str | Sequence[str]], char_order: int = 6,
@@ -146,11 +136,5 @@ def chrf(predictions: Sequence[str], references: Sequence[str | Sequence[str]], 
     else:
         out["score"] = [float(c.sacre._compute_f_score(row)) for row in stats]
     out.update(char_order=c.char_order, word_order=c.word_order, beta=beta)
-    fields: dict[str, Any] = {}
-    if confidence_level is not None:
-        out["score_ci"] = list(corpus_interval(CorpusStatistics(stats, c.score), confidence_level,
-                                               n_resamples, seed))
-        fields = {"n_bootstrap": n_resamples, "seed": seed,
-                  "ci": None if confidence_level == 0.95 else confidence_level}
-    out["signature"] = sacrebleu_signature(c.sacre, count_references(refs), **fields)
-    return out
+    return corpus_result(out, "score", c.corpus_statistics(stats, count_references(refs)), confidence_level,
+                         n_resamples, seed)

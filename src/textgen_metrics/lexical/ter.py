@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ..significance import (DEFAULT_RESAMPLES, DEFAULT_SEED, CorpusStatistics, check_interval_options,
-                            corpus_interval, sum_statistics)
-from ..signature import count_references, sacrebleu_signature
+from ..results import corpus_result
+from ..significance import DEFAULT_RESAMPLES, DEFAULT_SEED, CorpusStatistics, check_interval_options, sum_statistics
+from ..signature import count_references
 from ..tokenizers import TercomTokenizer
 from .checks import flag, texts_and_references
+from .sacrebleu_scoring import SacrebleuScoring
 from .tercom import translation_edit_rate
 
 __all__ = ["ter", "ter_statistics"]
@@ -36,7 +37,7 @@ def _alias(name: str, value: Any, hf_name: str, hf_value: Any) -> bool:
     return alias
 
 
-class _Ter:
+class _Ter(SacrebleuScoring):
     """TER's settings, its tokenizer and the sacrebleu ``TER`` object whose formulas score."""
 
     def __init__(self, normalized: Any, no_punct: Any, asian_support: Any, case_sensitive: Any) -> None:
@@ -65,12 +66,6 @@ class _Ter:
             out.append([best, ref_lengths / len(refs)])
         return out
 
-    def score(self, stats: Any) -> Any:
-        """sacrebleu's score of summed statistics, of sacrebleu's type (float32 for float32
-        statistics: the bootstrap keeps sacrebleu's arithmetic)."""
-        return self.sacre._compute_score_from_stats(stats).score
-
-
 
 def ter_statistics(predictions: Sequence[str], references: Sequence[str | Sequence[str]],
                    normalized: bool = False, no_punct: bool = False, asian_support: bool = False,
@@ -78,12 +73,7 @@ def ter_statistics(predictions: Sequence[str], references: Sequence[str | Sequen
     """TER's per-example statistics and its corpus formula, for intervals and paired tests."""
     predictions, refs = texts_and_references(predictions, references)
     t = _Ter(normalized, no_punct, asian_support, case_sensitive)
-    num_refs = count_references(refs)
-
-    def sign(**fields: Any) -> str:
-        return sacrebleu_signature(t.sacre, num_refs, **fields)
-
-    return CorpusStatistics(t.statistics(predictions, refs), t.score, sign=sign, sacrebleu=True)
+    return t.corpus_statistics(t.statistics(predictions, refs), count_references(refs))
 
 
 def ter(predictions: Sequence[str], references: Sequence[str | Sequence[str]], normalized: bool = False,
@@ -115,11 +105,5 @@ def ter(predictions: Sequence[str], references: Sequence[str | Sequence[str]], n
         scores = [t.sacre._compute_score_from_stats(row) for row in stats]
         out = {"score": [float(s.score) for s in scores], "num_edits": [s.num_edits for s in scores],
                "ref_length": [s.ref_length for s in scores]}
-    fields: dict[str, Any] = {}
-    if confidence_level is not None:
-        out["score_ci"] = list(corpus_interval(CorpusStatistics(stats, t.score), confidence_level,
-                                               n_resamples, seed))
-        fields = {"n_bootstrap": n_resamples, "seed": seed,
-                  "ci": None if confidence_level == 0.95 else confidence_level}
-    out["signature"] = sacrebleu_signature(t.sacre, count_references(refs), **fields)
-    return out
+    return corpus_result(out, "score", t.corpus_statistics(stats, count_references(refs)), confidence_level,
+                         n_resamples, seed)

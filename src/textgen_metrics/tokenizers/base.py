@@ -94,11 +94,11 @@ class SacrebleuTokenizer(Tokenizer):
     _module = ""
     _class = ""
 
-    def __init__(self) -> None:
+    def __init__(self, **options: Any) -> None:
         import importlib
 
         cls = getattr(importlib.import_module(f"sacrebleu.tokenizers.{self._module}"), self._class)
-        self._tok: Any = cls()
+        self._tok: Any = cls(**options)
         self._signature: str = self._tok.signature()
 
     @property

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from .base import Tokenizer
+from .base import SacrebleuTokenizer
 
 __all__ = ["TercomTokenizer"]
 
 
-class TercomTokenizer(Tokenizer):
+class TercomTokenizer(SacrebleuTokenizer):
     """sacrebleu's ``TercomTokenizer`` with TER's four options, as sacrebleu's TER applies it
     (``tokenizer(text.rstrip()).split()``): lower-cased unless ``case_sensitive``; with
     ``normalized``, Tercom's normalisation of punctuation and XML entities (and, with
@@ -17,29 +15,18 @@ class TercomTokenizer(Tokenizer):
     removed (with ``asian_support`` CJK and full-width punctuation too)."""
 
     name = "tercom"
+    _module = "tokenizer_ter"
+    _class = "TercomTokenizer"
 
     def __init__(self, normalized: bool = False, no_punct: bool = False, asian_support: bool = False,
                  case_sensitive: bool = False) -> None:
-        from sacrebleu.tokenizers.tokenizer_ter import TercomTokenizer
-
-        sacre: Any = TercomTokenizer
-
         self.normalized = bool(normalized)
         self.no_punct = bool(no_punct)
         self.asian_support = bool(asian_support)
         self.case_sensitive = bool(case_sensitive)
         self.lowercase = not self.case_sensitive
-        self._tok: Any = sacre(normalized=self.normalized, no_punct=self.no_punct,
-                               asian_support=self.asian_support, case_sensitive=self.case_sensitive)
-        self._signature: str = self._tok.signature()
-
-    @property
-    def signature(self) -> str:
-        return self._signature
-
-    def __call__(self, text: str) -> list[str]:
-        out: str = self._tok(text.rstrip())
-        return out.split()
+        super().__init__(normalized=self.normalized, no_punct=self.no_punct, asian_support=self.asian_support,
+                         case_sensitive=self.case_sensitive)
 
     def __repr__(self) -> str:
         return (f"TercomTokenizer(normalized={self.normalized}, no_punct={self.no_punct}, "
