@@ -114,6 +114,8 @@ def score(args):
 
 def compare_files(args):
     """``textgen-metrics compare A B``: each metric's paired test of system B against A."""
+    from types import SimpleNamespace
+
     from .comparison import compare
     from .registry import get_metric
     from .scoring import columns_from_records
@@ -137,7 +139,7 @@ def compare_files(args):
         spec = get_metric(name)
         # the shared inputs (references, ...) come from A's file; each system's predictions from its own
         inputs = columns_from_records(rows_a, spec, columns, args.file_a)
-        only_predictions = type(spec)(spec.name, spec._target, {"predictions": spec.columns["predictions"]})
+        only_predictions = SimpleNamespace(name=spec.name, columns={"predictions": spec.columns["predictions"]})
         predictions_b = columns_from_records(rows_b, only_predictions, columns, args.file_b)["predictions"]
         opts = dict(options.get(name, {}))
         if spec.judge:
