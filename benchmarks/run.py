@@ -10,10 +10,11 @@ sys.path.insert(0, HERE)
 import bench_bertscore  # noqa: E402
 import bench_judges  # noqa: E402
 import bench_lexical  # noqa: E402
+import bench_mt  # noqa: E402
 import bench_rouge  # noqa: E402
 
-BENCHES = {"rouge": bench_rouge.main, "lexical": bench_lexical.main, "judges": bench_judges.main,
-           "bertscore": bench_bertscore.main}
+BENCHES = {"rouge": bench_rouge.main, "lexical": bench_lexical.main, "mt": bench_mt.main,
+           "judges": bench_judges.main, "bertscore": bench_bertscore.main}
 
 
 def main(names=None):

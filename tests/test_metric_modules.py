@@ -99,8 +99,8 @@ def test_space_app_builds_and_computes(repo_root):
     metric = evaluate.load("./metrics/rouge")
     rows = [["hello there", "hello there ||| hi"], ["", ""], ["general kenobi", "general grievous"]]
     table, result = spaces.run_metric(metric, rows, '{"rouge_types": ["rouge1"]}')
-    assert result == {"rouge1": 0.75}
-    assert table == [["rouge1", 0.75]]
+    assert table == [["rouge1", 0.75], ["signature", result["signature"]]]
+    assert result.pop("signature").startswith("rouge|tok:rouge_score|") and result == {"rouge1": 0.75}
     with pytest.raises(ValueError, match="options: not valid JSON"):
         spaces.run_metric(metric, rows, "{nope")
 

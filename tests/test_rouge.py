@@ -17,7 +17,8 @@ def test_aggregate_is_exact_mean_of_per_example_scores():
     preds, refs = [p for p, _ in data], [r for _, r in data]
     per = textgen_metrics.rouge(preds, refs, use_aggregator=False, use_stemmer=True)
     agg = textgen_metrics.rouge(preds, refs, use_stemmer=True)
-    assert set(agg) == {"rouge1", "rouge2", "rougeL", "rougeLsum"}
+    assert set(agg) == {"rouge1", "rouge2", "rougeL", "rougeLsum", "signature"}
+    assert per.pop("signature") == agg["signature"]
     for key, values in per.items():
         assert len(values) == len(preds)
         assert agg[key] == math.fsum(values) / len(values)
@@ -28,7 +29,7 @@ def test_precision_recall_and_keys_in_order():
     out = textgen_metrics.rouge(PREDS, REFS, rouge_types=["rouge1", "rougeW"],
                                 return_precision_recall=True, use_aggregator=False)
     assert list(out) == ["rouge1", "rouge1_precision", "rouge1_recall",
-                         "rougeW", "rougeW_precision", "rougeW_recall"]
+                         "rougeW", "rougeW_precision", "rougeW_recall", "signature"]
     assert out["rouge1_precision"][0] == 5 / 6 and out["rouge1_recall"][0] == 5 / 6
     assert out["rouge1"][2] == 0.0  # empty prediction
 
@@ -62,6 +63,7 @@ def test_streaming_aggregator_equals_batch_result():
     want = textgen_metrics.rouge([p for p, _ in data], [r for _, r in data],
                                  rouge_types=["rouge1", "rougeL", "rougeSU4"], use_stemmer=True,
                                  return_precision_recall=True)
+    want.pop("signature")
     assert agg.result() == want
 
 
@@ -69,8 +71,8 @@ def test_empty_texts_score_zero_for_every_type():
     types = ["rouge1", "rouge2", "rougeL", "rougeLsum", "rougeW", "rougeS", "rougeSU4"]
     out = textgen_metrics.rouge(["", "a b", "", "!!!"], ["a b", "", "", "a"], rouge_types=types,
                                 use_aggregator=False, return_precision_recall=True)
-    for values in out.values():
-        assert values == [0.0, 0.0, 0.0, 0.0]
+    for key, values in out.items():
+        assert values == [0.0, 0.0, 0.0, 0.0] or key == "signature"
 
 
 def test_unicode_tokenizer_scores_what_the_default_drops():
@@ -137,4 +139,5 @@ def test_evaluate_module_checks_before_encoding_and_handles_mixed_references(rep
     assert mixed["rouge1"] == [1.0, 1.0]
     rouge.add_batch(predictions=["the cat"], references=["the cat"])
     rouge.add_batch(predictions=["a dog"], references=["the dog"])
-    assert rouge.compute(rouge_types=["rouge1"]) == {"rouge1": 0.75}
+    result = rouge.compute(rouge_types=["rouge1"])
+    assert result.pop("signature").startswith("rouge|tok:rouge_score|") and result == {"rouge1": 0.75}

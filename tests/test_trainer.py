@@ -60,6 +60,7 @@ def test_hook_returns_flat_floats_equal_to_the_library(tokenizer):
     assert all(isinstance(v, float) for v in out.values())
     want = textgen_metrics.rouge(["\n".join(split_sentences(x)) for x in preds],
                                  ["\n".join(split_sentences(x)) for x in refs], use_stemmer=True)
+    want.pop("signature")  # a text: the hook returns numbers only
     assert {k: out[k] for k in want} == want
     # rougeLsum sees one sentence per line: it differs from rougeL on two-sentence texts
     assert out["rougeLsum"] != out["rougeL"]

@@ -42,9 +42,11 @@ Args:
     lang (str), rescale_with_baseline (bool), baseline_path (str): rescale with a bert_score
         baseline file (the file bert_score ships for the model, or baseline_path).
     use_aggregator (bool): False (default, as Hugging Face's) gives per-example lists; True the means.
+    confidence_level (float), n_resamples (int, default 1000), seed (int, default 12345): add
+        precision_ci, recall_ci and f1_ci, the bootstrap intervals of the means.
 Returns:
     precision, recall, f1 (lists of float, or floats), hashcode (str: model, layer, idf,
-    baseline and versions).
+    baseline and versions), signature (str: the settings that change the scores).
 Examples:
 
     >>> import evaluate

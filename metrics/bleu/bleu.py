@@ -44,19 +44,30 @@ Args:
     predictions (list of str): the generated texts.
     references (list of str, or list of list of str): one or several references per
         prediction; the number may differ between examples.
-    tokenizer (str or callable): "13a" (default, as sacrebleu and mteval-v13a), "none" (split on
-        whitespace) or a function str -> list of str.
+    tokenizer (str or callable): any sacrebleu tokenizer, with sacrebleu's tokens: "13a"
+        (default, mteval-v13a), "intl" (mteval-v14), "none" (split on whitespace), "char",
+        "zh" (Chinese), "ja-mecab" (Japanese), "ko-mecab" (Korean); or a function
+        str -> list of str.
+    lowercase (bool): lower-case the texts before any tokenizer. Default False.
     max_order (int): the largest n-gram order. Default 4.
     smooth (bool): Lin and Och add-one smoothing, (matches + 1) / (total + 1) for every order of
         the corpus score as Hugging Face's bleu; nltk's method2 per example. Default False.
     weights (list of float): n-gram weights (e.g. [0.4, 0.3, 0.2, 0.1]); overrides max_order;
         the corpus score is then nltk's corpus_bleu with these weights.
+    smooth_method (str): sacrebleu's smoothing, "none", "floor", "add-k" or "exp", for the corpus
+        and the per-example scores (sacrebleu's sentence_bleu). Default None: no smoothing for
+        the corpus, nltk's sentence_bleu per example.
+    smooth_value (float): the value of "floor" (0.1) and "add-k" (1).
+    effective_order (bool): sacrebleu's effective order (orders without n-grams left out).
     use_aggregator (bool): True (default) gives the corpus score; False per-example lists.
+    confidence_level (float), n_resamples (int, default 1000), seed (int, default 12345): add
+        bleu_ci, sacrebleu's bootstrap interval of the corpus score (its --confidence) / 100.
 Returns:
     bleu (float): the score, in [0, 1].
     precisions (list of float): the n-gram precisions.
     brevity_penalty (float), length_ratio (float),
     translation_length (int), reference_length (int).
+    signature (str): sacrebleu's signature of the settings; report it with the score.
 Examples:
 
     >>> import evaluate
@@ -75,6 +86,13 @@ Examples:
     ...                        weights=[0.4, 0.3, 0.2, 0.1], smooth=True, use_aggregator=False)
     >>> print([round(s, 4) for s in results["bleu"]])
     [0.5966, 0.5455]
+
+    Chinese, with sacrebleu's zh tokenizer and exp smoothing, and the signature to report:
+
+    >>> results = bleu.compute(predictions=["猫坐在垫子上。"], references=["猫在垫子上。"],
+    ...                        tokenizer="zh", smooth_method="exp")
+    >>> print(round(results["bleu"], 4), results["signature"])
+    0.6435 nrefs:1|case:mixed|eff:no|tok:zh|smooth:exp|version:2.6.0
 """
 
 

@@ -30,12 +30,16 @@ Computes Google BLEU of predictions against references.
 Args:
     predictions (list of str): the generated texts.
     references (list of str, or list of list of str): one or several references per prediction.
-    tokenizer (str or callable): "13a" (default), "none" or a function str -> list of str.
+    tokenizer (str or callable): "13a" (default) or any sacrebleu tokenizer ("intl", "none",
+        "char", "zh", "ja-mecab", "ko-mecab"), or a function str -> list of str.
     min_len (int): the smallest n-gram order. Default 1.
     max_len (int): the largest n-gram order. Default 4.
     use_aggregator (bool): True (default) gives the corpus score; False per-example lists.
+    confidence_level (float), n_resamples (int, default 1000), seed (int, default 12345): add
+        google_bleu_ci, the bootstrap interval of the corpus score (examples' statistics resampled).
 Returns:
     google_bleu (float, or list of float): in [0, 1].
+    signature (str): tokenizer, n-gram orders, number of references, version.
 Examples:
 
     >>> import evaluate

@@ -37,8 +37,11 @@ Args:
     beta (float): shape of the fragmentation penalty. Default 3.
     gamma (float): weight of the fragmentation penalty. Default 0.5.
     use_aggregator (bool): True (default) gives the mean over examples; False per-example lists.
+    confidence_level (float), n_resamples (int, default 1000), seed (int, default 12345): add
+        meteor_ci = [low, high], the bootstrap interval of the mean.
 Returns:
     meteor (float, or list of float): in [0, 1].
+    signature (str): the settings that change the score; report it with it.
 Examples:
 
     >>> import evaluate

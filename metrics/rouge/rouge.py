@@ -51,8 +51,11 @@ Args:
     return_precision_recall (bool): also return <type>_precision and <type>_recall.
     bootstrap_samples (int): if > 0, add <type>_low and <type>_high, a percentile bootstrap
         interval of the mean at confidence_level (default 0.95), reproducible with seed.
+    confidence_level (float), n_resamples (int, default 1000), seed (int, default 12345): without
+        bootstrap_samples, add <type>_ci = [low, high], the bootstrap interval of the mean.
 Returns:
-    dict: rouge type -> F-measure (float, or list of floats with use_aggregator=False).
+    dict: rouge type -> F-measure (float, or list of floats with use_aggregator=False), and
+    signature (str): the settings that change the scores; report it with them.
 Examples:
 
     >>> import evaluate
@@ -61,7 +64,7 @@ Examples:
     >>> references = ["hello there", "general kenobi"]
     >>> results = rouge.compute(predictions=predictions, references=references)
     >>> print(results)
-    {'rouge1': 1.0, 'rouge2': 1.0, 'rougeL': 1.0, 'rougeLsum': 1.0}
+    {'rouge1': 1.0, 'rouge2': 1.0, 'rougeL': 1.0, 'rougeLsum': 1.0, 'signature': 'rouge|tok:rouge_score|sent:newline|refs:best-f|nrefs:1|version:...'}
 
     Per-example scores, several references, stemming:
 
@@ -77,14 +80,14 @@ Examples:
     >>> results = rouge.compute(predictions=["police killed the gunman"],
     ...                         references=["the gunman killed the policeman"],
     ...                         rouge_types=["rougeW", "rougeSU4"], return_precision_recall=True)
-    >>> print({k: round(v, 5) for k, v in results.items()})
+    >>> print({k: round(v, 5) for k, v in results.items() if k != "signature"})
     {'rougeW': 0.36702, 'rougeW_precision': 0.5, 'rougeW_recall': 0.28991, 'rougeSU4': 0.34783, 'rougeSU4_precision': 0.44444, 'rougeSU4_recall': 0.28571}
 
     Non-Latin scripts need the "unicode" tokenizer (the default drops them, as rouge-score):
 
     >>> print(rouge.compute(predictions=["नमस्ते दुनिया"], references=["नमस्ते दोस्त"],
-    ...                     rouge_types=["rouge1"], tokenizer="unicode"))
-    {'rouge1': 0.5}
+    ...                     rouge_types=["rouge1"], tokenizer="unicode")["rouge1"])
+    0.5
 """
 
 

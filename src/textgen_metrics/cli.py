@@ -3,7 +3,8 @@
 Reads CSV, JSONL, JSON, Parquet or a ``datasets`` folder, runs the chosen metrics over the rows
 (the LLM-guided ones with ``--judge``), prints a summary table, and writes a JSON report with the
 aggregate and per-example scores (``--out``) and an HTML report with a histogram per score
-(``--html``).
+(``--html``). ``textgen-metrics compare A.jsonl B.jsonl --metrics bleu`` compares two systems'
+outputs for the same rows with a paired test.
 """
 
 import argparse
@@ -111,6 +112,102 @@ def score(args):
     return report
 
 
+def compare_files(args):
+    """``textgen-metrics compare A B``: each metric's paired test of system B against A."""
+    from types import SimpleNamespace
+
+    from .comparison import compare
+    from .registry import get_metric
+    from .scoring import columns_from_records
+
+    names = [m.strip() for m in args.metrics.split(",") if m.strip()]
+    rows_a = read_records(args.file_a, split=args.split)
+    rows_b = read_records(args.file_b, split=args.split)
+    if len(rows_a) != len(rows_b):
+        raise ValueError(f"{args.file_b}: {len(rows_b)} rows, but {args.file_a} has {len(rows_a)}; "
+                         "compare needs the two systems' outputs for the same rows")
+    columns = _key_values(args.column, "--column")
+    columns.update({k: v for k, v in (("predictions", args.prediction_column),
+                                      ("references", args.reference_column)) if v})
+    options = _key_values(args.option, "--option", dotted=True)
+    unknown = sorted(set(options) - set(names))
+    if unknown:
+        raise ValueError(f"--option: {unknown[0]!r} is not among --metrics {names}")
+    judge = _judge(args)
+    results = []
+    for name in names:
+        spec = get_metric(name)
+        # the shared inputs (references, ...) come from A's file; each system's predictions from its own
+        inputs = columns_from_records(rows_a, spec, columns, args.file_a)
+        only_predictions = SimpleNamespace(name=spec.name, columns={"predictions": spec.columns["predictions"]})
+        predictions_b = columns_from_records(rows_b, only_predictions, columns, args.file_b)["predictions"]
+        opts = dict(options.get(name, {}))
+        if spec.judge:
+            if judge is None:
+                raise ValueError(f"--judge: {name} needs a judge; give --judge openai:MODEL or hf:MODEL")
+            opts.setdefault("judge", judge)
+        predictions_a = inputs.pop("predictions")
+        results.append(compare(name, predictions_a, predictions_b, method=args.method,
+                               n_resamples=args.n_resamples, seed=args.seed,
+                               confidence_level=args.confidence_level, **inputs, **opts))
+    print(f"{len(rows_a)} examples; A: {args.file_a}; B: {args.file_b}; {args.method}, "
+          f"{results[0]['n_resamples']} {'resamples' if args.method == 'bootstrap' else 'trials'}, "
+          f"seed {args.seed}")
+    print(_compare_table(results))
+    for r in results:
+        if r.get("signature"):
+            print(f"{r['metric']}: {r['signature']}")
+    if args.out:
+        _write(args.out, json.dumps(results, indent=2, ensure_ascii=False))
+        print(f"report: {args.out}")
+    return results
+
+
+def _compare_table(results):
+    level = f"{results[0]['confidence_level']:.0%}" if results else "95%"
+    header = ["metric", "score", "A", "B", "B - A", f"{level} CI of B - A", "p-value"]
+    rows = [header]
+    for r in results:
+        for key, s in r["scores"].items():
+            if "p_value" not in s:
+                rows.append([r["metric"], key, "-", "-", "-", "no example scored by both", "-"])
+                continue
+            ci = s["difference_ci"]
+            rows.append([r["metric"], key, format_number(s["a"]), format_number(s["b"]),
+                         format_number(s["difference"]),
+                         f"[{format_number(ci[0])}, {format_number(ci[1])}]", format_number(s["p_value"])])
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _add_compare_parser(sub):
+    c = sub.add_parser("compare", help="compare two systems' outputs for the same rows with a paired test")
+    c.add_argument("file_a", help="system A (the baseline): a .jsonl, .json, .csv, .tsv or .parquet file")
+    c.add_argument("file_b", help="system B, the same rows in the same order")
+    c.add_argument("--metrics", default="bleu", help=f"comma-separated, of: {', '.join(sorted(METRICS))}")
+    c.add_argument("--method", choices=["bootstrap", "randomization"], default="bootstrap",
+                   help="paired bootstrap resampling (default) or approximate randomization")
+    c.add_argument("--n-resamples", type=int, default=None,
+                   help="resamples (bootstrap, default 1000) or trials (randomization, default 10000)")
+    c.add_argument("--seed", type=int, default=12345, help="the random seed (default 12345, as sacrebleu)")
+    c.add_argument("--confidence-level", type=float, default=0.95, help="of the intervals (default 0.95)")
+    c.add_argument("--column", action="append", metavar="INPUT=FIELD",
+                   help="the field holding an input, e.g. references=refs (repeatable)")
+    c.add_argument("--prediction-column", help="the field with the predictions (default: prediction)")
+    c.add_argument("--reference-column", help="the field with the references (default: references)")
+    c.add_argument("--split", help="the split of a datasets folder with several")
+    c.add_argument("--option", action="append", metavar="METRIC.NAME=VALUE",
+                   help="a metric option, e.g. bleu.tokenizer=zh (repeatable)")
+    c.add_argument("--judge", help="the judge of the LLM-guided metrics (give it a cache to reuse earlier runs' "
+                                   "answers: --judge-option cache=true)")
+    c.add_argument("--judge-url", help="the OpenAI-compatible server (default: OPENAI_BASE_URL)")
+    c.add_argument("--judge-option", action="append", metavar="NAME=VALUE", help="a judge option (repeatable)")
+    c.add_argument("--out", help="write the results as JSON here")
+    return c
+
+
 def _write(path, text):
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:
@@ -141,13 +238,14 @@ def build_parser():
     s.add_argument("--html", help="write an HTML report with a histogram per score here")
     s.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="show a progress bar (default: when stderr is a terminal)")
+    _add_compare_parser(sub)
     return p
 
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
     try:
-        score(args)
+        (compare_files if args.command == "compare" else score)(args)
     except (ValueError, TypeError, OSError) as e:
         print(f"textgen-metrics: error: {e}", file=sys.stderr)
         return 2

@@ -30,11 +30,15 @@ class MetricSpec:
     ``scores`` names the per-example scores to chart (default: the keys that start with the
     metric's name). ``chunkable(options)`` says whether per-example scores may be computed in slices (for a
     progress bar) without changing them; BERTScore's idf weights come from the whole corpus.
+    ``statistics`` (a corpus metric's): the function that gives its per-example sufficient
+    statistics, which ``compare`` resamples.
     """
 
-    def __init__(self, name, target, columns, corpus=False, judge=False, chunkable=None, scores=None):
+    def __init__(self, name, target, columns, corpus=False, judge=False, chunkable=None, scores=None,
+                 statistics=None):
         self.name = name
         self._scores = scores
+        self._statistics = statistics
         self._target = target
         self.columns = dict(columns)
         self.corpus = corpus
@@ -45,6 +49,19 @@ class MetricSpec:
     def function(self):
         module, attr = self._target
         return getattr(importlib.import_module(module), attr)
+
+    @property
+    def statistics(self):
+        """The per-example statistics function of a corpus metric (None for the others)."""
+        if self._statistics is None:
+            return None
+        module, attr = self._statistics
+        return getattr(importlib.import_module(module), attr)
+
+    @property
+    def main_key(self):
+        """The key of the metric's main score (``bleu``; ``score`` for chrF and TER)."""
+        return self._scores[0] if self._scores else self.name
 
     def main_scores(self, per_example, n):
         """The names of the per-example scores worth a chart: the metric's own (``rouge1``,
@@ -100,9 +117,14 @@ _LEXICAL = {"predictions": "text", "references": "text_or_list"}
 
 METRICS = {
     "rouge": MetricSpec("rouge", ("textgen_metrics.lexical.rouge", "rouge"), _LEXICAL),
-    "bleu": MetricSpec("bleu", ("textgen_metrics.lexical.bleu", "bleu"), _LEXICAL, corpus=True),
+    "bleu": MetricSpec("bleu", ("textgen_metrics.lexical.bleu", "bleu"), _LEXICAL, corpus=True,
+                       statistics=("textgen_metrics.lexical.bleu", "bleu_statistics")),
     "google_bleu": MetricSpec("google_bleu", ("textgen_metrics.lexical.bleu", "google_bleu"), _LEXICAL,
-                              corpus=True),
+                              corpus=True, statistics=("textgen_metrics.lexical.bleu", "google_bleu_statistics")),
+    "chrf": MetricSpec("chrf", ("textgen_metrics.lexical.chrf", "chrf"), _LEXICAL, corpus=True, scores=("score",),
+                       statistics=("textgen_metrics.lexical.chrf", "chrf_statistics")),
+    "ter": MetricSpec("ter", ("textgen_metrics.lexical.ter", "ter"), _LEXICAL, corpus=True, scores=("score",),
+                      statistics=("textgen_metrics.lexical.ter", "ter_statistics")),
     "meteor": MetricSpec("meteor", ("textgen_metrics.lexical.meteor", "meteor"), _LEXICAL),
     "bertscore": MetricSpec("bertscore", ("textgen_metrics.semantic.bertscore", "bertscore"), _LEXICAL,
                             chunkable=lambda options: not options.get("idf"),

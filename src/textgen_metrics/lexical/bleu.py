@@ -1,29 +1,49 @@
 """BLEU (Papineni et al., 2002), corpus and sentence level, and Google BLEU (GLEU).
 
-Corpus BLEU follows sacrebleu 2.x ``corpus_bleu`` (``smooth_method="none"``): clipped n-gram
-counts against the per-n-gram maximum over the example's references, the closest reference
-length (the shorter one on ties), the statistics summed over the corpus, then the geometric
-mean times the brevity penalty. Sentence BLEU follows nltk's ``sentence_bleu`` (its method0 or,
-with ``smooth=True``, method2 smoothing). With ``weights`` the corpus value is nltk's
-``corpus_bleu`` with those weights. GLEU follows nltk's ``corpus_gleu`` / ``sentence_gleu``.
+Corpus BLEU follows sacrebleu 2.x ``corpus_bleu``: clipped n-gram counts against the
+per-n-gram maximum over the example's references, the closest reference length (the shorter
+one on ties), the statistics summed over the corpus, then sacrebleu's own ``compute_bleu``
+(geometric mean of the precisions with its smoothing, times the brevity penalty). By default
+there is no smoothing (``smooth_method="none"``), as Hugging Face's bleu; sacrebleu's
+``smooth_method`` (``none``, ``floor``, ``add-k``, ``exp``), ``smooth_value`` and
+``effective_order`` give sacrebleu's scores for those settings, per example too.
+
+Hugging Face's options are kept beside them: ``smooth=True`` is Lin and Och's add-one on every
+order of the corpus precisions; ``weights`` make the corpus value nltk's ``corpus_bleu`` with
+those weights; per example (``use_aggregator=False``) without a ``smooth_method`` the scores
+are nltk's ``sentence_bleu`` (method0, or method2 with ``smooth=True``). GLEU follows nltk's
+``corpus_gleu`` / ``sentence_gleu``.
+
+Tokens: every sacrebleu tokenizer by name (``13a`` default, ``intl``, ``none``, ``char``,
+``zh``, ``ja-mecab``, ``ko-mecab``) or a callable; ``lowercase=True`` lower-cases the text
+before any tokenizer, as sacrebleu. Statistics are kept per example, so the corpus score, the
+bootstrap interval (``confidence_level``) and the paired tests of ``compare`` reuse them.
 """
+
+from __future__ import annotations
 
 import math
 import sys
 from collections import Counter
+from typing import Any, Callable, Sequence
 
-from .. import __version__
-from ..tokenizers import get_bleu_tokenizer
-from ..validation import check_references, check_same_length, check_texts
+from ..results import corpus_result
+from ..significance import DEFAULT_RESAMPLES, DEFAULT_SEED, CorpusStatistics, check_interval_options
+from ..signature import bootstrap_fields, count_references, sacrebleu_signature, with_fields
+from ..signature import signature as make_signature
+from ..tokenizers import Tokenizer, get_tokenizer
+from .checks import flag, texts_and_references
 
-__all__ = ["bleu", "google_bleu", "BleuStats", "corpus_stats"]
+__all__ = ["bleu", "google_bleu", "bleu_statistics", "google_bleu_statistics", "BleuStats",
+           "corpus_stats", "SMOOTH_METHODS"]
 
 _FLOAT_MIN = sys.float_info.min
+SMOOTH_METHODS = ("none", "floor", "add-k", "exp")
 
 
-def _ngram_counts(tokens, max_order, min_order=1):
+def _ngram_counts(tokens: Sequence[str], max_order: int, min_order: int = 1) -> Counter[tuple[str, ...]]:
     """All n-grams of orders min_order..max_order as one Counter of tuples."""
-    counts = Counter()
+    counts: Counter[tuple[str, ...]] = Counter()
     n_tok = len(tokens)
     for n in range(min_order, max_order + 1):
         if n == 1:
@@ -33,7 +53,7 @@ def _ngram_counts(tokens, max_order, min_order=1):
     return counts
 
 
-def _closest_ref_len(hyp_len, ref_lens):
+def _closest_ref_len(hyp_len: int, ref_lens: list[int]) -> int:
     return min(ref_lens, key=lambda r: (abs(r - hyp_len), r))
 
 
@@ -42,10 +62,10 @@ class BleuStats:
 
     __slots__ = ("hyp_len", "ref_len", "correct", "total", "denominators")
 
-    def __init__(self, hyp_tokens, refs_tokens, max_order):
+    def __init__(self, hyp_tokens: Sequence[str], refs_tokens: Sequence[Sequence[str]], max_order: int) -> None:
         hyp_len = len(hyp_tokens)
         hyp = _ngram_counts(hyp_tokens, max_order)
-        max_ref = {}
+        max_ref: dict[tuple[str, ...], int] = {}
         for ref in refs_tokens:
             ref_counts = _ngram_counts(ref, max_order)
             for g in hyp:
@@ -67,25 +87,12 @@ class BleuStats:
         # nltk's modified_precision denominators: at least 1 per order and example
         self.denominators = [max(1, t) for t in total]
 
-
-def _sacrebleu_score(correct, total, sys_len, ref_len, max_order):
-    """sacrebleu ``BLEU.compute_bleu`` with ``smooth_method="none"``, on the 0-100 scale."""
-    bp = 1.0
-    if sys_len < ref_len:
-        bp = math.exp(1 - ref_len / sys_len) if sys_len > 0 else 0.0
-    if not any(correct):
-        return 0.0, bp
-    precisions = [0.0] * max_order
-    for n in range(1, max_order + 1):
-        if total[n - 1] == 0:
-            break
-        if correct[n - 1] != 0:
-            precisions[n - 1] = 100.0 * correct[n - 1] / total[n - 1]
-    log_sum = sum([math.log(p) if p != 0 else -9999999999 for p in precisions])
-    return bp * math.exp(log_sum / max_order), bp
+    def sacrebleu_row(self) -> list[int]:
+        """sacrebleu's segment statistics: ``[hyp_len, ref_len, correct..., total...]``."""
+        return [self.hyp_len, self.ref_len, *self.correct, *self.total]
 
 
-def _nltk_brevity_penalty(ref_len, hyp_len):
+def _nltk_brevity_penalty(ref_len: float, hyp_len: float) -> float:
     if hyp_len > ref_len:
         return 1
     if hyp_len == 0:
@@ -93,7 +100,8 @@ def _nltk_brevity_penalty(ref_len, hyp_len):
     return math.exp(1 - ref_len / hyp_len)
 
 
-def _nltk_bleu(numerators, denominators, hyp_len, ref_len, weights, smooth):
+def _nltk_bleu(numerators: Sequence[float], denominators: Sequence[float], hyp_len: float,
+               ref_len: float, weights: Sequence[float], smooth: bool) -> float:
     """nltk ``corpus_bleu`` from summed statistics (method0, or method2 when ``smooth``)."""
     if numerators[0] == 0:
         return 0.0
@@ -107,7 +115,22 @@ def _nltk_bleu(numerators, denominators, hyp_len, ref_len, weights, smooth):
     return float(bp * math.exp(s))
 
 
-def _weights(max_order, weights):
+def _brevity_penalty(sys_len: float, ref_len: float) -> float:
+    """sacrebleu's brevity penalty."""
+    if sys_len < ref_len:
+        return math.exp(1 - ref_len / sys_len) if sys_len > 0 else 0.0
+    return 1.0
+
+
+def _lin_och(correct: Sequence[float], total: Sequence[float], sys_len: float, ref_len: float,
+             max_order: int) -> float:
+    """Hugging Face bleu's ``smooth=True``: (m+1)/(t+1) on every order, uniform weights."""
+    precisions = [(c + 1.0) / (t + 1.0) for c, t in zip(correct, total)]
+    geo = math.exp(sum((1.0 / max_order) * math.log(p) for p in precisions))
+    return geo * _brevity_penalty(sys_len, ref_len)
+
+
+def _weights(max_order: Any, weights: Any) -> tuple[tuple[float, ...] | None, int]:
     if weights is None:
         if not isinstance(max_order, int) or isinstance(max_order, bool) or max_order < 1:
             raise ValueError(f"max_order: {max_order!r} must be a positive integer")
@@ -121,67 +144,157 @@ def _weights(max_order, weights):
     return weights, len(weights)
 
 
-def corpus_stats(predictions, references, tokenizer, max_order):
+def corpus_stats(predictions: Sequence[str], references: Sequence[Sequence[str]],
+                 tokenizer: Callable[[str], list[str]], max_order: int) -> list[BleuStats]:
     """Per-example ``BleuStats`` (references: list of lists of strings)."""
     return [BleuStats(tokenizer(p), [tokenizer(r) for r in refs], max_order)
             for p, refs in zip(predictions, references)]
 
 
-def _prepare(predictions, references):
-    predictions = check_texts("predictions", predictions)
-    references = check_references("references", references)
-    n = check_same_length(predictions=predictions, references=references)
-    if n == 0:
-        raise ValueError("predictions: no examples; give at least one prediction")
-    return predictions, references
+
+class _Settings:
+    """BLEU's settings, checked once: which formula gives the corpus and the sentence scores."""
+
+    def __init__(self, tokenizer: Any, max_order: Any, smooth: Any, weights: Any, lowercase: Any,
+                 smooth_method: Any, smooth_value: Any, effective_order: Any) -> None:
+        self.weights, self.max_order = _weights(max_order, weights)
+        self.smooth = flag("smooth", smooth)
+        self.lowercase = flag("lowercase", lowercase)
+        self.effective_order = flag("effective_order", effective_order)
+        if smooth_method is not None and smooth_method not in SMOOTH_METHODS:
+            raise ValueError(f"smooth_method: {smooth_method!r} is not one of {list(SMOOTH_METHODS)}")
+        # sacrebleu's formula for both levels when one of its own options is asked for
+        self.sacrebleu = smooth_method is not None or self.effective_order
+        if self.sacrebleu and (self.smooth or self.weights is not None):
+            raise ValueError("smooth_method: give sacrebleu's smooth_method/effective_order or Hugging "
+                             "Face's smooth/weights, not both")
+        if smooth_value is not None and (isinstance(smooth_value, bool)
+                                         or not isinstance(smooth_value, (int, float))
+                                         or not math.isfinite(smooth_value) or smooth_value < 0):
+            raise ValueError(f"smooth_value: {smooth_value!r} must be a non-negative number")
+        self.smooth_method: str = smooth_method or "none"
+        self.smooth_value = smooth_value
+        self.tokenizer: Tokenizer = get_tokenizer(tokenizer, lowercase=self.lowercase, default="13a")
+        from sacrebleu.metrics.bleu import BLEU
+
+        self.sacre = BLEU(tokenize="none", smooth_method=self.smooth_method, smooth_value=smooth_value,
+                          max_ngram_order=self.max_order, effective_order=self.effective_order,
+                          lowercase=self.lowercase)
+
+    def sacrebleu_score(self, stats: Sequence[Any]) -> Any:
+        """sacrebleu's ``BLEUScore`` from summed statistics (its ``compute_bleu``)."""
+        return self.sacre._compute_score_from_stats(list(stats))
+
+    def signature(self, num_refs: int, per_example: bool, **fields: Any) -> str:
+        self.sacre.tokenizer_signature = self.tokenizer.signature
+        extra: dict[str, Any] = {}
+        if self.weights is None and self.max_order != 4:
+            extra["ngram"] = self.max_order  # sacrebleu's signature leaves the order out
+        sig = sacrebleu_signature(self.sacre, num_refs, **fields, **extra)
+        if self.sacrebleu:
+            return sig
+        nltk = f"nltk-method{2 if self.smooth else 0}"
+        if per_example or self.weights is not None:
+            method = nltk
+        else:
+            method = "lin-och" if self.smooth else "none"
+        sig = sig.replace("|smooth:none|", f"|smooth:{method}|")
+        return with_fields(sig, weights=self.weights)
 
 
-def bleu(predictions, references, tokenizer=None, max_order=4, smooth=False, weights=None,
-         use_aggregator=True, lowercase=False):
+def bleu_statistics(predictions: Sequence[str], references: Sequence[str | Sequence[str]],
+                    tokenizer: Any = None, max_order: int = 4, smooth: bool = False,
+                    weights: Sequence[float] | None = None, lowercase: bool = False, *,
+                    smooth_method: str | None = None, smooth_value: float | None = None,
+                    effective_order: bool = False) -> CorpusStatistics:
+    """BLEU's per-example sufficient statistics and its corpus formula (for intervals and
+    paired tests). The score is on sacrebleu's 0-100 scale; ``divisor`` 100 gives bleu's."""
+    predictions, refs = texts_and_references(predictions, references)
+    s = _Settings(tokenizer, max_order, smooth, weights, lowercase, smooth_method, smooth_value,
+                  effective_order)
+    stats = corpus_stats(predictions, refs, s.tokenizer, s.max_order)
+    return _statistics(s, stats, count_references(refs))
+
+
+def _statistics(s: _Settings, stats: list[BleuStats], num_refs: int, per_example: bool = False) -> CorpusStatistics:
+    n = s.max_order
+    if s.weights is not None:
+        weights = s.weights
+
+        def score(row: Any) -> Any:
+            return 100.0 * _nltk_bleu(row[2:2 + n], row[2 + n:], row[0], row[1], weights, s.smooth)
+
+        rows = [[x.hyp_len, x.ref_len, *x.correct, *x.denominators] for x in stats]
+    elif s.smooth:
+        def score(row: Any) -> Any:
+            return 100.0 * _lin_och(row[2:2 + n], row[2 + n:], row[0], row[1], n)
+
+        rows = [x.sacrebleu_row() for x in stats]
+    else:
+        def score(row: Any) -> Any:
+            return s.sacrebleu_score(row).score
+
+        rows = [x.sacrebleu_row() for x in stats]
+
+    def sign(**fields: Any) -> str:
+        return s.signature(num_refs, per_example, **fields)
+
+    return CorpusStatistics(rows, score, divisor=100.0, sign=sign,
+                            sacrebleu=s.weights is None and not s.smooth)
+
+
+def bleu(predictions: Sequence[str], references: Sequence[str | Sequence[str]], tokenizer: Any = None,
+         max_order: int = 4, smooth: bool = False, weights: Sequence[float] | None = None,
+         use_aggregator: bool = True, lowercase: bool = False, *, smooth_method: str | None = None,
+         smooth_value: float | None = None, effective_order: bool = False,
+         confidence_level: float | None = None, n_resamples: int = DEFAULT_RESAMPLES,
+         seed: int = DEFAULT_SEED) -> dict[str, Any]:
     """BLEU of ``predictions`` against ``references`` (a string or list of strings each).
 
-    Aggregated (default): the corpus BLEU as sacrebleu ``corpus_bleu(tokenize="13a",
-    smooth_method="none")`` with ``smooth=False``; with ``smooth=True`` the precisions are
-    Lin and Och's add-one ``(m+1)/(t+1)`` of every order, as Hugging Face's bleu; with ``weights``
-    nltk's ``corpus_bleu`` with those weights. ``use_aggregator=False``: per example, nltk's
-    ``sentence_bleu`` on the same tokens (method0, or method2 with ``smooth``).
-    """
-    predictions, references = _prepare(predictions, references)
-    weights, max_order = _weights(max_order, weights)
-    tok = get_bleu_tokenizer(tokenizer, lowercase)
-    stats = corpus_stats(predictions, references, tok, max_order)
-    if not use_aggregator:
-        w = weights or (1.0 / max_order,) * max_order
-        out = {"bleu": [], "precisions": [], "brevity_penalty": [], "length_ratio": [],
-               "translation_length": [], "reference_length": []}
-        for s in stats:
-            out["bleu"].append(_nltk_bleu(s.correct, s.denominators, s.hyp_len, s.ref_len, w, smooth))
-            out["precisions"].append([c / d for c, d in zip(s.correct, s.denominators)])
-            out["brevity_penalty"].append(float(_nltk_brevity_penalty(s.ref_len, s.hyp_len)))
-            out["length_ratio"].append(s.hyp_len / s.ref_len if s.ref_len else 0.0)
-            out["translation_length"].append(s.hyp_len)
-            out["reference_length"].append(s.ref_len)
-        return out
+    Aggregated (default): the corpus BLEU in [0, 1], sacrebleu's ``corpus_bleu`` score / 100
+    for the same tokenizer, ``lowercase``, ``smooth_method`` (default ``"none"``),
+    ``smooth_value`` and ``effective_order``. Hugging Face's options instead: ``smooth=True``,
+    Lin and Och's add-one ``(m+1)/(t+1)`` on every order; ``weights``, nltk's ``corpus_bleu``
+    with those weights. ``use_aggregator=False``: per example, sacrebleu's ``sentence_bleu``
+    when ``smooth_method`` or ``effective_order`` is given, else nltk's ``sentence_bleu`` on
+    the same tokens (method0, or method2 with ``smooth``).
 
-    sys_len = sum(s.hyp_len for s in stats)
-    ref_len = sum(s.ref_len for s in stats)
-    correct = [sum(s.correct[i] for s in stats) for i in range(max_order)]
-    total = [sum(s.total[i] for s in stats) for i in range(max_order)]
-    if weights is not None:
-        denominators = [sum(s.denominators[i] for s in stats) for i in range(max_order)]
-        score = _nltk_bleu(correct, denominators, sys_len, ref_len, weights, smooth)
+    ``confidence_level`` (e.g. 0.95) adds ``bleu_ci``: the bootstrap interval of the corpus
+    score over ``n_resamples`` resamples of the examples' statistics with ``seed``, equal to
+    sacrebleu's ``--confidence`` interval (``SACREBLEU_SEED=seed``) divided by 100. Every
+    result has ``signature``: sacrebleu's signature for the same settings.
+    Empty predictions score 0; no matching n-gram of some order gives a corpus score of 0.
+    """
+    predictions, refs = texts_and_references(predictions, references)
+    s = _Settings(tokenizer, max_order, smooth, weights, lowercase, smooth_method, smooth_value,
+                  effective_order)
+    if confidence_level is not None:
+        check_interval_options(confidence_level, n_resamples, seed)
+    stats = corpus_stats(predictions, refs, s.tokenizer, s.max_order)
+    aggregate = flag("use_aggregator", use_aggregator)
+    out = _corpus(s, stats) if aggregate else _per_example(s, stats)
+    return corpus_result(out, "bleu", _statistics(s, stats, count_references(refs), not aggregate),
+                         confidence_level, n_resamples, seed)
+
+
+def _corpus(s: _Settings, stats: list[BleuStats]) -> dict[str, Any]:
+    n = s.max_order
+    sys_len = sum(x.hyp_len for x in stats)
+    ref_len = sum(x.ref_len for x in stats)
+    correct = [sum(x.correct[i] for x in stats) for i in range(n)]
+    total = [sum(x.total[i] for x in stats) for i in range(n)]
+    bp: float
+    if s.weights is not None:
+        denominators = [sum(x.denominators[i] for x in stats) for i in range(n)]
+        score = _nltk_bleu(correct, denominators, sys_len, ref_len, s.weights, s.smooth)
         bp = float(_nltk_brevity_penalty(ref_len, sys_len))
-    elif smooth:
-        precisions = [(c + 1.0) / (t + 1.0) for c, t in zip(correct, total)]
-        bp = 1.0
-        if sys_len < ref_len:
-            bp = math.exp(1 - ref_len / sys_len) if sys_len > 0 else 0.0
-        geo = math.exp(sum((1.0 / max_order) * math.log(p) for p in precisions))
-        score = geo * bp
+    elif s.smooth:
+        score = _lin_och(correct, total, sys_len, ref_len, n)
+        bp = _brevity_penalty(sys_len, ref_len)
     else:
-        score100, bp = _sacrebleu_score(correct, total, sys_len, ref_len, max_order)
-        score = score100 / 100.0
-    if smooth and weights is None:
+        result = s.sacrebleu_score([sys_len, ref_len, *correct, *total])
+        score, bp = result.score / 100.0, result.bp
+    if s.smooth and s.weights is None:
         precisions = [(c + 1.0) / (t + 1.0) for c, t in zip(correct, total)]
     else:
         precisions = [c / t if t else 0.0 for c, t in zip(correct, total)]
@@ -195,11 +308,32 @@ def bleu(predictions, references, tokenizer=None, max_order=4, smooth=False, wei
     }
 
 
-def _gleu_counts(hyp_tokens, refs_tokens, min_len, max_len):
+def _per_example(s: _Settings, stats: list[BleuStats]) -> dict[str, Any]:
+    out: dict[str, list[Any]] = {"bleu": [], "precisions": [], "brevity_penalty": [], "length_ratio": [],
+                                 "translation_length": [], "reference_length": []}
+    w = s.weights or (1.0 / s.max_order,) * s.max_order
+    for x in stats:
+        if s.sacrebleu:
+            result = s.sacrebleu_score(x.sacrebleu_row())
+            out["bleu"].append(result.score / 100.0)
+            out["precisions"].append([c / t if t else 0.0 for c, t in zip(x.correct, x.total)])
+            out["brevity_penalty"].append(float(result.bp))
+        else:
+            out["bleu"].append(_nltk_bleu(x.correct, x.denominators, x.hyp_len, x.ref_len, w, s.smooth))
+            out["precisions"].append([c / d for c, d in zip(x.correct, x.denominators)])
+            out["brevity_penalty"].append(float(_nltk_brevity_penalty(x.ref_len, x.hyp_len)))
+        out["length_ratio"].append(x.hyp_len / x.ref_len if x.ref_len else 0.0)
+        out["translation_length"].append(x.hyp_len)
+        out["reference_length"].append(x.ref_len)
+    return out
+
+
+def _gleu_counts(hyp_tokens: Sequence[str], refs_tokens: Sequence[Sequence[str]], min_len: int,
+                 max_len: int) -> tuple[int, int] | None:
     """nltk ``corpus_gleu``'s best (matches, total) of one example, or None."""
     hyp = _ngram_counts(hyp_tokens, max_len, min_len)
     tpfp = sum(hyp.values())
-    best = None
+    best: tuple[int, int] | None = None
     for ref_tokens in refs_tokens:
         ref = _ngram_counts(ref_tokens, max_len, min_len)
         tpfn = sum(ref.values())
@@ -213,26 +347,65 @@ def _gleu_counts(hyp_tokens, refs_tokens, min_len, max_len):
     return best
 
 
-def google_bleu(predictions, references, tokenizer=None, min_len=1, max_len=4,
-                use_aggregator=True):
-    """Google BLEU: nltk ``corpus_gleu`` (aggregate) or ``sentence_gleu`` (per example)."""
-    predictions, references = _prepare(predictions, references)
+def _gleu_counts_of(predictions: Any, references: Any, tokenizer: Any, min_len: Any,
+                  max_len: Any) -> tuple[list[tuple[int, int] | None], Tokenizer, int]:
+    predictions, refs = texts_and_references(predictions, references)
     for name, v in (("min_len", min_len), ("max_len", max_len)):
         if not isinstance(v, int) or isinstance(v, bool) or v < 1:
             raise ValueError(f"{name}: {v!r} must be a positive integer")
     if min_len > max_len:
         raise ValueError(f"min_len: {min_len} is greater than max_len ({max_len})")
-    tok = get_bleu_tokenizer(tokenizer)
-    counts = [_gleu_counts(tok(p), [tok(r) for r in refs], min_len, max_len)
-              for p, refs in zip(predictions, references)]
-    if not use_aggregator:
-        return {"google_bleu": [c[0] / c[1] if c else 0.0 for c in counts]}
-    matches = sum(c[0] for c in counts if c)
-    n_all = sum(c[1] for c in counts if c)
-    return {"google_bleu": matches / n_all if n_all else 0.0}
+    tok = get_tokenizer(tokenizer, default="13a")
+    counts = [_gleu_counts(tok(p), [tok(r) for r in rs], min_len, max_len)
+              for p, rs in zip(predictions, refs)]
+    return counts, tok, count_references(refs)
 
 
-def signature(name, tokenizer=None, **settings):
-    tok = get_bleu_tokenizer(tokenizer, settings.pop("lowercase", False))
-    parts = [name, f"tok:{tok.signature}"] + [f"{k}:{v}" for k, v in settings.items()]
-    return "|".join(parts + [f"version:{__version__}"])
+def _gleu_score(row: Any) -> float:
+    return float(row[0]) / float(row[1]) if row[1] else 0.0
+
+
+def _gleu_signature(tok: Tokenizer, min_len: int, max_len: int, num_refs: int, **fields: Any) -> str:
+    """``google_bleu|nrefs:..|tok:..|ngram:min-max|...``; ``fields`` as
+    :func:`~textgen_metrics.signature.bootstrap_fields` takes them."""
+    return make_signature("google_bleu", nrefs="var" if num_refs == -1 else num_refs,
+                          tok=tok.signature, ngram=f"{min_len}-{max_len}", **bootstrap_fields(**fields))
+
+
+def google_bleu_statistics(predictions: Sequence[str], references: Sequence[str | Sequence[str]],
+                           tokenizer: Any = None, min_len: int = 1, max_len: int = 4) -> CorpusStatistics:
+    """Google BLEU's per-example statistics ``[matches, total]`` of the best reference."""
+    counts, tok, num_refs = _gleu_counts_of(predictions, references, tokenizer, min_len, max_len)
+    return _gleu_statistics(counts, tok, min_len, max_len, num_refs)
+
+
+def _gleu_statistics(counts: list[tuple[int, int] | None], tok: Tokenizer, min_len: int, max_len: int,
+                     num_refs: int) -> CorpusStatistics:
+    def sign(**fields: Any) -> str:
+        return _gleu_signature(tok, min_len, max_len, num_refs, **fields)
+
+    return CorpusStatistics([list(c) if c else [0, 0] for c in counts], _gleu_score, sign=sign)
+
+
+def google_bleu(predictions: Sequence[str], references: Sequence[str | Sequence[str]],
+                tokenizer: Any = None, min_len: int = 1, max_len: int = 4, use_aggregator: bool = True,
+                *, confidence_level: float | None = None, n_resamples: int = DEFAULT_RESAMPLES,
+                seed: int = DEFAULT_SEED) -> dict[str, Any]:
+    """Google BLEU: nltk ``corpus_gleu`` (aggregate) or ``sentence_gleu`` (per example).
+
+    ``confidence_level`` adds ``google_bleu_ci``, a bootstrap interval of the corpus score
+    over the examples' statistics (as sacrebleu's intervals of corpus metrics); ``signature``
+    names the tokenizer, the n-gram orders and the number of references.
+    """
+    if confidence_level is not None:
+        check_interval_options(confidence_level, n_resamples, seed)
+    counts, tok, num_refs = _gleu_counts_of(predictions, references, tokenizer, min_len, max_len)
+    stats = _gleu_statistics(counts, tok, min_len, max_len, num_refs)
+    out: dict[str, Any]
+    if not flag("use_aggregator", use_aggregator):
+        out = {"google_bleu": [c[0] / c[1] if c else 0.0 for c in counts]}
+    else:
+        matches = sum(c[0] for c in counts if c)
+        n_all = sum(c[1] for c in counts if c)
+        out = {"google_bleu": matches / n_all if n_all else 0.0}
+    return corpus_result(out, "google_bleu", stats, confidence_level, n_resamples, seed)

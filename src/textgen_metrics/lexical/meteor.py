@@ -12,6 +12,7 @@ no function-word weighting, different chunk handling).
 """
 
 from ..aggregation import mean
+from ..results import meteor_signature, reported
 from ..validation import check_references, check_same_length, check_texts
 from ..tokenizers import TreebankWordTokenizer
 from ..wordnet import load_wordnet
@@ -184,6 +185,7 @@ def single_meteor(hyp_tokens, ref_tokens, alpha=0.9, beta=3.0, gamma=0.5):
     return MeteorScorer(alpha, beta, gamma).single(hyp_tokens, ref_tokens)
 
 
+@reported(meteor_signature)
 def meteor(predictions, references, alpha=0.9, beta=3.0, gamma=0.5, use_aggregator=True):
     """METEOR per example (nltk ``meteor_score`` on ``word_tokenize`` tokens); the mean with
     ``use_aggregator=True``."""

@@ -20,6 +20,7 @@ import re
 from .. import __version__
 from ..aggregation import RunningMean, bootstrap_interval
 from ..lcs import lcs_length, union_lcs_indices, wlcs_mark
+from ..results import reported
 from ..tokenizers import _Tokenizer, get_tokenizer, split_sentences
 from ..validation import check_references, check_same_length, check_texts
 
@@ -379,6 +380,8 @@ class RougeAggregator:
         return {k: m.value for k, m in self._means.items()}
 
 
+@reported(lambda a, _: RougeScorer(a["rouge_types"], a["use_stemmer"], a["tokenizer"], a["split_summaries"],
+                                   a["rouge_w_weight"]).signature)
 def rouge(predictions, references, rouge_types=None, use_aggregator=True, use_stemmer=False,
           tokenizer=None, split_summaries=False, rouge_w_weight=1.2,
           return_precision_recall=False, bootstrap_samples=0, confidence_level=0.95, seed=None):

@@ -25,6 +25,7 @@ from collections import Counter
 
 from .. import __version__
 from ..aggregation import mean
+from ..results import bertscore_signature, reported
 from ..validation import check_references, check_same_length, check_texts
 
 __all__ = ["BertScorer", "bertscore", "default_model_path"]
@@ -321,6 +322,7 @@ def _bert_score_version():
 _SCORERS = {}
 
 
+@reported(bertscore_signature)
 def bertscore(predictions, references, model_type=None, num_layers=None, idf=False, batch_size=64,
               device=None, lang=None, rescale_with_baseline=False, baseline_path=None,
               use_fast_tokenizer=False, half=False, use_aggregator=False):

@@ -1,0 +1,86 @@
+# Copyright 2026 The textgen-metrics Authors.
+# Licensed under the Apache License, Version 2.0.
+"""TER metric: a thin evaluate layer over textgen_metrics.ter."""
+
+import evaluate
+import textgen_metrics
+import textgen_metrics.hf
+
+_CITATION = """\
+@inproceedings{snover-etal-2006-study,
+    title = "A Study of Translation Edit Rate with Targeted Human Annotation",
+    author = "Snover, Matthew and Dorr, Bonnie and Schwartz, Rich and Micciulla, Linnea and Makhoul, John",
+    booktitle = "Proceedings of the 7th Conference of the Association for Machine Translation in the Americas",
+    year = "2006",
+    url = "https://aclanthology.org/2006.amta-papers.25",
+    pages = "223--231",
+}
+@inproceedings{post-2018-call,
+    title = "A Call for Clarity in Reporting {BLEU} Scores",
+    author = "Post, Matt",
+    booktitle = "Proceedings of the Third Conference on Machine Translation: Research Papers",
+    year = "2018",
+    url = "https://www.aclweb.org/anthology/W18-6319",
+    pages = "186--191",
+}
+"""
+
+_DESCRIPTION = """\
+TER (translation edit rate) counts the fewest edits that turn a generated text into a reference:
+insertions, deletions and substitutions of words, and shifts of whole phrases, divided by the
+reference length (averaged over the references; the best reference gives the edits). Lower is
+better; it can exceed 100. Scores are sacrebleu's TER (Tercom's algorithm), digit for digit.
+The result carries sacrebleu's signature.
+"""
+
+_KWARGS_DESCRIPTION = """
+Computes TER of predictions against references.
+Args:
+    predictions (list of str): the generated texts.
+    references (list of str, or list of list of str): one or several references per prediction.
+    normalized (bool): Tercom's normalisation of punctuation and XML entities. Default False.
+    no_punct (bool): remove punctuation (Hugging Face's name: ignore_punct). Default False.
+    asian_support (bool): with normalized, split CJK characters; with no_punct, remove CJK
+        punctuation too (Hugging Face's name: support_zh_ja_chars). Default False.
+    case_sensitive (bool): keep case (otherwise lower-cased). Default False.
+    use_aggregator (bool): True (default) gives the corpus score; False per-example scores.
+    confidence_level (float): add score_ci, sacrebleu's bootstrap interval of the corpus score.
+    n_resamples (int): resamples of the interval. Default 1000.
+    seed (int): its random seed. Default 12345 (sacrebleu's).
+Returns:
+    score (float, or list of float): TER, 0 and up (100 * edits / reference length).
+    num_edits (int, or list), ref_length (float, or list): the edits and reference length.
+    score_ci ([low, high]): with confidence_level.
+    signature (str): sacrebleu's signature of the settings; report it with the score.
+Examples:
+
+    >>> import evaluate
+    >>> ter = evaluate.load("./metrics/ter")
+    >>> predictions = ["does this sentence match??", "what about this sentence?",
+    ...                "What did the TER metric user say to the developer?"]
+    >>> references = [["does this sentence match", "does this sentence match!?!"],
+    ...               ["wHaT aBoUt ThIs SeNtEnCe?", "wHaT aBoUt ThIs SeNtEnCe?"],
+    ...               ["Your jokes are...", "...TERrible"]]
+    >>> results = ter.compute(predictions=predictions, references=references, case_sensitive=True)
+    >>> print(results["score"], results["num_edits"], results["ref_length"])
+    150.0 15 10.0
+
+    Punctuation removed, per example:
+
+    >>> results = ter.compute(predictions=predictions, references=references, no_punct=True,
+    ...                       use_aggregator=False)
+    >>> print(results["score"], results["signature"])
+    [0.0, 0.0, 500.0] nrefs:2|case:lc|tok:tercom|norm:no|punct:no|asian:no|version:2.6.0
+"""
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class Ter(textgen_metrics.hf.TextgenMetric):
+    columns = {"predictions": "text", "references": "text_or_list"}
+    reference_urls = [
+        "https://aclanthology.org/2006.amta-papers.25",
+        "https://github.com/mjpost/sacrebleu",
+    ]
+
+    def _compute(self, predictions, references, **kwargs):
+        return textgen_metrics.ter(predictions, references, **kwargs)

@@ -1,0 +1,103 @@
+"""Paired comparison of two systems on the same examples: ``textgen_metrics.compare``.
+
+For any metric of the registry: each system's score, the difference B - A with its bootstrap
+interval, and the p-value of a paired test (:mod:`textgen_metrics.significance`):
+
+- corpus metrics (BLEU, Google BLEU, chrF, TER) resample their per-example sufficient
+  statistics; for BLEU, chrF and TER the p-values and the systems' intervals are sacrebleu's
+  (``sacrebleu -i A.txt B.txt --paired-bs`` / ``--paired-ar``) for the same seed and count;
+- every other metric (ROUGE, METEOR, BERTScore, the LLM-guided ones) resamples its per-example
+  scores, computed once per system with ``use_aggregator=False``. Examples that either system
+  left without a score (a judge's failure) are left out of the test and counted. With a judge
+  that has a cache (``judge_options={"cache": True}`` or a judge object with ``cache=``), the
+  answers of earlier runs of both systems are reused: nothing is asked twice.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from .registry import get_metric
+from .signature import bootstrap_fields, with_fields
+from .significance import (DEFAULT_RESAMPLES, DEFAULT_SEED, DEFAULT_TRIALS, CorpusStatistics,
+                           check_interval_options, paired_test)
+
+__all__ = ["compare", "METHODS"]
+
+METHODS = ("bootstrap", "randomization")
+_TEST = {"bootstrap": "bs", "randomization": "ar"}
+
+
+def compare(metric: str, predictions_a: Sequence[str], predictions_b: Sequence[str],
+            references: Sequence[str | Sequence[str]] | None = None, *, method: str = "bootstrap",
+            n_resamples: int | None = None, seed: int = DEFAULT_SEED, confidence_level: float = 0.95,
+            **inputs_and_options: Any) -> dict[str, Any]:
+    """Compare system B with system A (the baseline) on ``metric`` by a paired test.
+
+    ``predictions_a`` and ``predictions_b`` are the two systems' outputs for the same examples;
+    ``references`` and the metric's other inputs (``queries``, ``contexts``, ``sources``) are
+    shared and go with the metric's options (``tokenizer``, ``judge``, ...) in the keywords.
+    ``method``: ``"bootstrap"`` (paired bootstrap resampling, ``n_resamples`` default 1,000)
+    or ``"randomization"`` (paired approximate randomization, ``n_resamples`` trials, default
+    10,000; its intervals come from a 1,000-resample paired bootstrap). ``seed`` fixes every
+    draw (sacrebleu's default, 12345).
+
+    Returns ``{"metric", "method", "n_resamples", "seed", "confidence_level", "examples",
+    "signature", "scores"}`` where ``scores`` maps each score name (``bleu``; ``score`` for chrF
+    and TER; ``rouge1``...; ``f1``...) to ``{"a", "b", "a_ci", "b_ci", "difference",
+    "difference_ci", "p_value", "compared", "unscored"}``: the systems' scores, their intervals,
+    B - A and its interval, the p-value (small: the difference is unlikely to be chance), the
+    number of examples compared and of those left out for lack of a score. For BLEU, chrF and
+    TER the p-value follows sacrebleu to the letter, which gives two systems with identical
+    outputs p = 1/(n+1); for the other metrics a tie counts, and identical systems get p = 1.
+    """
+    if method not in METHODS:
+        raise ValueError(f"method: {method!r} is not one of {list(METHODS)}")
+    if n_resamples is None:
+        n_resamples = DEFAULT_RESAMPLES if method == "bootstrap" else DEFAULT_TRIALS
+    check_interval_options(confidence_level, n_resamples, seed)
+    if "use_aggregator" in inputs_and_options:
+        raise ValueError("use_aggregator: compare scores each example itself; leave it out")
+    spec = get_metric(metric)
+    shared = dict(inputs_and_options)
+    if references is not None:
+        shared["references"] = references
+    inputs = {c: shared.pop(c) for c in spec.columns if c != "predictions" and c in shared}
+    missing = [c for c in spec.columns if c != "predictions" and c not in inputs]
+    if missing:
+        raise ValueError(f"{missing[0]}: {metric} needs {', '.join(spec.columns)}; give {missing[0]}=...")
+    if len(predictions_a) != len(predictions_b):
+        raise ValueError(f"predictions_b: {len(predictions_b)} examples, but predictions_a has "
+                         f"{len(predictions_a)}; a paired test needs the same examples")
+    test = (_TEST[method], n_resamples)
+    n_bootstrap = DEFAULT_RESAMPLES if method == "randomization" else None
+    out: dict[str, Any] = {"metric": metric, "method": method, "n_resamples": n_resamples, "seed": seed,
+                           "confidence_level": confidence_level, "examples": len(predictions_a)}
+    statistics = spec.statistics
+    if statistics is not None:
+        a = statistics(predictions_a, **inputs, **shared)
+        b = statistics(predictions_b, **inputs, **shared)
+        key = spec.main_key
+        result = paired_test(a, b, method, n_resamples, seed, confidence_level).as_dict()
+        result.update(compared=len(a), unscored=0)
+        out["scores"] = {key: result}
+        if a.sign is not None:
+            out["signature"] = a.sign(n_bootstrap=n_bootstrap, seed=seed, test=test, ci=confidence_level)
+        return out
+    per_a = spec.compute({"predictions": predictions_a, **inputs}, per_example=True, **shared)
+    per_b = spec.compute({"predictions": predictions_b, **inputs}, per_example=True, **shared)
+    n = len(predictions_a)
+    scores = {}
+    for key in spec.main_scores(per_a, n):
+        pairs = [(x, y) for x, y in zip(per_a[key], per_b[key]) if x is not None and y is not None]
+        entry: dict[str, Any] = {"compared": len(pairs), "unscored": n - len(pairs)}
+        if pairs:
+            sa = CorpusStatistics.of_means([x for x, _ in pairs])
+            sb = CorpusStatistics.of_means([y for _, y in pairs])
+            entry = {**paired_test(sa, sb, method, n_resamples, seed, confidence_level).as_dict(), **entry}
+        scores[key] = entry
+    out["scores"] = scores
+    base = per_a.get("signature")
+    if isinstance(base, str):
+        out["signature"] = with_fields(base, **bootstrap_fields(n_bootstrap, seed, test, confidence_level))
+    return out

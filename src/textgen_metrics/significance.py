@@ -1,0 +1,357 @@
+"""Bootstrap confidence intervals and paired significance tests, as sacrebleu computes them.
+
+Everything here works on per-example *statistics* (:class:`CorpusStatistics`): the sufficient
+statistics of a corpus metric (BLEU's lengths and n-gram counts, chrF's n-gram counts, TER's
+edits and reference length), whose sum gives the corpus score, or the per-example scores of a
+metric whose aggregate is their mean (``kind="mean"``). Resampling the statistics, not the
+scores, is what makes an interval of a corpus score right (a corpus BLEU is not a mean).
+
+Resampling follows sacrebleu 2.x (``sacrebleu/significance.py``) step for step, so that, for
+the same seed and number of resamples, the numbers are sacrebleu's:
+
+- indices: ``numpy.random.default_rng(seed).choice(n, size=(n_resamples, n), replace=True)``;
+  a corpus metric's statistics are summed as ``float32``, as sacrebleu does;
+- a corpus metric's interval is sacrebleu's ``--confidence`` interval: the mean of the resampled
+  scores plus and minus half the distance between the order statistics at ``(1 - level) / 2``
+  and ``(1 + level) / 2`` (sacrebleu only has level 0.95: indices ``n // 40`` and
+  ``n - n // 40 - 1``);
+- the paired bootstrap p-value (Koehn 2004, as Moses' script and sacrebleu): the share of
+  resamples whose absolute difference, centred on the mean of those differences, exceeds the
+  observed one, ``(c + 1) / (n + 1)`` (for the metrics sacrebleu does not have, a resampled
+  difference equal to the observed one counts too, so that identical systems get p = 1
+  rather than sacrebleu's 1/(n+1));
+- paired approximate randomization (Riezler and Maxwell 2005, as multeval and sacrebleu): each
+  trial swaps the two systems' outputs of a random half of the examples;
+  ``rng.integers(2, size=(trials, n), dtype=bool)`` picks them.
+
+A mean metric's interval is the percentile interval between the same two order statistics (a
+mean of bounded scores keeps its bounds that way); its resamples are summed in float64.
+The default seed is sacrebleu's, 12345.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Callable, NamedTuple, Sequence
+
+__all__ = ["DEFAULT_SEED", "DEFAULT_RESAMPLES", "DEFAULT_TRIALS", "CorpusStatistics", "Interval",
+           "PairedResult", "check_interval_options", "corpus_interval", "mean_interval",
+           "bootstrap_ci", "paired_bootstrap", "paired_randomization", "paired_test", "sum_statistics"]
+
+DEFAULT_SEED = 12345       # sacrebleu's SACREBLEU_SEED default
+DEFAULT_RESAMPLES = 1000   # sacrebleu's --confidence-n and --paired-bs-n defaults
+DEFAULT_TRIALS = 10000     # sacrebleu's --paired-ar-n default
+
+
+def check_interval_options(confidence_level: Any, n_resamples: Any, seed: Any,
+                           resamples_name: str = "n_resamples") -> None:
+    """ValueError/TypeError naming the option: a level strictly between 0 and 1, a positive
+    whole number of resamples, a seed that is a non-negative integer."""
+    if isinstance(confidence_level, bool) or not isinstance(confidence_level, (int, float)):
+        raise TypeError(f"confidence_level: expected a number such as 0.95, got {confidence_level!r}")
+    if not (math.isfinite(confidence_level) and 0 < confidence_level < 1):
+        raise ValueError(f"confidence_level: {confidence_level!r} must lie strictly between 0 and 1")
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 1:
+        raise ValueError(f"{resamples_name}: {n_resamples!r} must be a positive integer")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed: {seed!r} must be a non-negative integer")
+
+
+def _tail(n: int, confidence_level: float) -> int:
+    """The index of the lower order statistic, ``floor(n * (1 - level) / 2)``, computed exactly
+    from the level's decimal form (``n // 40`` at 0.95, as sacrebleu)."""
+    return math.floor(n * (1 - Fraction(str(confidence_level))) / 2)
+
+
+def sum_statistics(stats: Sequence[Sequence[Any]]) -> Any:
+    """The statistics summed as sacrebleu sums them (``utils.sum_of_lists``: in order, in the
+    numbers' own types; one example's list comes back as it is)."""
+    from sacrebleu import utils
+
+    sum_of_lists: Any = utils.sum_of_lists
+    return sum_of_lists(stats)
+
+
+@dataclass(frozen=True)
+class CorpusStatistics:
+    """Per-example statistics of one system and the function from their sum to the score.
+
+    ``stats``: one list of numbers per example. ``score``: summed statistics (a list, or a
+    numpy row) -> the score. ``kind``: ``"corpus"`` (resampled as sacrebleu: float32 sums,
+    sacrebleu's interval) or ``"mean"`` (one statistic per example, the score its mean:
+    float64, percentile interval). ``divisor``: what the metric's result divides ``score`` by
+    (100 for BLEU, which sacrebleu scores on 0-100 and the result reports in [0, 1]); every
+    score, interval and difference reported here is divided by it, last. ``sign``: the
+    metric's signature for a bootstrap (``sign(n_bootstrap=, seed=, test=, ci=)``).
+    ``sacrebleu``: a metric sacrebleu has (BLEU, chrF, TER), whose p-values count only the
+    resampled differences *larger* than the observed one, as sacrebleu's, so that two systems
+    with the same outputs get p = 1/(n+1); for the other metrics ties count too (p = 1 then).
+    """
+
+    stats: list[list[Any]]
+    score: Callable[[Any], Any]
+    kind: str = "corpus"
+    divisor: float = 1.0
+    sign: Callable[..., str] | None = None
+    sacrebleu: bool = False
+
+    @classmethod
+    def of_means(cls, values: Sequence[float], sign: Callable[..., str] | None = None) -> CorpusStatistics:
+        """The statistics of a metric whose aggregate is the mean of ``values``."""
+        n = len(values)
+        return cls([[float(v)] for v in values], lambda s: float(s[0]) / n, "mean", sign=sign)
+
+    def __len__(self) -> int:
+        return len(self.stats)
+
+    def corpus_score(self) -> float:
+        """The score of the whole corpus: the statistics summed as sacrebleu sums them (in
+        Python numbers, in order)."""
+        if self.kind == "mean":
+            return math.fsum(s[0] for s in self.stats) / len(self.stats)
+        return float(self.score(sum_statistics([list(s) for s in self.stats])))
+
+    def resampled_scores(self, idxs: Any) -> list[Any]:
+        """A corpus metric's score of each resample (a row of ``idxs``), as sacrebleu's
+        ``_bootstrap_resample`` computes them: float32 statistics, each resample summed."""
+        import numpy as np
+
+        arr = np.array(self.stats, dtype="float32")
+        score = self.score
+        return [score(arr[idx].sum(0)) for idx in idxs]
+
+    def resampled(self, idxs: Any) -> Any:
+        """The score of each resample as a numpy array (sacrebleu's ``np.array([...])`` of the
+        scores; a mean metric's means in float64)."""
+        import numpy as np
+
+        if self.kind == "mean":
+            values = np.asarray([s[0] for s in self.stats], dtype=np.float64)
+            return values[idxs].mean(axis=1)
+        return np.array(self.resampled_scores(idxs))
+
+
+class Interval(NamedTuple):
+    """A confidence interval with the number of examples it rests on and of those left out."""
+
+    low: float | None
+    high: float | None
+    scored: int
+    unscored: int = 0
+
+    def as_list(self) -> list[float | None]:
+        return [self.low, self.high]
+
+
+def _indices(n: int, n_resamples: int, seed: int | None) -> Any:
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    return rng.choice(n, size=(n_resamples, n), replace=True)
+
+
+def _sacrebleu_interval(scores: list[Any], confidence_level: float) -> tuple[float, float]:
+    """sacrebleu's ``Score.estimate_ci`` (its ``--confidence``): sorted scores, the exact mean
+    (``statistics.mean``), plus and minus half the spread of the two order statistics."""
+    raw = sorted(scores)
+    n = len(raw)
+    lo = _tail(n, confidence_level)
+    half = 0.5 * (raw[n - lo - 1] - raw[lo])
+    mean = statistics.mean(raw)
+    return float(mean - half), float(mean + half)
+
+
+def _numpy_interval(scores: Any, confidence_level: float) -> tuple[float, float]:
+    """sacrebleu's ``significance.estimate_ci`` (its paired tests): the same rule, with numpy's
+    sort and mean."""
+    import numpy as np
+
+    s = np.sort(scores)
+    n = len(s)
+    lo = _tail(n, confidence_level)
+    half = 0.5 * (s[n - lo - 1] - s[lo])
+    mean = s.mean()
+    return float(mean - half), float(mean + half)
+
+
+def _percentile_interval(scores: Any, confidence_level: float) -> tuple[float, float]:
+    import numpy as np
+
+    s = np.sort(np.asarray(scores, dtype=np.float64))
+    n = len(s)
+    lo = _tail(n, confidence_level)
+    return float(s[lo]), float(s[n - lo - 1])
+
+
+def corpus_interval(stats: CorpusStatistics, confidence_level: float = 0.95,
+                    n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> tuple[float, float]:
+    """The bootstrap interval of ``stats``' score: for a corpus metric sacrebleu's
+    ``corpus_score(n_bootstrap=n_resamples)`` interval with ``SACREBLEU_SEED=seed`` (on the
+    metric's own scale); for a mean metric the percentile interval."""
+    check_interval_options(confidence_level, n_resamples, seed)
+    if not len(stats):
+        raise ValueError("predictions: no examples to resample")
+    idxs = _indices(len(stats), n_resamples, seed)
+    if stats.kind == "mean":
+        low, high = _percentile_interval(stats.resampled(idxs), confidence_level)
+    else:
+        low, high = _sacrebleu_interval(stats.resampled_scores(idxs), confidence_level)
+    return low / stats.divisor, high / stats.divisor
+
+
+def mean_interval(values: Sequence[float], confidence_level: float = 0.95,
+                  n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> tuple[float, float]:
+    """The percentile bootstrap interval of the mean of ``values`` (no None among them)."""
+    return corpus_interval(CorpusStatistics.of_means(values), confidence_level, n_resamples, seed)
+
+
+def bootstrap_ci(scores: Sequence[float | None], confidence_level: float = 0.95,
+                 n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> Interval:
+    """Bootstrap interval of the mean of per-example ``scores``, examples without a score left
+    out and counted.
+
+    For any metric whose aggregate is the mean of per-example scores, LLM-guided ones included:
+    the scores that are None (an example the judge could not score) are left out before
+    resampling, so no judge is called again. Returns ``Interval(low, high, scored, unscored)``;
+    ``low`` and ``high`` are None when no example has a score. Deterministic for a ``seed``.
+
+    >>> bootstrap_ci([1.0, 0.0, None, 1.0, 1.0], n_resamples=200).unscored
+    1
+    """
+    check_interval_options(confidence_level, n_resamples, seed)
+    kept = [float(s) for s in scores if s is not None]
+    unscored = len(scores) - len(kept)
+    if not kept:
+        return Interval(None, None, 0, unscored)
+    low, high = mean_interval(kept, confidence_level, n_resamples, seed)
+    return Interval(low, high, len(kept), unscored)
+
+
+@dataclass
+class PairedResult:
+    """The outcome of a paired test of system B against system A (the baseline)."""
+
+    a: float
+    b: float
+    a_ci: list[float]
+    b_ci: list[float]
+    difference: float
+    difference_ci: list[float]
+    p_value: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"a": self.a, "b": self.b, "a_ci": self.a_ci, "b_ci": self.b_ci,
+                "difference": self.difference, "difference_ci": self.difference_ci,
+                "p_value": self.p_value}
+
+
+def _p_value(sample_stats: Any, real_difference: float, strict: bool = True) -> float:
+    """sacrebleu's ``_compute_p_value``: ``(count(stats > real) + 1) / (len + 1)``; with
+    ``strict=False`` the ties count as well (``>=``)."""
+    import numpy as np
+
+    if strict:
+        c = int(np.sum(sample_stats > real_difference))
+    else:
+        c = int(np.sum(sample_stats >= real_difference))
+    return min(1.0, (c + 1) / (len(sample_stats) + 1))
+
+
+def _check_pair(a: CorpusStatistics, b: CorpusStatistics) -> int:
+    if len(a) != len(b):
+        raise ValueError(f"predictions_b: {len(b)} examples, but predictions_a has {len(a)}; "
+                         "a paired test needs the same examples")
+    if not len(a):
+        raise ValueError("predictions_a: no examples to compare")
+    return len(a)
+
+
+def _bootstrap_scores(a: CorpusStatistics, b: CorpusStatistics, n_resamples: int,
+                      seed: int) -> tuple[Any, Any]:
+    idxs = _indices(len(a), n_resamples, seed)
+    return a.resampled(idxs), b.resampled(idxs)
+
+
+def _result(a: CorpusStatistics, score_a: float, score_b: float, scores_a: Any, scores_b: Any,
+            confidence_level: float, p_value: float) -> PairedResult:
+    """The scores, their intervals and the difference, on the metric's own scale."""
+    rule = _percentile_interval if a.kind == "mean" else _numpy_interval
+    div = a.divisor
+
+    def ci(scores: Any) -> list[float]:
+        low, high = rule(scores, confidence_level)
+        return [low / div, high / div]
+
+    a_out, b_out = float(score_a) / div, float(score_b) / div
+    return PairedResult(a_out, b_out, ci(scores_a), ci(scores_b), b_out - a_out,
+                        ci(scores_b - scores_a), p_value)
+
+
+def paired_bootstrap(a: CorpusStatistics, b: CorpusStatistics, n_resamples: int = DEFAULT_RESAMPLES,
+                     seed: int = DEFAULT_SEED, confidence_level: float = 0.95) -> PairedResult:
+    """Paired bootstrap resampling test of B against A: sacrebleu's ``--paired-bs`` (and Moses'
+    ``bootstrap-hypothesis-difference-significance.pl``).
+
+    Both systems are scored on the same ``n_resamples`` resamples of the examples. The p-value
+    is sacrebleu's, for ``SACREBLEU_SEED=seed``; the intervals of A and of B are sacrebleu's
+    ``μ ± ci`` of each system in that test, and ``difference_ci`` the same rule over the
+    resampled differences B - A.
+    """
+    check_interval_options(confidence_level, n_resamples, seed)
+    _check_pair(a, b)
+    score_a, score_b = a.corpus_score(), b.corpus_score()
+    scores_a, scores_b = _bootstrap_scores(a, b, n_resamples, seed)
+    import numpy as np
+
+    sample_diffs = np.abs(scores_b - scores_a)
+    p = _p_value(sample_diffs - sample_diffs.mean(), abs(score_a - score_b), a.sacrebleu)
+    return _result(a, score_a, score_b, scores_a, scores_b, confidence_level, p)
+
+
+def paired_randomization(a: CorpusStatistics, b: CorpusStatistics, n_trials: int = DEFAULT_TRIALS,
+                         seed: int = DEFAULT_SEED, confidence_level: float = 0.95,
+                         n_resamples: int = DEFAULT_RESAMPLES) -> PairedResult:
+    """Paired approximate randomization test of B against A: sacrebleu's ``--paired-ar``.
+
+    Each of ``n_trials`` trials swaps the outputs of A and B on a random half of the examples
+    and scores both pseudo-systems; the p-value, ``(count(|trial difference| > |observed|) + 1)
+    / (n_trials + 1)``, is sacrebleu's for ``SACREBLEU_SEED=seed``. sacrebleu's command line
+    reports no interval with this test; here the intervals come from a paired bootstrap of
+    ``n_resamples`` resamples with the same seed (those of :func:`paired_bootstrap`).
+    """
+    check_interval_options(confidence_level, n_trials, seed, "n_resamples")
+    check_interval_options(confidence_level, n_resamples, seed)
+    n = _check_pair(a, b)
+    import numpy as np
+
+    score_a, score_b = a.corpus_score(), b.corpus_score()
+    rng = np.random.default_rng(seed)
+    pos_sel = rng.integers(2, size=(n_trials, n), dtype=bool)
+    neg_sel = ~pos_sel
+    # sacrebleu multiplies the selectors with the statistics as Python lists, which numpy turns
+    # into int64 (counts) or float64 (TER's average reference length) arrays
+    stats_a = np.array(a.stats)
+    stats_b = np.array(b.stats)
+    shuf_a = pos_sel @ stats_a + neg_sel @ stats_b
+    shuf_b = neg_sel @ stats_a + pos_sel @ stats_b
+    score = a.score
+    trial_a = np.array([score(x) for x in shuf_a])
+    trial_b = np.array([score(x) for x in shuf_b])
+    p = _p_value(np.abs(trial_a - trial_b), abs(score_a - score_b), a.sacrebleu)
+    scores_a, scores_b = _bootstrap_scores(a, b, n_resamples, seed)
+    return _result(a, score_a, score_b, scores_a, scores_b, confidence_level, p)
+
+
+def paired_test(a: CorpusStatistics, b: CorpusStatistics, method: str = "bootstrap",
+                n_resamples: int | None = None, seed: int = DEFAULT_SEED,
+                confidence_level: float = 0.95) -> PairedResult:
+    """:func:`paired_bootstrap` (``method="bootstrap"``, default 1,000 resamples) or
+    :func:`paired_randomization` (``"randomization"``, default 10,000 trials)."""
+    if method == "bootstrap":
+        return paired_bootstrap(a, b, n_resamples or DEFAULT_RESAMPLES, seed, confidence_level)
+    if method == "randomization":
+        return paired_randomization(a, b, n_resamples or DEFAULT_TRIALS, seed, confidence_level)
+    raise ValueError(f"method: {method!r} is not one of 'bootstrap', 'randomization'")
