@@ -218,7 +218,7 @@ def test_anthropic_without_a_key_names_the_variable(monkeypatch):
         textgen_metrics.bias(predictions=["x"], judge="anthropic:claude-3-5-haiku-latest")
 
 
-def test_anthropic_without_tools_falls_back_to_text_and_refusals_fail_one_example(caplog):
+def test_anthropic_without_tools_falls_back_to_text_and_refusals_fail_one_example():
     preds, ctxs = examples(6, seed=8)
     with AnthropicServer(good_answer, reject={"tool"}) as srv:
         out = textgen_metrics.faithfulness(predictions=preds, contexts=ctxs, judge="anthropic:claude-test",
@@ -411,3 +411,19 @@ def test_the_judge_picker_of_the_spaces_takes_provider_strings(monkeypatch, tmp_
     assert type(make_judge("http://127.0.0.1:1/v1", "llama3:8b", "")) is OpenAIJudge  # an Ollama tag, not a provider
     with pytest.raises(JudgeFatalError, match="set ANTHROPIC_API_KEY"):
         make_judge("", "anthropic:claude-test", "")
+
+
+@pytest.mark.parametrize("backend, option", [("azure:judge-deployment", "endpoint"), ("anthropic:claude-test", "base_url"),
+                                             ("gemini:gemini-2.0-flash", "base_url")])
+def test_a_refused_connection_stops_every_backend_at_once(backend, option):
+    import socket
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    sock.close()  # nothing listens there
+    start = time.perf_counter()
+    with pytest.raises(JudgeFatalError, match=rf"cannot reach {re.escape(url)}.* \(connection refused\)"):
+        textgen_metrics.toxicity(predictions=["a", "b"] * 10, judge=backend,
+                                 judge_options={option: url, "api_key": SECRET})
+    assert time.perf_counter() - start < 10

@@ -6,6 +6,8 @@ This base turns the columns into ``evaluate`` features and checks the inputs *be
 index instead of a pyarrow message.
 """
 
+from typing import Any, Optional
+
 import datasets
 import evaluate
 
@@ -146,7 +148,7 @@ class JudgeMetric(TextgenMetric):
         self._optional_inputs = {}
         super().__init__(*args, **kwargs)
 
-    def compute(self, *, predictions=None, references=None, **kwargs):
+    def compute(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> Optional[dict]:
         """Compute the metric; optional inputs (``sources=``...) go with the other arguments."""
         optional = {c: kwargs.pop(c) for c in list(kwargs) if c in self.optional_columns}
         if "references" in self.optional_columns and "references" not in self.columns:

@@ -30,6 +30,7 @@ import math
 from typing import Any, Optional, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = ["agreement", "agreement_report", "check_human_columns", "describe", "pearson", "spearman", "kendall_tau", "cohen_kappa"]
 
@@ -46,7 +47,7 @@ def _float(value: Any) -> Optional[float]:
     return None if math.isnan(value) else value
 
 
-def pearson(x: Sequence[float], y: Sequence[float]) -> Optional[float]:
+def pearson(x: ArrayLike, y: ArrayLike) -> Optional[float]:
     """Pearson's r as ``scipy.stats.pearsonr(x, y).statistic``; None where SciPy gives NaN."""
     xa, ya = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     if xa.size < 2 or (xa == xa[0]).all() or (ya == ya[0]).all():
@@ -57,7 +58,7 @@ def pearson(x: Sequence[float], y: Sequence[float]) -> Optional[float]:
     ymax = np.max(np.abs(ym), axis=-1, keepdims=True)
     normxm = xmax * np.linalg.norm(xm / xmax, ord=2, axis=-1, keepdims=True)
     normym = ymax * np.linalg.norm(ym / ymax, ord=2, axis=-1, keepdims=True)
-    r = np.clip(np.vecdot(xm / normxm, ym / normym, axis=-1), -1.0, 1.0)
+    r = np.clip(np.vecdot(xm / normxm, ym / normym, axis=-1), -1.0, 1.0)  # type: ignore[call-overload]
     return _float(np.round(r) if xa.size == 2 else r)  # exactly 1 or -1 for two points, as SciPy
 
 
@@ -74,7 +75,7 @@ def _ranks(values: np.ndarray) -> np.ndarray:
     return ranks
 
 
-def spearman(x: Sequence[float], y: Sequence[float]) -> Optional[float]:
+def spearman(x: ArrayLike, y: ArrayLike) -> Optional[float]:
     """Spearman's rho as ``scipy.stats.spearmanr(x, y).statistic``: the correlation
     (``numpy.corrcoef``) of the average ranks; None where SciPy gives NaN."""
     xa, ya = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
@@ -124,7 +125,7 @@ def _kendall_rows(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> np.ndarr
     return np.clip(tau, -1.0, 1.0)
 
 
-def kendall_tau(x: Sequence[float], y: Sequence[float]) -> Optional[float]:
+def kendall_tau(x: ArrayLike, y: ArrayLike) -> Optional[float]:
     """Kendall's tau-b as ``scipy.stats.kendalltau(x, y).statistic``; None where SciPy gives NaN."""
     xa, ya = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     if xa.size < 2:

@@ -9,6 +9,7 @@ registry, so a new module needs no Space code of its own.
 import json
 import os
 import re
+from typing import Any
 
 __all__ = ["metric_app", "playground_app", "parse_rows", "run_metric", "card_body", "make_judge",
            "run_playground", "LIST_SEPARATOR"]
@@ -93,7 +94,7 @@ def make_judge(base_url, model, api_key):
     return OpenAIJudge(model, base_url=base_url, api_key=(api_key or "").strip() or "none", concurrency=8)
 
 
-def _space_columns(metric):
+def _space_columns(metric: Any) -> dict[str, str]:
     """The table's columns: the metric's inputs, then its optional ones (G-Eval's sources...)."""
     return {**type(metric).columns, **getattr(type(metric), "optional_columns", {})}
 

@@ -153,8 +153,8 @@ class AnthropicJudge(OpenAIJudge):
 
     def _out_of_quota(self, status: int, text: str) -> Optional[str]:
         err = _error_object(text) or {}
-        details = err.get("details") if isinstance(err.get("details"), dict) else {}
-        if status == 429 and details.get("error_code") == "enforced_spend_limit_reached":
+        details = err.get("details")
+        if status == 429 and isinstance(details, dict) and details.get("error_code") == "enforced_spend_limit_reached":
             return str(err.get("message") or "the monthly spend limit is reached")
         return None
 

@@ -65,15 +65,22 @@ def _retry_after(headers: Mapping[str, str]) -> Optional[float]:
             return None
 
 
-def _error_object(text: str) -> Optional[dict[str, Any]]:
-    """The error object of an error body: ``{"error": {...}}`` (OpenAI, Azure, Anthropic) or
-    Gemini's ``[{"error": {...}}]``; None when the body holds none."""
+def _error_body(text: str) -> Any:
+    """An error body as JSON, Gemini's list wrapping (``[{"error": {...}}]``) removed; None
+    when it is not JSON."""
     try:
         payload = json.loads(text)
     except ValueError:
         return None
     if isinstance(payload, list) and payload and isinstance(payload[0], dict):
-        payload = payload[0]
+        return payload[0]
+    return payload
+
+
+def _error_object(text: str) -> Optional[dict[str, Any]]:
+    """The error object of an error body: ``{"error": {...}}`` (OpenAI, Azure, Anthropic) or
+    Gemini's ``[{"error": {...}}]``; None when the body holds none."""
+    payload = _error_body(text)
     if isinstance(payload, dict) and isinstance(payload.get("error"), dict):
         return payload["error"]
     return None
@@ -109,12 +116,7 @@ def _strict_schema(schema: Any) -> Any:
 
 def _error_message(text: str) -> str:
     """The ``error.message`` of an error body (also Gemini's list-wrapped one), or the body."""
-    try:
-        payload = json.loads(text)
-    except ValueError:
-        return text
-    if isinstance(payload, list) and payload and isinstance(payload[0], dict):
-        payload = payload[0]
+    payload = _error_body(text)
     if isinstance(payload, dict):
         err = payload.get("error", payload)
         if isinstance(err, dict):

@@ -93,7 +93,7 @@ class GEval(LLMMetric):
     n_resamples = 1000
     seed: Optional[int] = 12345
 
-    def configure(self, criteria: Any = None, evaluation_steps: Any = None, score_range: Any = (1, 5),
+    def configure(self, criteria: Any = None, evaluation_steps: Any = None, score_range: Any = (1, 5),  # type: ignore[override]
                   confidence_level: Optional[float] = None, n_resamples: int = 1000,
                   seed: Optional[int] = 12345) -> "GEval":
         if criteria is None:

@@ -48,7 +48,7 @@ class PairwisePreference(LLMMetric):
     n_resamples = 1000
     seed: Optional[int] = 12345
 
-    def configure(self, criteria: Optional[str] = None, confidence_level: Optional[float] = 0.95,
+    def configure(self, criteria: Optional[str] = None, confidence_level: Optional[float] = 0.95,  # type: ignore[override]
                   n_resamples: int = 1000, seed: Optional[int] = 12345) -> "PairwisePreference":
         if criteria is not None and not isinstance(criteria, str):
             raise TypeError(f"criteria: expected a string, got {type(criteria).__name__}")
