@@ -145,7 +145,7 @@ def test_anthropic_through_a_metric_with_re_asks_cut_offs_and_cache(tmp_path):
         srv.faults.extend([("answer", "I think the claims are fine."), ("length", '{"claims": ["x"', 4096)])
         out = textgen_metrics.faithfulness(predictions=preds, contexts=ctxs, judge="anthropic:claude-test",
                                            judge_options=options, use_aggregator=False)
-        assert out["errors"] == [] and out["judge_mode"] == "tool"
+        assert out["errors"] == [] and out["judge_mode"] == "tool" and srv.max_in_flight > 1
         with ChatServer(good_answer) as ref:
             want = textgen_metrics.faithfulness(predictions=preds, contexts=ctxs, judge="openai:ref",
                                                 judge_options={"base_url": ref.url, "api_key": "k"},

@@ -65,9 +65,13 @@ def test_g_eval_writes_steps_once_returns_them_and_repeats_exactly():
         assert CRITERIA in user and "1. Read the source.\n2. Check every sentence against it." in user
         assert CRITERIA not in "".join(blocks(messages).values())  # the rubric is not data
     assert [d["reason"] for d in out["details"]] == ["checked"] * 4
-    # the same criteria again with the same judge: the steps are reused, not written again
+    # the same criteria again with the same judge: the steps are reused, not written again;
+    # another judge (even one with the same name) writes its own
     again = textgen_metrics.g_eval(predictions=preds, criteria=CRITERIA + " (run 1)", judge=judge)
     assert judge.tasks().count("g_eval/steps") == 1 and again["evaluation_steps"] == out["evaluation_steps"]
+    other = Scripted(steps=lambda m, b: json.dumps({"steps": ["Another step."]}), score=score_by_length)
+    assert textgen_metrics.g_eval(predictions=preds, criteria=CRITERIA + " (run 1)",
+                                  judge=other)["evaluation_steps"] == ["Another step."]
     # given steps: no steps request at all, the same scores
     other = Scripted(steps=lambda m, b: pytest.fail("no steps request expected"), score=score_by_length)
     fixed = textgen_metrics.g_eval(predictions=preds, criteria=CRITERIA + " (run 1)", judge=other,
@@ -162,11 +166,8 @@ def test_g_eval_over_http_asks_reason_first_with_logprobs_and_caches_the_steps(t
         assert list(schema["properties"]) == ["reason", "score"] and schema["properties"]["score"]["enum"] == [1, 2, 3,
                                                                                                             4, 5]
         assert score["logprobs"] is True and score["top_logprobs"] == 20
-        # a new process (no in-memory steps) with the same cache: no request at all
-        import textgen_metrics.llm.geval as geval
-
-        geval._STEPS_MEMO.clear()
-        count = srv.count
+        # a new judge with the same cache (as a new process would): no request at all
+        count = srv.count  # a new judge object: no steps in memory, the cache has them
         again = textgen_metrics.g_eval(predictions=["a", "b", "c"], sources=["s"] * 3, criteria=CRITERIA + " http",
                                        judge=OpenAIJudge("judge", base_url=srv.url, api_key="k", cache=cache))
         assert again["g_eval"] == 3.0 and srv.count == count and again["evaluation_steps"] == out["evaluation_steps"]

@@ -4,8 +4,9 @@ with Better Human Alignment"): a rubric in words becomes a score.
 1. Evaluation steps. Given as ``evaluation_steps``, or written by the judge once per criteria,
    score range and set of inputs (task ``g_eval/steps``, G-Eval's "auto chain of thought"). They
    are returned as ``evaluation_steps`` so that a run can be repeated exactly by passing them
-   back; within a process the steps written for the same judge and question are reused, and the
-   judge's cache keeps them across processes.
+   back; within a process the steps a judge (a judge object, or the function behind a callable
+   judge) wrote for the same question are reused, and the judge's cache keeps them across
+   processes.
 2. One score per text (task ``g_eval/score``): the criteria, the steps and the texts (the
    prediction; the source, reference and query when given) go to the judge, which answers with
    a reason, then an integer in ``score_range``.
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import weakref
 from typing import Any, Optional, Sequence
 
 from ..aggregation import bootstrap_interval
@@ -40,8 +42,9 @@ __all__ = ["GEval", "weighted_score"]
 _INPUTS = (("queries", "query", 'the query the text answers ("query")'),
            ("sources", "source", 'the source the text was written from ("source")'),
            ("references", "reference", 'a reference text ("reference")'))
-_STEPS_MEMO: dict[str, list[str]] = {}
-_MEMO_SIZE = 256
+# steps written in this process, per judge (a judge object, or the user's function behind a
+# CallableJudge) and per steps request: a judge writes the steps for one question once
+_STEPS_MEMO: "weakref.WeakKeyDictionary[Any, dict[str, list[str]]]" = weakref.WeakKeyDictionary()
 
 
 def _check_steps(value: dict[str, Any]) -> dict[str, Any]:
@@ -134,15 +137,17 @@ class GEval(LLMMetric):
         request = dataclasses.replace(prompt.request([("criteria", self.criteria)], low=self.low, high=self.high,
                                                      inputs=_describe(columns)), check=_check_steps)
         judge = session.judge
-        memo = cache_key(judge.backend, judge.model, request.messages, judge.settings(request))
-        if memo not in _STEPS_MEMO:
+        key = cache_key(judge.backend, judge.model, request.messages, judge.settings(request))
+        try:
+            memo = _STEPS_MEMO.setdefault(getattr(judge, "fn", judge), {})
+        except TypeError:  # a function that takes no weak reference: no memo, the cache still serves
+            memo = {}
+        if key not in memo:
             result = await session.ask(request)
             if not result.ok:
                 raise _Failed(f"{prompt.task}: {result.error}", result.cause)
-            if len(_STEPS_MEMO) >= _MEMO_SIZE:
-                _STEPS_MEMO.pop(next(iter(_STEPS_MEMO)))
-            _STEPS_MEMO[memo] = list(result.value["steps"])
-        self.steps = list(_STEPS_MEMO[memo])
+            memo[key] = list(result.value["steps"])
+        self.steps = list(memo[key])
 
     async def score(self, session: JudgeSession, ex: Example) -> tuple[float, Details]:
         blocks = [(block, ex[col]) for col, block, _ in _INPUTS if col in ex] + [("prediction", ex["predictions"])]
