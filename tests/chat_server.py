@@ -157,6 +157,8 @@ class ChatServer:
                 headers = dict(self.headers)
                 task = self.headers.get("X-Textgen-Task", "")
                 body = server.openai_body(raw)
+                key = server.presented_key(headers)
+                problem = server.check(self.path, headers, raw, key)  # a malformed request takes no fault
                 with server._lock:
                     server.count += 1
                     server.bodies.append(raw)
@@ -164,22 +166,22 @@ class ChatServer:
                     server.paths.append(self.path)
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
-                    fault = server.faults.popleft() if server.faults else None
-                    if fault is None and server.fault_fn is not None:
-                        fault = server.fault_fn(body, task)
+                    fault = None
+                    if problem is None:
+                        fault = server.faults.popleft() if server.faults else None
+                        if fault is None and server.fault_fn is not None:
+                            fault = server.fault_fn(body, task)
                 try:
-                    self._answer(raw, body, fault, task, headers)
+                    self._answer(raw, body, fault, task, key, problem)
                 except (BrokenPipeError, ConnectionResetError):
                     pass
                 finally:
                     with server._lock:
                         server.in_flight -= 1
 
-            def _answer(self, raw, body, fault, task, headers):
+            def _answer(self, raw, body, fault, task, key, problem):
                 if server.latency:
                     time.sleep(server.latency)
-                key = server.presented_key(headers)
-                problem = server.check(self.path, headers, raw, key)
                 if problem is not None:
                     return self._send(*problem)
                 kind = fault[0] if isinstance(fault, tuple) else fault

@@ -138,7 +138,7 @@ def test_anthropic_messages_wire_format_tool_answer_and_environment(monkeypatch)
 
 def test_anthropic_through_a_metric_with_re_asks_cut_offs_and_cache(tmp_path):
     preds, ctxs = examples(12, seed=4)
-    with AnthropicServer(good_answer, key=SECRET) as srv:
+    with AnthropicServer(good_answer, key=SECRET, latency=0.02) as srv:
         options = {"base_url": srv.url, "api_key": SECRET, "cache": str(tmp_path / "c.sqlite"), **FAST}
         # one answer in prose (asked again, the conversation alternating user and assistant),
         # one cut off at the token limit (never used: asked again with twice the budget)

@@ -279,7 +279,10 @@ def test_cli_g_eval_criteria_option_pairwise_and_human_column(tmp_path):
         assert g["aggregate"]["evaluation_steps"]  # the steps are reported
         scored = [b for b, h in zip(srv.bodies, srv.headers) if h["X-Textgen-Task"] == "g_eval/score"]
         assert "Faithfulness: only what the source says." in scored[0]["messages"][1]["content"]
-        assert "Source 0." in scored[0]["messages"][1]["content"]  # the optional source column was read
+        for body in scored:  # the optional source column was read, each source with its own answer
+            text = body["messages"][1]["content"]
+            i = re.search(r"Answer (\d)\.", text).group(1)
+            assert f"Source {i}." in text
         p = report["metrics"]["pairwise_preference"]
         # schema_answer always says "A": every pair flips with the order
         assert p["aggregate"]["win_rate"] == 0.5 and p["aggregate"]["position_inconsistent"] == 6
