@@ -15,7 +15,7 @@ import random
 import re
 import threading
 
-from chat_server import ChatServer
+from chat_server import AnthropicServer, AzureServer, ChatServer, GeminiServer
 
 BLOCK = re.compile(r"<<<DATA (\w+) ([0-9a-f]{8})>>>\n(.*?)\n<<<END \1 \2>>>", re.S)
 WORDS = ("Paris Lyon Rome Berlin Madrid Oslo Vienna Prague Lisbon Dublin capital river museum bridge "
@@ -103,18 +103,27 @@ FAULTS = {
 }
 
 
-def run_faults(kinds, n=300, rate=0.2, seed=1, concurrency=16, cache=None, rerun=None):
+# wire format -> (test server, judge string, the option naming the server's URL)
+WIRES = {"openai": (ChatServer, "openai:judge", "base_url"),
+         "azure": (AzureServer, "azure:judge-deployment", "endpoint"),
+         "anthropic": (AnthropicServer, "anthropic:judge", "base_url"),
+         "gemini": (GeminiServer, "gemini:judge", "base_url")}
+
+
+def run_faults(kinds, n=300, rate=0.2, seed=1, concurrency=16, cache=None, rerun=None, wire="openai"):
     """Score ``n`` examples fault-free, then with ``rate`` of requests faulted by ``kinds``;
     returns (counts, clean result, faulty result, faults injected per kind). ``rerun``, a
-    list, receives (result, request bodies) of a fault-free rerun on the same server and cache."""
+    list, receives (result, request bodies) of a fault-free rerun on the same server and cache.
+    ``wire``: the provider's wire format (server and judge) the faults are injected in."""
     import textgen_metrics
 
+    server_class, judge, url_option = WIRES[wire]
     preds, ctxs = examples(n)
     options = dict(api_key="sk-fault-test", concurrency=concurrency, timeout=0.3, max_retries=3,
                    backoff=0.01, max_backoff=0.05)
-    with ChatServer(good_answer) as srv:
-        clean = textgen_metrics.faithfulness(predictions=preds, contexts=ctxs, judge="openai:judge",
-                                             judge_options=dict(options, base_url=srv.url), use_aggregator=False)
+    with server_class(good_answer) as srv:
+        clean = textgen_metrics.faithfulness(predictions=preds, contexts=ctxs, judge=judge,
+                                             judge_options={**options, url_option: srv.url}, use_aggregator=False)
     rng = random.Random(seed)
     lock = threading.Lock()
     injected = {k: 0 for k in kinds}
@@ -127,15 +136,15 @@ def run_faults(kinds, n=300, rate=0.2, seed=1, concurrency=16, cache=None, rerun
             injected[kind] += 1
         return FAULTS[kind](good_answer(body, task))
 
-    with ChatServer(good_answer, fault_fn=fault_fn) as srv:
-        faulty = textgen_metrics.faithfulness(predictions=preds, contexts=ctxs, judge="openai:judge",
-                                              judge_options=dict(options, base_url=srv.url, cache=cache),
+    with server_class(good_answer, fault_fn=fault_fn) as srv:
+        faulty = textgen_metrics.faithfulness(predictions=preds, contexts=ctxs, judge=judge,
+                                              judge_options={**options, url_option: srv.url, "cache": cache},
                                               use_aggregator=False)
         if rerun is not None:
             srv.fault_fn = None
             srv.bodies.clear()
-            again = textgen_metrics.faithfulness(predictions=preds, contexts=ctxs, judge="openai:judge",
-                                                 judge_options=dict(options, base_url=srv.url, cache=cache),
+            again = textgen_metrics.faithfulness(predictions=preds, contexts=ctxs, judge=judge,
+                                                 judge_options={**options, url_option: srv.url, "cache": cache},
                                                  use_aggregator=False)
             rerun.extend([again, list(srv.bodies)])
     errors = {e["index"] for e in faulty["errors"]}

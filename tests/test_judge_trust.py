@@ -270,9 +270,11 @@ def test_every_module_sends_rendered_prompts_with_reason_first_and_an_example():
     with ChatServer(lambda body, task: schema_answer(body)) as srv:
         inputs = {"predictions": ["Paris is in France. Cats purr."], "references": ["Paris is in France."],
                   "queries": ["Where is Paris?"], "contexts": [["Paris is in France.", "Rome is in Italy."]],
-                  "sources": ["Paris is the capital of France."]}
+                  "sources": ["Paris is the capital of France."], "baselines": ["Paris."]}
+        options = {"g_eval": {"criteria": "Faithfulness: the text states only what the source says."}}
         for name, metric in METRICS.items():
-            out = getattr(textgen_metrics, name)(**{c: inputs[c] for c in metric.columns}, judge="openai:judge",
+            given = {c: inputs[c] for c in {**metric.columns, **metric.optional_columns}}
+            out = getattr(textgen_metrics, name)(**given, **options.get(name, {}), judge="openai:judge",
                                                  judge_options=judge_options(srv))
             assert out["errors"] == [], (name, out["errors"])
         for body, headers in zip(srv.bodies, srv.headers):
@@ -292,6 +294,8 @@ def test_every_module_sends_rendered_prompts_with_reason_first_and_an_example():
                     assert list(prop["items"]["properties"]) == ["index", "reason", "verdict"], task
             if "score" in schema["schema"]["properties"]:
                 assert list(schema["schema"]["properties"]) == ["reason", "score"]
+            if "verdict" in schema["schema"]["properties"]:
+                assert list(schema["schema"]["properties"]) == ["reason", "verdict"]
 
 
 def test_a_verdict_list_that_skips_or_repeats_an_index_is_asked_again():

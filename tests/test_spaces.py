@@ -25,7 +25,8 @@ TYPED = {"predictions": "the cat sat on the mat . it was warm",
          "references": "the cat is on the mat ||| a cat sat on a mat",
          "queries": "where did the cat sit ?",
          "contexts": "the cat sat on the mat . ||| dogs bark .",
-         "sources": "the cat sat on the mat all day . it was warm ."}
+         "sources": "the cat sat on the mat all day . it was warm .",
+         "baselines": "on a mat ."}
 
 
 def free_port():
@@ -134,11 +135,11 @@ def test_metric_space_in_the_browser(metric_dir, page, judge_server):
         shown = read_key_values(page, "result-table")
         from_browser = judge_server.headers[sent:]
         # the same computation outside the browser
-        options = {}
+        options = dict(getattr(type(metric), "space_options", {}))  # what the options box opens with
         if is_judged:
             options["judge"] = textgen_metrics.OpenAIJudge("judge-space", base_url=judge_server.url, api_key="k")
         want = metric.compute(**parse_rows([[TYPED[c] for c in columns]], columns), **options)
-        keys = [k for k in want if k.startswith(name) or k in ("f1", "precision", "recall")]
+        keys = [k for k in want if k.startswith(name) or k in ("f1", "precision", "recall", "win_rate")]
         assert keys, want
         for key in keys:
             assert same(shown[key], want[key]), (key, shown[key], want[key])

@@ -87,6 +87,10 @@ def score(args):
         raise ValueError(f"--judge: an LLM-guided metric needs a judge ({', '.join(needs)}); give "
                          "--judge openai:MODEL (server from --judge-url or OPENAI_BASE_URL, key from "
                          "OPENAI_API_KEY) or --judge hf:LOCAL_MODEL_PATH")
+    if args.human_column:  # before any judge call: a wrong field name costs nothing
+        from .human_agreement import check_human_columns
+
+        check_human_columns(rows, args.human_column, names)
     bar, progress = _progress_bar(args, len(rows) * len(names))
     try:
         report = score_records(rows, names, columns=columns, options=options, judge=judge,
@@ -101,6 +105,12 @@ def score(args):
         if "judge_usage" in agg:
             usage = ", ".join(f"{k} {v}" for k, v in agg["judge_usage"].items())
             print(f"{name}: judge {agg['judge_model']}: {usage}; {len(agg['errors'])} example(s) unscored")
+    if args.human_column:
+        from .human_agreement import agreement_report, describe
+
+        report["agreement"] = agreement_report(report, rows, args.human_column)
+        for name, a in report["agreement"].items():
+            print(f"{name} vs {a['human_column']}: {describe(a)}")
     if args.out:
         _write(args.out, json.dumps(report, indent=2, ensure_ascii=False))
         print(f"report: {args.out}")
@@ -234,6 +244,9 @@ def build_parser():
     s.add_argument("--judge-url", help="the OpenAI-compatible server (default: OPENAI_BASE_URL)")
     s.add_argument("--judge-option", action="append", metavar="NAME=VALUE",
                    help="a judge option, e.g. concurrency=16, cache=true (repeatable)")
+    s.add_argument("--human-column", action="append", metavar="[METRIC=]FIELD",
+                   help="people's scores or labels in this field: report the judge's agreement with them "
+                        "(Spearman, Kendall tau, Pearson; or Cohen's kappa and accuracy) (repeatable)")
     s.add_argument("--out", help="write the JSON report (aggregates and per-example scores) here")
     s.add_argument("--html", help="write an HTML report with a histogram per score here")
     s.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,

@@ -6,6 +6,8 @@ This base turns the columns into ``evaluate`` features and checks the inputs *be
 index instead of a pyarrow message.
 """
 
+from typing import Any, Optional
+
 import datasets
 import evaluate
 
@@ -128,20 +130,38 @@ VALOR_CITATION = """\
 class JudgeMetric(TextgenMetric):
     """Base of the LLM-guided modules: ``judge=`` at ``evaluate.load`` or at ``compute``.
 
-    A script sets ``metric_name`` and ``columns``; the info comes from its module's constants."""
+    A script sets ``metric_name`` and ``columns``; the info comes from its module's constants.
+    ``optional_columns`` (G-Eval's ``sources``, ``references``, ``queries``) are not evaluate
+    features: they are given to ``compute`` as keyword arguments, one entry per example, and
+    checked by the library. ``space_options`` are the options the metric's Space opens with (a
+    required ``criteria``)."""
 
     metric_name = ""
+    optional_columns = {}
+    space_options = {}
 
     reference_urls = ("https://striveworks.github.io/valor/text_generation/metrics/",)
 
     def __init__(self, *args, judge=None, judge_options=None, **kwargs):
         self.judge = judge
         self.judge_options = judge_options
+        self._optional_inputs = {}
         super().__init__(*args, **kwargs)
+
+    def compute(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> Optional[dict]:
+        """Compute the metric; optional inputs (``sources=``...) go with the other arguments."""
+        optional = {c: kwargs.pop(c) for c in list(kwargs) if c in self.optional_columns}
+        if "references" in self.optional_columns and "references" not in self.columns:
+            optional["references"], references = references, None  # evaluate would take it as a feature
+        self._optional_inputs = {k: v for k, v in optional.items() if v is not None}
+        try:
+            return super().compute(predictions=predictions, references=references, **kwargs)
+        finally:
+            self._optional_inputs = {}
 
     def _compute(self, **kwargs):
         from .llm import compute
 
         judge = kwargs.pop("judge", None) or self.judge
         options = kwargs.pop("judge_options", None) or self.judge_options
-        return compute(self.metric_name, judge=judge, judge_options=options, **kwargs)
+        return compute(self.metric_name, judge=judge, judge_options=options, **self._optional_inputs, **kwargs)

@@ -11,10 +11,11 @@ __all__ = ["METRICS", "MetricSpec", "get_metric", "score_columns"]
 
 
 def score_columns(result, n):
-    """The per-example score lists of ``result``: values that are lists of ``n`` numbers (or None)."""
+    """The per-example score lists of ``result``: values that are lists of ``n`` numbers (or None);
+    never an interval (``<key>_ci``, a list of two numbers)."""
     out = {}
     for key, value in result.items():
-        if (isinstance(value, list) and len(value) == n
+        if (isinstance(value, list) and len(value) == n and not key.endswith("_ci")
                 and all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in value)):
             out[key] = value
     return out
@@ -24,7 +25,9 @@ class MetricSpec:
     """A metric as the front ends see it.
 
     ``columns`` maps each input (``predictions``, ``references``, ``queries``, ``contexts``,
-    ``sources``) to its kind (``text``, ``text_or_list``, ``list``). ``corpus=True``: the
+    ``sources``, ``baselines``) to its kind (``text``, ``text_or_list``, ``list``);
+    ``optional_columns`` are inputs used when the data has them (G-Eval's ``sources``,
+    ``references``, ``queries``). ``corpus=True``: the
     aggregate is a corpus statistic (BLEU), not the mean of the examples. ``judge=True``: the
     metric takes ``judge`` and ``judge_options`` and reports progress per example itself.
     ``scores`` names the per-example scores to chart (default: the keys that start with the
@@ -35,12 +38,13 @@ class MetricSpec:
     """
 
     def __init__(self, name, target, columns, corpus=False, judge=False, chunkable=None, scores=None,
-                 statistics=None):
+                 statistics=None, optional_columns=None):
         self.name = name
         self._scores = scores
         self._statistics = statistics
         self._target = target
         self.columns = dict(columns)
+        self.optional_columns = dict(optional_columns or {})
         self.corpus = corpus
         self.judge = judge
         self._chunkable = chunkable
@@ -78,7 +82,8 @@ class MetricSpec:
 
     def compute(self, inputs, per_example=False, **options):
         """The library function over ``inputs`` ({column: values}); per-example lists when asked."""
-        return self.function(**{c: inputs[c] for c in self.columns}, use_aggregator=not per_example, **options)
+        given = {c: inputs[c] for c in (*self.columns, *self.optional_columns) if inputs.get(c) is not None}
+        return self.function(**given, use_aggregator=not per_example, **options)
 
     def compute_both(self, inputs, progress=None, chunk_size=512, **options):
         """(aggregate, per-example) results, computing once where the aggregate is a mean.
@@ -136,7 +141,9 @@ def _register_llm_metrics():
     from .llm.metrics import METRICS as LLM
 
     for name, metric in LLM.items():
-        METRICS[name] = MetricSpec(name, ("textgen_metrics.llm", name), metric.columns, judge=True)
+        scores = (metric.score_key,) if metric.score_key != name else None
+        METRICS[name] = MetricSpec(name, ("textgen_metrics.llm", name), metric.columns, judge=True, scores=scores,
+                                   optional_columns=metric.optional_columns)
 
 
 _register_llm_metrics()

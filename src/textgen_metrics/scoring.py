@@ -100,10 +100,16 @@ def _field(rows, column, mapping):
 
 
 def columns_from_records(rows, spec, mapping=None, source="input"):
-    """``{column: values}`` for ``spec`` from the records; a missing field is a clear error."""
+    """``{column: values}`` for ``spec`` from the records; a missing field is a clear error. An
+    optional column (G-Eval's sources...) is read when mapped or when the first record has it."""
     mapping = mapping or {}
     inputs = {}
-    for column, kind in spec.columns.items():
+    columns = dict(spec.columns)
+    first = rows[0] if rows else {}
+    for column, kind in getattr(spec, "optional_columns", {}).items():
+        if column in mapping or _field(rows, column, mapping) in first:
+            columns[column] = kind
+    for column, kind in columns.items():
         field = _field(rows, column, mapping)
         for i, row in enumerate(rows):
             if field not in row:

@@ -9,6 +9,7 @@ registry, so a new module needs no Space code of its own.
 import json
 import os
 import re
+from typing import Any
 
 __all__ = ["metric_app", "playground_app", "parse_rows", "run_metric", "card_body", "make_judge",
            "run_playground", "LIST_SEPARATOR"]
@@ -20,7 +21,8 @@ _EXAMPLE = {"predictions": "The cat sat on the mat.",
             "references": f"The cat is on the mat. {LIST_SEPARATOR} A cat sat on a mat.",
             "queries": "Where did the cat sit?",
             "contexts": f"The cat sat on the mat all afternoon. {LIST_SEPARATOR} Dogs bark at night.",
-            "sources": "The cat sat on the mat all afternoon, ignoring the dogs that barked outside."}
+            "sources": "The cat sat on the mat all afternoon, ignoring the dogs that barked outside.",
+            "baselines": "On the mat."}
 
 
 def card_body(readme_path):
@@ -68,11 +70,23 @@ def _json_object(text, what, example):
 
 
 def make_judge(base_url, model, api_key):
-    """An OpenAIJudge for the URL and model typed in the judge picker; None when both are blank.
-    The key stays in the judge object (never in results, logs or the cache)."""
+    """A judge for the URL and model typed in the judge picker; None when both are blank. A model
+    written as ``azure:<deployment>``, ``anthropic:<model>``, ``gemini:<model>`` or
+    ``openai:<model>`` picks that provider (the URL, optional there, is its endpoint or base URL;
+    a blank key: the provider's environment variable); any other model is served by the
+    OpenAI-compatible server at the URL. The key stays in the judge object (never in results,
+    logs or the cache)."""
+    from .judges import BACKENDS, get_judge
+
     base_url, model = (base_url or "").strip(), (model or "").strip()
     if not base_url and not model:
         return None
+    prefix, sep, name = model.partition(":")
+    if sep and name and prefix in BACKENDS and prefix != "hf":
+        options = {"concurrency": 8, "api_key": (api_key or "").strip() or None}
+        if base_url:
+            options["endpoint" if prefix == "azure" else "base_url"] = base_url
+        return get_judge(model, **options)
     if not base_url or not model:
         raise ValueError("judge: give both the server URL (e.g. http://127.0.0.1:8000/v1) and the model")
     from .judges.openai import OpenAIJudge
@@ -80,10 +94,19 @@ def make_judge(base_url, model, api_key):
     return OpenAIJudge(model, base_url=base_url, api_key=(api_key or "").strip() or "none", concurrency=8)
 
 
+def _space_columns(metric: Any) -> dict[str, str]:
+    """The table's columns: the metric's inputs, then its optional ones (G-Eval's sources...)."""
+    return {**type(metric).columns, **getattr(type(metric), "optional_columns", {})}
+
+
 def run_metric(metric, rows, options_json, judge=None):
-    """Compute ``metric`` on table rows with JSON options: (result table rows, result dict)."""
+    """Compute ``metric`` on table rows with JSON options: (result table rows, result dict). An
+    optional input column left blank in every row is not given."""
     options = _json_object(options_json, "options", '{"use_stemmer": true}')
-    inputs = parse_rows(rows, type(metric).columns)
+    inputs = parse_rows(rows, _space_columns(metric))
+    for column in getattr(type(metric), "optional_columns", {}):
+        if not any(str(v).strip() for v in inputs[column]):
+            del inputs[column]
     if judge is not None:
         options["judge"] = judge
     result = metric.compute(**inputs, **options)
@@ -92,8 +115,8 @@ def run_metric(metric, rows, options_json, judge=None):
 
 
 def _judge_picker(gr, open_=True):
-    with gr.Accordion("Judge (an OpenAI-compatible server: OpenAI, vLLM, Ollama, TGI, llama.cpp)",
-                      open=open_):
+    with gr.Accordion("Judge (an OpenAI-compatible server: OpenAI, vLLM, Ollama, TGI, llama.cpp; or a model "
+                      "written azure:<deployment>, anthropic:<model>, gemini:<model>)", open=open_):
         with gr.Row():
             url = gr.Textbox(label="Server URL", placeholder="http://127.0.0.1:8000/v1", elem_id="judge-url")
             model = gr.Textbox(label="Model", placeholder="gpt-4o-mini", elem_id="judge-model")
@@ -115,17 +138,19 @@ def metric_app(metric_dir):
 
     metric_dir = os.path.abspath(metric_dir)
     metric = evaluate.load(metric_dir)
-    columns = type(metric).columns
+    columns = _space_columns(metric)
     name = os.path.basename(metric_dir)
     needs_judge = isinstance(metric, JudgeMetric)
     with gr.Blocks(title=f"{name} - textgen-metrics") as demo:
         gr.Markdown(f"# {name}\nType one example per row. Several references or contexts in one cell: "
                     f"separate them with `{LIST_SEPARATOR}`.")
-        table = gr.Dataframe(value=[[_EXAMPLE.get(c, "") for c in columns]], headers=list(columns),
+        example = [_EXAMPLE.get(c, "") if c in type(metric).columns else "" for c in columns]  # optional: blank
+        table = gr.Dataframe(value=[example], headers=list(columns),
                              column_count=(len(columns), "fixed"), type="array", interactive=True,
                              label="Inputs", elem_id="inputs")
         judge_fields = list(_judge_picker(gr)) if needs_judge else []
-        options = gr.Code(value="{}", language="json", label="Options (JSON)", elem_id="options")
+        start = json.dumps(getattr(type(metric), "space_options", {}), indent=1, ensure_ascii=False)
+        options = gr.Code(value=start, language="json", label="Options (JSON)", elem_id="options")
         button = gr.Button("Compute", variant="primary", elem_id="compute")
         error = gr.Markdown(elem_id="error")
         result_table = gr.Dataframe(headers=["key", "value"], label="Result", elem_id="result-table")

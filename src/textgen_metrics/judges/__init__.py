@@ -1,5 +1,11 @@
-"""Judges for the LLM-guided metrics: an OpenAI-compatible API, a local transformers model,
-or any callable, behind one engine (concurrency, cache, checks, re-asks, usage)."""
+"""Judges for the LLM-guided metrics: an OpenAI-compatible API (OpenAI, Azure OpenAI, Gemini,
+vLLM, Ollama...), Anthropic's Messages API, a local transformers model, or any callable (Bedrock
+and other SDKs: see ``judges.bedrock``), behind one engine (concurrency, cache, checks, re-asks,
+usage)."""
+
+from __future__ import annotations
+
+from typing import Any
 
 from .base import (Completion, Judge, JudgeError, JudgeFatalError, JudgeRequest, JudgeResult, JudgeSession, Usage,
                    run_sync)
@@ -10,36 +16,45 @@ __all__ = [
     "Completion", "Judge", "JudgeError", "JudgeFatalError", "JudgeRequest", "JudgeResult", "JudgeSession", "Usage",
     "run_sync",
     "JudgeCache", "JudgeParseError", "extract_json", "parse_answer", "validate",
-    "OpenAIJudge", "HFJudge", "CallableJudge", "get_judge", "BACKENDS",
+    "OpenAIJudge", "AzureOpenAIJudge", "GeminiJudge", "AnthropicJudge", "HFJudge", "CallableJudge",
+    "get_judge", "BACKENDS",
 ]
 
 BACKENDS = {"openai": "an OpenAI-compatible chat-completions API (openai:<model>)",
+            "azure": "an Azure OpenAI deployment (azure:<deployment>; AZURE_OPENAI_ENDPOINT, AZURE_OPENAI_API_KEY)",
+            "anthropic": "Anthropic's Messages API (anthropic:<model>; ANTHROPIC_API_KEY)",
+            "gemini": "Gemini's OpenAI-compatible API (gemini:<model>; GEMINI_API_KEY)",
             "hf": "a local transformers model (hf:<model id or folder>)"}
 
+# name -> (module, class): the string prefixes of get_judge and the lazy attributes below
+_CLASSES = {"openai": (".openai", "OpenAIJudge"), "azure": (".openai", "AzureOpenAIJudge"),
+            "gemini": (".openai", "GeminiJudge"), "anthropic": (".anthropic", "AnthropicJudge"),
+            "hf": (".hf", "HFJudge"), "callable": (".function", "CallableJudge")}
 
-def __getattr__(name):
-    if name == "OpenAIJudge":
-        from .openai import OpenAIJudge
 
-        return OpenAIJudge
-    if name == "HFJudge":
-        from .hf import HFJudge
+def _load(backend: str) -> Any:
+    import importlib
 
-        return HFJudge
-    if name == "CallableJudge":
-        from .function import CallableJudge
+    module, attr = _CLASSES[backend]
+    return getattr(importlib.import_module(module, __name__), attr)
 
-        return CallableJudge
+
+def __getattr__(name: str) -> Any:
+    for backend, (_, attr) in _CLASSES.items():
+        if attr == name:
+            return _load(backend)
     raise AttributeError(f"module 'textgen_metrics.judges' has no attribute {name!r}")
 
 
-def get_judge(judge, **options):
+def get_judge(judge: Any, **options: Any) -> Judge:
     """A Judge from a judge object, a callable, or a string ``"openai:<model>"``,
+    ``"azure:<deployment>"``, ``"anthropic:<model>"``, ``"gemini:<model>"``,
     ``"hf:<model id or path>"``; ``options`` go to the backend's constructor."""
     if judge is None:
         raise ValueError(
             "judge: this metric needs a judge; pass judge='openai:<model>' (an OpenAI-compatible "
             "server; base_url and api_key from arguments or OPENAI_BASE_URL / OPENAI_API_KEY), "
+            "'azure:<deployment>', 'anthropic:<model>', 'gemini:<model>', "
             "judge='hf:<local model>', a textgen_metrics judge object, or any function "
             "messages -> str, at evaluate.load(..., judge=...) or compute(..., judge=...)"
         )
@@ -50,18 +65,11 @@ def get_judge(judge, **options):
         if not sep or not model:
             raise ValueError(f"judge: {judge!r} names no backend; use one of: " +
                              "; ".join(f"'{k}:...' for {v}" for k, v in BACKENDS.items()))
-        if prefix == "openai":
-            from .openai import OpenAIJudge
-
-            return OpenAIJudge(model, **options)
-        if prefix == "hf":
-            from .hf import HFJudge
-
-            return HFJudge(model, **options)
-        raise ValueError(f"judge: unknown backend {prefix!r} in {judge!r}; backends: " +
-                         "; ".join(f"'{k}:...' for {v}" for k, v in BACKENDS.items()))
+        if prefix not in BACKENDS:
+            raise ValueError(f"judge: unknown backend {prefix!r} in {judge!r}; backends: " +
+                             "; ".join(f"'{k}:...' for {v}" for k, v in BACKENDS.items()))
+        judge_class: Any = _load(prefix)
+        return judge_class(model, **options)
     if callable(judge):
-        from .function import CallableJudge
-
-        return CallableJudge(judge, **options)
+        return _load("callable")(judge, **options)
     raise TypeError(f"judge: expected a string, a judge object or a callable, got {type(judge).__name__}")

@@ -16,6 +16,11 @@ LM Studio, llama.cpp): asyncio + aiohttp, ``concurrency`` requests in flight.
   line, result and cache entry, also when a server echoes it in a body.
 - Each request carries its task id in the ``X-Textgen-Task`` header (for proxies, logs and the
   test servers; servers ignore it).
+
+Other wire formats subclass this one and override its hooks (``_url``, ``_headers``, ``_body``,
+``_completion``, ``_fatal``, ``_retryable``, ``_retry_after``, ``_sent_mode``, ``_out_of_quota``):
+Azure OpenAI and Gemini's OpenAI-compatible endpoint here, Anthropic's Messages API in
+``judges/anthropic.py``. The transport loop, the retries and the reading of errors are shared.
 """
 
 from __future__ import annotations
@@ -33,13 +38,20 @@ from typing import Any, Mapping, Optional
 
 from .base import Completion, Judge, JudgeError, JudgeFatalError, JudgeRequest, JudgeResult, Message, logger
 
-__all__ = ["OpenAIJudge", "classify_400"]
+__all__ = ["OpenAIJudge", "AzureOpenAIJudge", "GeminiJudge", "classify_400"]
 
 _FORMATS = ("json_schema", "json_object", "text")
-_OPENAI_HOSTS = ("api.openai.com",)
 
 
 def _retry_after(headers: Mapping[str, str]) -> Optional[float]:
+    """Seconds to wait from ``retry-after-ms`` (OpenAI, Azure) or ``Retry-After`` (seconds or
+    an HTTP date); None without either."""
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass
     value = headers.get("Retry-After")
     if not value:
         return None
@@ -51,6 +63,40 @@ def _retry_after(headers: Mapping[str, str]) -> Optional[float]:
             return max(0.0, when - time.time())
         except (TypeError, ValueError):
             return None
+
+
+def _error_body(text: str) -> Any:
+    """An error body as JSON, Gemini's list wrapping (``[{"error": {...}}]``) removed; None
+    when it is not JSON."""
+    try:
+        payload = json.loads(text)
+    except ValueError:
+        return None
+    if isinstance(payload, list) and payload and isinstance(payload[0], dict):
+        return payload[0]
+    return payload
+
+
+def _error_object(text: str) -> Optional[dict[str, Any]]:
+    """The error object of an error body: ``{"error": {...}}`` (OpenAI, Azure, Anthropic) or
+    Gemini's ``[{"error": {...}}]``; None when the body holds none."""
+    payload = _error_body(text)
+    if isinstance(payload, dict) and isinstance(payload.get("error"), dict):
+        return payload["error"]
+    return None
+
+
+def _retry_info(text: str) -> Optional[float]:
+    """Google's ``RetryInfo`` in an error body (``"retryDelay": "32s"``), in seconds."""
+    err = _error_object(text) or {}
+    for detail in err.get("details") or []:
+        if isinstance(detail, dict) and str(detail.get("@type", "")).endswith("google.rpc.RetryInfo"):
+            delay = str(detail.get("retryDelay", "")).strip()
+            try:
+                return max(0.0, float(delay.rstrip("s")))
+            except ValueError:
+                return None
+    return None
 
 
 def _strict_schema(schema: Any) -> Any:
@@ -69,11 +115,8 @@ def _strict_schema(schema: Any) -> Any:
 
 
 def _error_message(text: str) -> str:
-    """The ``error.message`` of an error body, or the body itself."""
-    try:
-        payload = json.loads(text)
-    except ValueError:
-        return text
+    """The ``error.message`` of an error body (also Gemini's list-wrapped one), or the body."""
+    payload = _error_body(text)
     if isinstance(payload, dict):
         err = payload.get("error", payload)
         if isinstance(err, dict):
@@ -87,16 +130,21 @@ def _error_message(text: str) -> str:
 
 
 def classify_400(message: str) -> str:
-    """What an HTTP 400/422 is about: ``"format"`` (the response format), ``"temperature"``,
-    ``"context"`` (the prompt is too long) or ``"other"``."""
+    """What an HTTP 400/422 is about: ``"auth"`` (a key the server rejects: Gemini answers 400
+    ``API key not valid``), ``"format"`` (the response format, or Anthropic's forced tool),
+    ``"temperature"``, ``"context"`` (the prompt is too long) or ``"other"``."""
     m = message.lower()
+    if any(w in m for w in ("api key not valid", "api_key_invalid", "invalid api key", "invalid x-api-key",
+                            "incorrect api key")):
+        return "auth"
     if any(w in m for w in ("context length", "context_length", "maximum context", "context window",
                             "too many tokens", "prompt is too long", "input is too long", "too long")):
         return "context"
     if "temperature" in m:
         return "temperature"
     if any(w in m for w in ("response_format", "response format", "json_schema", "json schema",
-                            "structured output", "guided_json", "json_object", "json mode")):
+                            "structured output", "guided_json", "json_object", "json mode", "response_schema",
+                            "responseschema", "tool_choice", "tool use", "tools are not supported")):
         return "format"
     return "other"
 
@@ -104,8 +152,10 @@ def classify_400(message: str) -> str:
 class OpenAIJudge(Judge):
     backend = "openai"
     env_key = "OPENAI_API_KEY"
-    env_url = "OPENAI_BASE_URL"
+    env_url: Optional[str] = "OPENAI_BASE_URL"
     default_url = "https://api.openai.com/v1"
+    key_hosts: tuple[str, ...] = ("api.openai.com",)  # servers that answer nothing without a key
+    modes: tuple[str, ...] = _FORMATS  # how answers are asked for, best first; a 400 steps down
 
     def __init__(self, model: str, base_url: Optional[str] = None, api_key: Optional[str] = None,
                  temperature: Optional[float] = 0.0, seed: Optional[int] = None, max_tokens: Optional[int] = None,
@@ -116,10 +166,11 @@ class OpenAIJudge(Judge):
                          max_parse_attempts=max_parse_attempts, prices=prices)
         if not isinstance(model, str) or not model:
             raise ValueError("model: give the model name the server serves, e.g. 'gpt-4o-mini'")
-        self.base_url = (base_url or os.environ.get(self.env_url) or self.default_url).rstrip("/")
+        env_url = os.environ.get(self.env_url) if self.env_url else None
+        self.base_url = (base_url or env_url or self.default_url).rstrip("/")
         self.__api_key = api_key if api_key is not None else os.environ.get(self.env_key)
         host = urllib.parse.urlsplit(self.base_url).hostname or ""
-        if not self.__api_key and host in _OPENAI_HOSTS:
+        if not self.__api_key and host in self.key_hosts:
             raise JudgeFatalError(f"no API key for {self.base_url}: set {self.env_key} or pass api_key=")
         self.temperature = temperature
         self.seed = seed
@@ -128,8 +179,13 @@ class OpenAIJudge(Judge):
         self.max_retries = int(max_retries)
         self.backoff = float(backoff)
         self.max_backoff = float(max_backoff)
-        self.mode = _FORMATS[0]
+        self.mode = self.modes[0]
         self.send_temperature = temperature is not None
+
+    @property
+    def _api_key(self) -> Optional[str]:
+        """The API key, for the wire hooks of subclasses (never reported: see ``secrets``)."""
+        return self.__api_key
 
     @property
     def response_format_mode(self) -> str:
@@ -158,7 +214,7 @@ class OpenAIJudge(Judge):
     def _open(self) -> "_HTTPClient":
         return _HTTPClient(self.timeout)
 
-    # -- the wire format (Azure and others override these) ----------------------------------
+    # -- the wire format (Azure, Gemini and Anthropic override these) ------------------------
     def _url(self) -> str:
         return f"{self.base_url}/chat/completions"
 
@@ -188,8 +244,29 @@ class OpenAIJudge(Judge):
             body["response_format"] = {"type": "json_object"}
         return body
 
+    def _sent_mode(self, body: dict[str, Any]) -> Optional[str]:
+        """The structured-output mode a request body asks for (None: plain text)."""
+        rf = body.get("response_format")
+        return rf.get("type") if isinstance(rf, dict) else None
+
     def _completion(self, payload: Any) -> Completion:
         return _completion(payload)
+
+    def _retryable(self, status: int) -> bool:
+        """Statuses worth sending again after a pause: rate limits and server errors."""
+        return status == 429 or status >= 500
+
+    def _retry_after(self, status: int, headers: Mapping[str, str], text: str) -> Optional[float]:
+        """How long the server asks us to wait before the next try (None: back off as usual)."""
+        wait = _retry_after(headers)
+        return wait if wait is not None else _retry_info(text)
+
+    def _out_of_quota(self, status: int, text: str) -> Optional[str]:
+        """A 429 that no retry can help (OpenAI's ``insufficient_quota``): its message, else None."""
+        err = _error_object(text) or {}
+        if status == 429 and "insufficient_quota" in (str(err.get("code")), str(err.get("type"))):
+            return str(err.get("message") or "insufficient quota")
+        return None
 
     # -- transport ---------------------------------------------------------------------------
     def _delay(self, attempt: int, retry_after: Optional[float] = None) -> float:
@@ -204,6 +281,8 @@ class OpenAIJudge(Judge):
             hint = (f"the server needs an API key: set {self.env_key} or pass api_key="
                     if not self.__api_key else "the API key was rejected")
             return JudgeFatalError(f"{where}: authentication failed (HTTP 401: {message}); {hint}")
+        if status == 402:
+            return JudgeFatalError(f"{where}: payment required (HTTP 402: {message}); check the account's billing")
         if status == 403:
             return JudgeFatalError(f"{where}: access denied (HTTP 403: {message}); check the API key's "
                                    "permissions for this model")
@@ -235,13 +314,17 @@ class OpenAIJudge(Judge):
                             return self._completion(payload)
                         except (ValueError, KeyError, IndexError, TypeError, AttributeError):
                             last = f"the server sent a body that is not a chat completion: {_short(text)!r}"
-                    elif status in (400, 422):
+                    elif status in (400, 413, 422):
                         message = _short(_error_message(text))
-                        kind = classify_400(message)
-                        if kind == "format" and "response_format" in body:
-                            sent = body["response_format"]["type"]
+                        kind = classify_400(message) if status != 413 else "context"
+                        if kind == "auth":  # Gemini rejects a key with HTTP 400
+                            raise JudgeFatalError(self.redact(
+                                f"{self.base_url}: authentication failed (HTTP {status}: {message}); the API key "
+                                f"was rejected: check {self.env_key} or api_key="))
+                        sent = self._sent_mode(body)
+                        if kind == "format" and sent is not None and sent in self.modes[:-1]:
                             if self.mode == sent:  # requests in flight together step down once
-                                self.set_mode(_FORMATS[_FORMATS.index(sent) + 1], f"HTTP {status}: {message}")
+                                self.set_mode(self.modes[self.modes.index(sent) + 1], f"HTTP {status}: {message}")
                             continue  # the same request in the next format; not a retry of a fault
                         if kind == "temperature" and "temperature" in body and not temperature_dropped:
                             temperature_dropped = True
@@ -253,9 +336,13 @@ class OpenAIJudge(Judge):
                             raise JudgeError(f"the prompt is longer than the model's context (HTTP {status}: "
                                              f"{message})")
                         raise JudgeError(f"{self.base_url} answered HTTP {status}: {message}")
-                    elif status == 429 or status >= 500:
+                    elif self._retryable(status):
+                        quota = self._out_of_quota(status, text)
+                        if quota is not None:
+                            raise JudgeFatalError(self.redact(f"{self.base_url}: out of quota (HTTP {status}: "
+                                                              f"{_short(quota)}); no retry can help"))
                         last = f"HTTP {status}: {_short(_error_message(text), 120)}"
-                        wait = _retry_after(resp.headers) if status in (429, 503) else None
+                        wait = self._retry_after(status, resp.headers, text)
                     else:
                         fatal = self._fatal(status, _short(_error_message(text)))
                         if fatal is not None:
@@ -272,6 +359,98 @@ class OpenAIJudge(Judge):
                 await asyncio.sleep(self._delay(attempt, wait))
             attempt += 1
         raise JudgeError(f"{self.base_url}: no usable answer after {self.max_retries + 1} tries ({last})")
+
+
+class AzureOpenAIJudge(OpenAIJudge):
+    """Azure OpenAI: a deployment's chat-completions URL
+    (``{endpoint}/openai/deployments/{deployment}/chat/completions?api-version=...``), the key in
+    the ``api-key`` header (or a Microsoft Entra token as ``Authorization: Bearer``).
+
+    ``endpoint``, ``api_key`` and ``api_version`` fall back to ``AZURE_OPENAI_ENDPOINT``,
+    ``AZURE_OPENAI_API_KEY`` and ``OPENAI_API_VERSION``, as the ``openai`` SDK reads them; the
+    token to ``AZURE_OPENAI_AD_TOKEN``. Without an API version, ``2024-10-21`` (generally
+    available, with structured outputs). Everything else is the OpenAI judge's: concurrency,
+    cache, retries honouring ``retry-after-ms`` and ``Retry-After``, the response-format
+    step-down, the fatal errors (here a 404 names the deployment) and the redaction of the key.
+    A request stopped by Azure's content filter is that request's error."""
+
+    backend = "azure"
+    env_key = "AZURE_OPENAI_API_KEY"
+    env_url = "AZURE_OPENAI_ENDPOINT"
+    default_url = ""
+    key_hosts = ()
+    default_api_version = "2024-10-21"
+
+    def __init__(self, deployment: str, endpoint: Optional[str] = None, api_version: Optional[str] = None,
+                 api_key: Optional[str] = None, azure_ad_token: Optional[str] = None, **options: Any) -> None:
+        if not isinstance(deployment, str) or not deployment:
+            raise ValueError("deployment: give the name of the Azure OpenAI deployment, e.g. 'gpt-4o-mini'")
+        endpoint = endpoint or os.environ.get(self.env_url or "")
+        if not endpoint:
+            raise JudgeFatalError("no Azure OpenAI endpoint: set AZURE_OPENAI_ENDPOINT or pass endpoint= "
+                                  "(https://<resource>.openai.azure.com)")
+        endpoint = endpoint.rstrip("/")
+        endpoint = endpoint[: -len("/openai")] if endpoint.endswith("/openai") else endpoint
+        self.__ad_token = azure_ad_token if azure_ad_token is not None else os.environ.get("AZURE_OPENAI_AD_TOKEN")
+        super().__init__(deployment, base_url=endpoint, api_key=api_key, **options)
+        if not self._api_key and not self.__ad_token:
+            raise JudgeFatalError(f"no API key for {self.base_url}: set AZURE_OPENAI_API_KEY or pass api_key= "
+                                  "(or a Microsoft Entra token: azure_ad_token= or AZURE_OPENAI_AD_TOKEN)")
+        self.api_version = api_version or os.environ.get("OPENAI_API_VERSION") or self.default_api_version
+        self.deployment = deployment
+
+    def secrets(self) -> list[str]:
+        return super().secrets() + ([self.__ad_token] if self.__ad_token else [])
+
+    def settings(self, request: JudgeRequest) -> dict[str, Any]:
+        return dict(super().settings(request), api_version=self.api_version)
+
+    def _url(self) -> str:
+        deployment = urllib.parse.quote(self.deployment, safe="")
+        query = urllib.parse.urlencode({"api-version": self.api_version})
+        return f"{self.base_url}/openai/deployments/{deployment}/chat/completions?{query}"
+
+    def _headers(self, request: JudgeRequest) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", "X-Textgen-Task": request.task}
+        if self._api_key:
+            headers["api-key"] = self._api_key
+        else:
+            headers["Authorization"] = f"Bearer {self.__ad_token}"
+        return headers
+
+    def _completion(self, payload: Any) -> Completion:
+        completion = _completion(payload)
+        if completion.finish_reason == "content_filter":
+            raise JudgeError("Azure's content filter stopped the answer (finish_reason content_filter)")
+        return completion
+
+    def _fatal(self, status: int, message: str) -> Optional[JudgeFatalError]:
+        if status == 404:
+            return JudgeFatalError(f"{self.base_url}: deployment {self.deployment!r} not found (HTTP 404: {message}); "
+                                   "give the deployment name (not the model name) and check AZURE_OPENAI_ENDPOINT "
+                                   f"and the API version {self.api_version!r}")
+        return super()._fatal(status, message)
+
+
+class GeminiJudge(OpenAIJudge):
+    """Google's Gemini API through its OpenAI-compatible endpoint
+    (``https://generativelanguage.googleapis.com/v1beta/openai``), the key from
+    ``GEMINI_API_KEY``. What differs from OpenAI is read here: errors come as a list
+    (``[{"error": {...}}]``), a rejected key is HTTP 400 ``API key not valid`` (fatal, as a 401),
+    and a 429 says how long to wait in the body (``google.rpc.RetryInfo``), not in a header.
+    The same as ``OpenAIJudge(model, base_url=GeminiJudge.default_url, api_key=...)``."""
+
+    backend = "gemini"
+    env_key = "GEMINI_API_KEY"
+    env_url = None
+    default_url = "https://generativelanguage.googleapis.com/v1beta/openai"
+    key_hosts = ("generativelanguage.googleapis.com",)
+
+    def _fatal(self, status: int, message: str) -> Optional[JudgeFatalError]:
+        if status == 404:
+            return JudgeFatalError(f"{self.base_url}: model {self.model!r} not found (HTTP 404: {message}); "
+                                   "check the model name, e.g. 'gemini-2.0-flash'")
+        return super()._fatal(status, message)
 
 
 def _log_once(judge: Judge, what: str, message: str) -> None:

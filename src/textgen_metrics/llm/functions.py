@@ -1,4 +1,5 @@
-"""The ten LLM-guided metrics as plain functions over lists of strings.
+"""The LLM-guided metrics as plain functions over lists of strings: valor's ten, G-Eval with the
+user's criteria, and pairwise preference.
 
 Each takes its columns as keyword arguments and the judge (see ``textgen_metrics.judges``), and
 returns ``{<name>: score, "judge_model", "judge_mode", "judge_usage", "errors"}`` (and
@@ -10,9 +11,13 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional, Sequence, Union
 
+from . import geval as _g_eval_metric  # noqa: F401  (registers the metric)
+from . import pairwise as _pairwise_metric  # noqa: F401  (registers the metric)
 from .metrics import compute
 
-__all__ = ["answer_correctness", "answer_relevance", "bias", "toxicity", "context_precision", "context_recall", "context_relevance", "faithfulness", "hallucination", "summary_coherence"]
+__all__ = ["answer_correctness", "answer_relevance", "bias", "toxicity", "context_precision", "context_recall",
+           "context_relevance", "faithfulness", "hallucination", "summary_coherence", "g_eval",
+           "pairwise_preference"]
 
 _COMMON = """
         judge: a judge string (``"openai:<model>"``, ``"hf:<local model>"``), a judge object, or any
@@ -196,5 +201,68 @@ def summary_coherence(*, predictions: Sequence[str], sources: Sequence[str], jud
                    progress=progress)
 
 
-for _f in (answer_correctness, answer_relevance, bias, toxicity, context_precision, context_recall, context_relevance, faithfulness, hallucination, summary_coherence):
+def g_eval(*, predictions: Sequence[str], criteria: Optional[str] = None, evaluation_steps: Optional[Sequence[str]] = None,
+           score_range: tuple[int, int] = (1, 5), sources: Optional[Sequence[str]] = None,
+           references: Optional[Sequence[str]] = None, queries: Optional[Sequence[str]] = None, judge: Any = None,
+           use_aggregator: bool = True, return_details: bool = False, on_error: str = "record",
+           judge_options: Optional[dict[str, Any]] = None, progress: Optional[Callable[[int], Any]] = None,
+           confidence_level: Optional[float] = None, n_resamples: int = 1000,
+           seed: Optional[int] = 12345) -> dict[str, Any]:
+    """G-Eval with your own criteria (Liu et al. 2023): the judge writes evaluation steps for the
+    criteria once (or takes ``evaluation_steps``), then scores each prediction by them, a reason
+    first. Score: an integer in ``score_range`` (default 1 to 5, higher is better), or, where the
+    judge gives token log-probabilities, G-Eval's probability-weighted mean of the score values.
+    The result carries ``evaluation_steps`` (pass them back to repeat a run exactly) and
+    ``score_range``. Empty cases: an empty prediction is scored like any other text.
+
+    Args:
+        predictions: the texts to rate.
+        criteria: what a good text does, in words (e.g. "Coherence: the text is well structured
+            and builds from sentence to sentence into a coherent whole"). Required: without it,
+            a ValueError says how to give it.
+        evaluation_steps: the steps to follow; None: the judge writes them (one request per run).
+        score_range: the integer scale (low, high), 0 <= low < high.
+        sources, references, queries: optional texts the criteria need (one per example each):
+            the source a text was written from, a reference text, the query it answers.
+        confidence_level, n_resamples, seed: ``confidence_level`` (e.g. 0.95) adds ``g_eval_ci``,
+            a seeded percentile bootstrap interval of the mean over examples.
+    """
+    return compute("g_eval", predictions=predictions, criteria=criteria, evaluation_steps=evaluation_steps,
+                   score_range=score_range, sources=sources, references=references, queries=queries, judge=judge,
+                   use_aggregator=use_aggregator, return_details=return_details, on_error=on_error,
+                   judge_options=judge_options, progress=progress, confidence_level=confidence_level,
+                   n_resamples=n_resamples, seed=seed)
+
+
+def pairwise_preference(*, queries: Sequence[str], predictions: Sequence[str], baselines: Sequence[str],
+                        references: Optional[Sequence[str]] = None, criteria: Optional[str] = None,
+                        judge: Any = None, use_aggregator: bool = True, return_details: bool = False,
+                        on_error: str = "record", judge_options: Optional[dict[str, Any]] = None,
+                        progress: Optional[Callable[[int], Any]] = None, confidence_level: Optional[float] = 0.95,
+                        n_resamples: int = 1000, seed: Optional[int] = 12345) -> dict[str, Any]:
+    """Is each prediction better than its baseline? (MT-Bench's pairwise judge.) Each pair is
+    judged in both orders; a verdict that changes with the order is a tie, counted in
+    ``position_inconsistent``. ``win_rate``: the share of wins, ties counting half (0 to 1,
+    higher means the predictions are preferred); also ``wins``, ``losses``, ``ties``,
+    ``position_inconsistent``, per-example ``verdicts`` ("win", "loss", "tie", None where the
+    judge failed) and ``win_rate_ci`` (seeded percentile bootstrap over examples). Empty cases:
+    a prediction identical to its baseline is a tie, with no judge call.
+
+    Args:
+        queries: the question or instruction each pair answers.
+        predictions: the outputs of the system under test.
+        baselines: the outputs of the system it is compared with.
+        references: an optional reference answer per example (correctness is judged against it).
+        criteria: what makes a response better, in words; default MT-Bench's (helpfulness,
+            relevance, accuracy, depth, creativity, level of detail).
+        confidence_level, n_resamples, seed: the interval ``win_rate_ci`` (None: left out).
+    """
+    return compute("pairwise_preference", queries=queries, predictions=predictions, baselines=baselines,
+                   references=references, criteria=criteria, judge=judge, use_aggregator=use_aggregator,
+                   return_details=return_details, on_error=on_error, judge_options=judge_options,
+                   progress=progress, confidence_level=confidence_level, n_resamples=n_resamples, seed=seed)
+
+
+for _f in (answer_correctness, answer_relevance, bias, toxicity, context_precision, context_recall, context_relevance,
+           faithfulness, hallucination, summary_coherence, g_eval, pairwise_preference):
     _f.__doc__ = (_f.__doc__ or "").rstrip() + "\n" + _COMMON

@@ -17,6 +17,11 @@ answer relevance 0; no contexts: faithfulness, context precision, context releva
 recall 0 (no judge call), hallucination a ValueError; no claims: faithfulness 1. Where valor is
 undefined (context recall for a ground truth without statements divides by zero there) the score
 is 1: nothing to recall, nothing missed.
+
+Metrics beyond valor's ten (``g_eval``, ``pairwise_preference``) live in their own modules and
+join ``METRICS`` through ``register``; they use the hooks ``configure`` (their own arguments),
+``prepare`` (requests asked once per run, before the examples) and ``finish`` (outputs beside
+the score).
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from ..judges.base import gather_or_cancel
 from ..validation import check_columns
 from .prompts import PROMPTS, Prompt, items_block
 
-__all__ = ["METRICS", "compute", "LLMMetric"]
+__all__ = ["METRICS", "compute", "LLMMetric", "register", "check_interval"]
 
 Example = dict[str, Any]
 Details = dict[str, Any]
@@ -79,12 +84,36 @@ def _contexts(contexts: Sequence[str]) -> list[tuple[str, str]]:
 
 
 class LLMMetric:
+    """One LLM-guided metric: ``score`` judges one example. ``key`` names the score in results
+    (default: the metric's name); ``optional_columns`` are inputs a caller may leave out; the
+    hooks ``configure``, ``prepare`` and ``finish`` serve metrics with arguments of their own."""
+
     name = ""
+    key = ""
     columns: dict[str, str] = {}
+    optional_columns: dict[str, str] = {}
+    options: tuple[str, ...] = ()  # the metric's own arguments, given to ``configure``
     empty_contexts_error = False  # True: an example without contexts is a ValueError
+
+    @property
+    def score_key(self) -> str:
+        return self.key or self.name
 
     def prompt(self, step: str) -> Prompt:
         return PROMPTS[f"{self.name}/{step}"]
+
+    def configure(self, **options: Any) -> "LLMMetric":
+        """The metric for one run with its own arguments set and checked (a copy where it keeps
+        state); the ten valor metrics have none."""
+        return self
+
+    async def prepare(self, session: JudgeSession, columns: Sequence[str]) -> None:
+        """Requests asked once per run before the examples (``columns``: the inputs given).
+        A ``_Failed`` here fails every example with its error."""
+
+    def finish(self, result: dict[str, Any], outcomes: Sequence[tuple[Optional[float], Details, Optional[str]]],
+               use_aggregator: bool) -> None:
+        """Outputs beside the score, added to ``result``."""
 
     async def score(self, session: JudgeSession, ex: Example) -> tuple[float, Details]:  # pragma: no cover
         raise NotImplementedError
@@ -303,10 +332,33 @@ METRICS: dict[str, LLMMetric] = {m.name: m for m in (
     ContextRelevance(), Faithfulness(), Hallucination(), SummaryCoherence())}
 
 
+def check_interval(confidence_level: Any, n_resamples: Any, seed: Any) -> None:
+    """The interval options (``confidence_level`` None: no interval)."""
+    if confidence_level is not None and (isinstance(confidence_level, bool)
+                                         or not isinstance(confidence_level, (int, float))
+                                         or not 0 < confidence_level < 1):
+        raise ValueError(f"confidence_level: {confidence_level!r} must lie strictly between 0 and 1 (or be None)")
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 1:
+        raise ValueError(f"n_resamples: {n_resamples!r} must be a positive integer")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise ValueError(f"seed: {seed!r} must be a non-negative integer (or None)")
+
+
+def register(metric: LLMMetric) -> LLMMetric:
+    """Add ``metric`` to ``METRICS`` (and so to ``compute``, the registry, the CLI and the
+    playground); returns it."""
+    METRICS[metric.name] = metric
+    return metric
+
+
+Outcome = tuple[Optional[float], Details, Optional[str]]
+
+
 def compute(name: str, judge: Any = None, use_aggregator: bool = True, return_details: bool = False,
             on_error: str = "record", judge_options: Optional[dict[str, Any]] = None,
             progress: Optional[Callable[[int], Any]] = None, **inputs: Any) -> dict[str, Any]:
-    """Run the LLM-guided metric ``name`` over the input columns with ``judge``.
+    """Run the LLM-guided metric ``name`` over the input columns with ``judge``; arguments that
+    are not columns go to the metric's ``configure`` (``criteria`` of ``g_eval``...).
 
     ``progress(1)``, when given, is called as each example gets its result."""
     metric = METRICS[name]
@@ -315,20 +367,23 @@ def compute(name: str, judge: Any = None, use_aggregator: bool = True, return_de
     for flag, value in (("use_aggregator", use_aggregator), ("return_details", return_details)):
         if not isinstance(value, bool):
             raise TypeError(f"{flag}: expected True or False, got {value!r}")
-    unknown = [k for k in inputs if k not in metric.columns]
+    kinds = {**metric.columns, **metric.optional_columns}
+    unknown = [k for k in inputs if k not in kinds and k not in metric.options]
     if unknown:
-        raise TypeError(f"{name}: unexpected argument {unknown[0]!r}; inputs are {', '.join(metric.columns)}")
-    inputs = {c: inputs.get(c) for c in metric.columns}
-    for c, v in inputs.items():
-        if v is None:
+        raise TypeError(f"{name}: unexpected argument {unknown[0]!r}; inputs are {', '.join(kinds)}"
+                        + (f"; options are {', '.join(metric.options)}" if metric.options else ""))
+    metric = metric.configure(**{k: v for k, v in inputs.items() if k in metric.options})
+    for c in metric.columns:
+        if inputs.get(c) is None:
             raise ValueError(f"{c}: missing; {name} takes {', '.join(metric.columns)}")
-    checked = check_columns(metric.columns, inputs, normalize_references=True)
+    given = {c: kind for c, kind in kinds.items() if inputs.get(c) is not None}
+    checked = check_columns(given, {c: inputs[c] for c in given}, normalize_references=True)
     n = len(next(iter(checked.values())))
     if n == 0:
         raise ValueError(f"{next(iter(metric.columns))}: no examples; give at least one")
     metric.check(checked)
     judge = get_judge(judge, **(judge_options or {}))
-    examples = [{c: checked[c][i] for c in metric.columns} for i in range(n)]
+    examples = [{c: checked[c][i] for c in given} for i in range(n)]
     before = Usage.of(judge.usage)
 
     async def one(session: JudgeSession, i: int, ex: Example) -> tuple[Optional[float], Details, Optional[str]]:
@@ -349,19 +404,28 @@ def compute(name: str, judge: Any = None, use_aggregator: bool = True, return_de
             progress(1)
         return outcome
 
-    async def run_all() -> list[tuple[Optional[float], Details, Optional[str]]]:
+    async def run_all() -> list[Outcome]:
         async with judge.session() as session:
+            try:
+                await metric.prepare(session, list(given))
+            except _Failed as e:  # a request of the whole run failed: every example says so
+                if on_error == "raise":
+                    raise JudgeError(f"{name}: {e}") from (e.cause or e)
+                if progress is not None:
+                    progress(n)
+                return [(None, {}, str(e))] * n
             return await gather_or_cancel([one(session, i, ex) for i, ex in enumerate(examples)])
 
     outcomes = run_sync(run_all())
     usage = Usage.of(judge.usage).since(before)
     errors = [{"index": i, "error": err} for i, (_, _, err) in enumerate(outcomes) if err]
     scores = [s for s, _, _ in outcomes]
-    result: dict[str, Any] = {name: mean(scores) if use_aggregator else scores,
-                              "judge_model": judge.model,
-                              "judge_mode": judge.judge_mode,
-                              "judge_usage": usage.as_dict(judge.model, judge.prices),
-                              "errors": errors}
+    result: dict[str, Any] = {metric.score_key: mean(scores) if use_aggregator else scores}
+    metric.finish(result, outcomes, use_aggregator)
+    result.update({"judge_model": judge.model,
+                   "judge_mode": judge.judge_mode,
+                   "judge_usage": usage.as_dict(judge.model, judge.prices),
+                   "errors": errors})
     if return_details:
         result["details"] = [dict(d, error=err) for _, d, err in outcomes]
     return result

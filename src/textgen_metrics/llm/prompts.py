@@ -22,6 +22,14 @@ Shape of every prompt, after valor and ragas:
 
 Changes from valor's instructions: the answer is a JSON object with an ``index`` per verdict;
 the worked examples are shortened; the data-block rule is added against prompt injection.
+
+Beyond valor: ``g_eval/steps`` and ``g_eval/score`` follow G-Eval (Liu et al. 2023: the judge
+writes evaluation steps for the user's criteria once, then scores each text by them), with the
+reason asked before the score; ``pairwise_preference/verdict`` follows MT-Bench's pairwise judge
+prompt (Zheng et al. 2023: impartial comparison, no position, length or name bias, a tie
+allowed), with a reason before a verdict ``A``, ``B`` or ``tie``. The user's criteria (and the
+steps) are the rubric, so they stand in the task text, not in a data block; the texts judged
+stay in data blocks.
 """
 
 from __future__ import annotations
@@ -90,8 +98,9 @@ class Prompt:
     """One kind of question to the judge.
 
     ``kind``: ``"items"`` (a list of strings under ``key``), ``"verdicts"`` (one verdict per
-    numbered item or context under each of ``keys``), or ``"score"`` (an integer in ``scale``
-    after a reason). ``instruction`` may name ``$placeholders`` filled at render time.
+    numbered item or context under each of ``keys``), ``"score"`` (an integer in ``scale``
+    after a reason), or ``"choice"`` (one of ``choices`` under ``verdict``, after a reason).
+    ``instruction`` and ``example`` may name ``$placeholders`` filled at render time.
     """
 
     task: str
@@ -113,6 +122,8 @@ class Prompt:
         elif self.kind == "verdicts":
             counts = counts or {}
             props = {k: verdict_list_schema(counts[k], self.choices) for k in self.keys}
+        elif self.kind == "choice":
+            props = {"reason": {"type": "string"}, "verdict": {"type": "string", "enum": list(self.choices)}}
         else:
             low, high = self.scale
             props = {"reason": {"type": "string"},
@@ -122,7 +133,8 @@ class Prompt:
     def text(self, **values: Any) -> str:
         """The task text: the instruction with its placeholders filled, then the worked example."""
         task = string.Template(self.instruction).substitute(values)
-        return f"{task.strip()}\n\n{self.example.strip()}"
+        example = string.Template(self.example).substitute(values)
+        return f"{task.strip()}\n\n{example.strip()}"
 
     def request(self, blocks: Sequence[Block], counts: Optional[dict[str, int]] = None,
                 **values: Any) -> JudgeRequest:
@@ -414,6 +426,73 @@ Answer: {"reason": "It covers the approval, the route, the date and the price in
 "score": 5}"""
 
 
+# -- G-Eval: the user's criteria ------------------------------------------------------------
+
+_G_EVAL_STEPS = """\
+The data block "criteria" holds the criteria on which an evaluator will rate a text on an \
+integer scale from $low (worst) to $high (best). Write the evaluation steps for this rating \
+(G-Eval's chain of thought): 3 to 6 short, concrete steps in the order the evaluator follows them, \
+each one sentence, saying what to read, what to check or compare, and how the findings turn into \
+a score from $low to $high. The evaluator will see $inputs, and nothing else: refer only to \
+these. The steps put the criteria into practice; they add no criteria of their own.
+Answer with a JSON object {"steps": [...]}: a list of strings, one step each, without numbers."""
+
+_G_EVAL_STEPS_EXAMPLE = """\
+Example.
+Criteria: "Conciseness: the response says what the query needs and no more, without repetition \
+or filler."
+Answer: {"steps": ["Read the query and note what it asks for.", "Read the response and mark every \
+sentence that repeats an earlier one or does not help answer the query.", "Check that nothing the \
+query needs was left out to save words.", "Give the highest score to a response with no repetition \
+or filler, and a lower score the more of it is padding."]}"""
+
+_G_EVAL_SCORE = """\
+Rate the text in the data block "prediction" on the evaluation criteria below, on an integer \
+scale from $low (worst) to $high (best).$inputs
+
+Evaluation criteria:
+$criteria
+
+Evaluation steps:
+$steps
+
+Follow the evaluation steps and judge only on the criteria: do not reward length, confidence or \
+style that the criteria do not ask for.
+Answer with a JSON object {"reason": "...", "score": n}: first a short reason that follows the \
+evaluation steps, then the integer score from $low to $high."""
+
+_G_EVAL_SCORE_EXAMPLE = """\
+Example.
+Criteria: "Correctness: every fact the text states is true." Scale: $low to $high.
+Text: "The Eiffel Tower is in Rome and was finished in 1889."
+Answer: {"reason": "The tower is in Paris, not Rome, so the main fact is wrong.", "score": $low}"""
+
+
+# -- pairwise preference (MT-Bench's pairwise judge) ------------------------------------------
+
+_PAIRWISE = """\
+Compare two responses to the query in the data block "query": response A (data block \
+"response_a") and response B (data block "response_b"). Decide which one is better on the \
+criteria below.$reference
+
+Criteria:
+$criteria
+
+Compare the two responses point by point before you decide. Avoid any position bias: the order in \
+which the responses are shown must not affect your verdict. Do not let the length of a response \
+influence you, and do not favour a name or a style that the criteria do not ask for. Be as \
+objective as possible.
+Answer with a JSON object {"reason": "...", "verdict": "A", "B" or "tie"}: first a short \
+comparison, then "A" if response A is better, "B" if response B is better, or "tie" if neither \
+is better."""
+
+_PAIRWISE_EXAMPLE = """\
+Example.
+Query: "What is the boiling point of water at sea level, in Celsius?"
+Response A: "It boils at 90 degrees." Response B: "100 °C."
+Answer: {"reason": "B gives the right value, 100 °C; A's 90 degrees is wrong.", "verdict": "B"}"""
+
+
 def _prompt(task: str, kind: str, instruction: str, example: str, **kw: Any) -> Prompt:
     return Prompt(task=task, kind=kind, instruction=instruction, example=example, **kw)
 
@@ -442,11 +521,14 @@ PROMPTS: dict[str, Prompt] = {p.task: p for p in [
     _verdicts("faithfulness/verdicts", _IMPLIED, _IMPLIED_EXAMPLE, "claim"),
     _prompt("hallucination/verdicts", "verdicts", _CONTRADICTS, _CONTRADICTS_EXAMPLE),
     _prompt("summary_coherence/score", "score", _COHERENCE, _COHERENCE_EXAMPLE, logprobs=True),
+    _prompt("g_eval/steps", "items", _G_EVAL_STEPS, _G_EVAL_STEPS_EXAMPLE, keys=("steps",)),
+    _prompt("g_eval/score", "score", _G_EVAL_SCORE, _G_EVAL_SCORE_EXAMPLE, logprobs=True),
+    _prompt("pairwise_preference/verdict", "choice", _PAIRWISE, _PAIRWISE_EXAMPLE, choices=("A", "B", "tie")),
 ]}
 
 _PLACEHOLDER = re.compile(r"\$\{?(\w+)")
 
 
 def placeholders(prompt: Prompt) -> set[str]:
-    """The ``$names`` a prompt's instruction needs at render time."""
-    return set(_PLACEHOLDER.findall(prompt.instruction))
+    """The ``$names`` a prompt's instruction and example need at render time."""
+    return set(_PLACEHOLDER.findall(prompt.instruction)) | set(_PLACEHOLDER.findall(prompt.example))

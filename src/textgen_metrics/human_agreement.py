@@ -1,0 +1,431 @@
+"""How well a judge agrees with people: ``agreement(judge_scores, human_scores)``.
+
+For scores (G-Eval's 1 to 5, a faithfulness share, any number): Spearman's rho, Kendall's
+tau-b and Pearson's r, each with a percentile bootstrap confidence interval. For labels (a
+pairwise verdict, "yes"/"no", classes): Cohen's kappa (optionally weighted) and accuracy, with
+intervals too. An example whose judge score is ``None`` (the judge failed on it) is left out
+and counted in ``judge_missing``; one without a human score likewise in ``human_missing``.
+
+The point estimates equal SciPy's ``pearsonr``, ``spearmanr`` and ``kendalltau`` (variant b) and
+scikit-learn's ``cohen_kappa_score`` and ``accuracy_score``, value for value (the tests compare
+them on generated data). They are written here on NumPy, following SciPy 1.17's own sequence of
+operations, so that neither library is a dependency of this package; where a statistic is
+undefined (a constant column, fewer than two examples, kappa with no expected disagreement),
+where SciPy and scikit-learn give NaN, the value here is ``None``.
+
+The intervals resample examples with replacement: resample ``r`` is row ``r`` of
+``numpy.random.default_rng(seed).integers(0, n, size=(n_resamples, n))``. Each statistic is
+computed on every resample at once from the resample's counts of each example (a weighted
+form of the same statistic: ranks, ties and pairs counted with multiplicity), so the whole
+interval costs a few matrix products instead of ``n_resamples`` calls. Kendall's tau counts
+concordant minus discordant pairs as ``w' S w / 2`` with ``S[i, j] = sign(x_i - x_j) *
+sign(y_i - y_j)``, built in column blocks: exact integers, ``O(n_resamples * n^2)`` time and
+``O(n_resamples * n)`` memory. A resample on which the statistic is undefined is left out of
+that interval; ``None`` when no resample defines it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Optional, Sequence
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+__all__ = ["agreement", "agreement_report", "check_human_columns", "describe", "pearson", "spearman", "kendall_tau", "cohen_kappa"]
+
+_KINDS = ("auto", "scores", "labels")
+_WEIGHTS = (None, "linear", "quadratic")
+_MAX_CELLS = 1 << 22  # resamples x examples held at once (32 MiB of float64)
+_BLOCK = 256  # columns of Kendall's sign matrix built at once
+
+
+# -- point estimates (SciPy's and scikit-learn's definitions) ------------------------------
+
+def _float(value: Any) -> Optional[float]:
+    value = float(value)
+    return None if math.isnan(value) else value
+
+
+def pearson(x: ArrayLike, y: ArrayLike) -> Optional[float]:
+    """Pearson's r as ``scipy.stats.pearsonr(x, y).statistic``; None where SciPy gives NaN."""
+    xa, ya = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if xa.size < 2 or (xa == xa[0]).all() or (ya == ya[0]).all():
+        return None
+    xm = xa - np.mean(xa, axis=-1, keepdims=True)
+    ym = ya - np.mean(ya, axis=-1, keepdims=True)
+    xmax = np.max(np.abs(xm), axis=-1, keepdims=True)
+    ymax = np.max(np.abs(ym), axis=-1, keepdims=True)
+    normxm = xmax * np.linalg.norm(xm / xmax, ord=2, axis=-1, keepdims=True)
+    normym = ymax * np.linalg.norm(ym / ymax, ord=2, axis=-1, keepdims=True)
+    r = np.clip(np.vecdot(xm / normxm, ym / normym, axis=-1), -1.0, 1.0)  # type: ignore[call-overload]
+    return _float(np.round(r) if xa.size == 2 else r)  # exactly 1 or -1 for two points, as SciPy
+
+
+def _ranks(values: np.ndarray) -> np.ndarray:
+    """Average ranks (1-based; ties share the mean of their ranks), as ``scipy.stats.rankdata``."""
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    first = np.r_[True, ordered[1:] != ordered[:-1]]
+    starts = np.flatnonzero(first)
+    counts = np.diff(np.r_[starts, values.size])
+    mid = (starts + 1) + (counts - 1) / 2
+    ranks = np.empty(values.size, dtype=np.float64)
+    ranks[order] = np.repeat(mid, counts)
+    return ranks
+
+
+def spearman(x: ArrayLike, y: ArrayLike) -> Optional[float]:
+    """Spearman's rho as ``scipy.stats.spearmanr(x, y).statistic``: the correlation
+    (``numpy.corrcoef``) of the average ranks; None where SciPy gives NaN."""
+    xa, ya = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if xa.size < 2 or (xa == xa[0]).all() or (ya == ya[0]).all():
+        return None
+    rs = np.corrcoef(np.column_stack((_ranks(xa), _ranks(ya))), rowvar=False)
+    return _float(rs[1, 0])
+
+
+def _codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(code of each value among the sorted distinct values, order grouping equal codes,
+    start of each group in that order)."""
+    _, inverse = np.unique(values, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    order = np.argsort(inverse, kind="stable")
+    starts = np.flatnonzero(np.r_[True, inverse[order][1:] != inverse[order][:-1]])
+    return inverse, order, starts
+
+
+def _group_counts(weights: np.ndarray, order: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Per resample (row), the total weight of each group of equal values."""
+    return np.add.reduceat(weights[:, order], starts, axis=1)
+
+
+def _concordance(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Per row of ``weights``: concordant minus discordant pairs, with multiplicity (exact)."""
+    total = np.zeros(weights.shape[0], dtype=np.float64)
+    for start in range(0, x.size, _BLOCK):
+        block = slice(start, start + _BLOCK)
+        signs = np.sign(x[:, None] - x[None, block]) * np.sign(y[:, None] - y[None, block])
+        total += ((weights @ signs) * weights[:, block]).sum(axis=1)
+    return total / 2
+
+
+def _kendall_rows(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Kendall's tau-b of each resample given by a row of example counts (NaN: undefined)."""
+    n = weights.sum(axis=1)
+    tot = n * (n - 1) / 2
+    ties = []
+    for values in (x, y):
+        m = _group_counts(weights, *_codes(values)[1:])
+        ties.append((m * (m - 1) / 2).sum(axis=1))
+    xtie, ytie = ties
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tau = _concordance(x, y, weights) / np.sqrt(tot - xtie) / np.sqrt(tot - ytie)
+    tau[(xtie == tot) | (ytie == tot)] = np.nan
+    return np.clip(tau, -1.0, 1.0)
+
+
+def kendall_tau(x: ArrayLike, y: ArrayLike) -> Optional[float]:
+    """Kendall's tau-b as ``scipy.stats.kendalltau(x, y).statistic``; None where SciPy gives NaN."""
+    xa, ya = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if xa.size < 2:
+        return None
+    size = xa.size
+    tot = size * (size - 1) // 2
+    xtie = _tied_pairs(xa)
+    ytie = _tied_pairs(ya)
+    if xtie == tot or ytie == tot:
+        return None
+    con_minus_dis = int(_concordance(xa, ya, np.ones((1, size)))[0])
+    tau = con_minus_dis / np.sqrt(tot - xtie) / np.sqrt(tot - ytie)
+    return _float(np.minimum(1.0, max(-1.0, tau)))
+
+
+def _tied_pairs(values: np.ndarray) -> int:
+    _, counts = np.unique(values, return_counts=True)
+    return int((counts * (counts - 1) // 2).sum())
+
+
+def _weight_matrix(k: int, weights: Optional[str]) -> np.ndarray:
+    if weights is None:
+        w = np.ones((k, k), dtype=np.float64)
+        w.flat[:: k + 1] = 0
+        return w
+    w = np.zeros((k, k), dtype=np.float64)
+    w += np.arange(k)
+    return np.abs(w - w.T) if weights == "linear" else (w - w.T) ** 2
+
+
+def _kappa_from_confusion(confusion: np.ndarray, weights: Optional[str]) -> np.ndarray:
+    """Cohen's kappa of each confusion matrix (rows: ``confusion[r]``), as scikit-learn's."""
+    k = confusion.shape[-1]
+    sum0 = confusion.sum(axis=-2)
+    sum1 = confusion.sum(axis=-1)
+    expected = sum0[..., :, None] * sum1[..., None, :] / sum0.sum(axis=-1)[..., None, None]
+    w = _weight_matrix(k, weights)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = (w * confusion).sum(axis=(-2, -1)) / (w * expected).sum(axis=(-2, -1))
+    return 1 - ratio
+
+
+def cohen_kappa(a: Sequence[Any], b: Sequence[Any], weights: Optional[str] = None) -> Optional[float]:
+    """Cohen's kappa as ``sklearn.metrics.cohen_kappa_score(a, b, weights=weights)`` (labels in
+    sorted order for the linear and quadratic weights); None where scikit-learn gives NaN."""
+    codes_a, codes_b, labels = _label_codes(list(a), list(b))
+    k = len(labels)
+    if not codes_a.size:
+        return None
+    confusion = np.bincount(codes_a * k + codes_b, minlength=k * k).reshape(k, k).astype(np.float64)
+    sum0, sum1 = np.sum(confusion, axis=0), np.sum(confusion, axis=1)
+    expected = np.outer(sum0, sum1) / np.sum(sum0)
+    w = _weight_matrix(k, weights)
+    denominator = np.sum(w * expected)
+    if denominator == 0:
+        return None
+    return _float(1 - np.sum(w * confusion) / denominator)
+
+
+def _label_codes(a: list[Any], b: list[Any]) -> tuple[np.ndarray, np.ndarray, list[Any]]:
+    try:
+        labels = sorted(set(a) | set(b))
+    except TypeError:
+        raise TypeError("labels: judge and human labels mix types that cannot be ordered (e.g. numbers and "
+                        "strings); give labels of one type") from None
+    index = {label: i for i, label in enumerate(labels)}
+    return (np.array([index[v] for v in a], dtype=np.int64), np.array([index[v] for v in b], dtype=np.int64),
+            labels)
+
+
+# -- resampling ------------------------------------------------------------------------------
+
+def _resample_counts(n: int, n_resamples: int, seed: Optional[int]) -> Any:
+    """Rows of example counts, chunk by chunk, from one seeded stream of resample indices."""
+    rng = np.random.default_rng(seed)
+    rows = max(1, _MAX_CELLS // max(n, 1))
+    for start in range(0, n_resamples, rows):
+        count = min(rows, n_resamples - start)
+        idx = rng.integers(0, n, size=(count, n))
+        offsets = (np.arange(count) * n)[:, None]
+        yield np.bincount((idx + offsets).ravel(), minlength=count * n).reshape(count, n).astype(np.float64)
+
+
+Codes = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def _weighted_pearson(x: np.ndarray, y: np.ndarray, w: np.ndarray, defined: np.ndarray) -> np.ndarray:
+    """Pearson's r of each resample (rows of ``w``), NaN where not ``defined``."""
+    n = w.sum(axis=1, keepdims=True)
+    dx = x - (w * x).sum(axis=1, keepdims=True) / n
+    dy = y - (w * y).sum(axis=1, keepdims=True) / n
+    vx, vy = (w * dx * dx).sum(axis=1), (w * dy * dy).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = (w * dx * dy).sum(axis=1) / np.sqrt(vx * vy)
+    r[~defined] = np.nan
+    return np.clip(r, -1.0, 1.0)
+
+
+def _weighted_ranks(codes: Codes, m: np.ndarray) -> np.ndarray:
+    """Average ranks of each example within each resample, from the resample's count ``m`` of
+    each distinct value (ties and repeats share their ranks)."""
+    below = np.cumsum(m, axis=1) - m
+    return (below + (m + 1) / 2)[:, codes[0]]
+
+
+def _interval(stats: np.ndarray, confidence_level: float) -> Optional[list[float]]:
+    stats = stats[~np.isnan(stats)]
+    if stats.size == 0:
+        return None
+    tail = (1.0 - confidence_level) / 2.0
+    low, high = np.quantile(stats, [tail, 1.0 - tail])
+    return [float(low), float(high)]
+
+
+def _score_intervals(x: np.ndarray, y: np.ndarray, n_resamples: int, confidence_level: float,
+                     seed: Optional[int]) -> dict[str, Optional[list[float]]]:
+    parts: dict[str, list[np.ndarray]] = {"spearman": [], "kendall_tau": [], "pearson": []}
+    xc, yc = _codes(x), _codes(y)
+    for w in _resample_counts(x.size, n_resamples, seed):
+        mx, my = _group_counts(w, *xc[1:]), _group_counts(w, *yc[1:])
+        # a resample that drew a single distinct value of x or of y has no correlation
+        defined = ((mx > 0).sum(axis=1) > 1) & ((my > 0).sum(axis=1) > 1)
+        parts["pearson"].append(_weighted_pearson(x[None, :], y[None, :], w, defined))
+        parts["spearman"].append(_weighted_pearson(_weighted_ranks(xc, mx), _weighted_ranks(yc, my), w, defined))
+        parts["kendall_tau"].append(_kendall_rows(x, y, w))
+    return {k: _interval(np.concatenate(v), confidence_level) for k, v in parts.items()}
+
+
+def _label_intervals(a: np.ndarray, b: np.ndarray, k: int, weights: Optional[str], n_resamples: int,
+                     confidence_level: float, seed: Optional[int]) -> dict[str, Optional[list[float]]]:
+    kappas, accuracies = [], []
+    cell = a * k + b
+    onehot = np.zeros((a.size, k * k))
+    onehot[np.arange(a.size), cell] = 1
+    for w in _resample_counts(a.size, n_resamples, seed):
+        confusion = (w @ onehot).reshape(-1, k, k)
+        kappas.append(_kappa_from_confusion(confusion, weights))
+        accuracies.append((w * (a == b)).sum(axis=1) / w.sum(axis=1))
+    return {"cohen_kappa": _interval(np.concatenate(kappas), confidence_level),
+            "accuracy": _interval(np.concatenate(accuracies), confidence_level)}
+
+
+# -- the public function -----------------------------------------------------------------------
+
+def _as_list(name: str, values: Any) -> list[Any]:
+    if values is None:
+        raise ValueError(f"{name}: missing (got None); pass a list with one entry per example")
+    if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__iter__"):
+        raise TypeError(f"{name}: expected a list with one entry per example, got {type(values).__name__}")
+    return list(values)
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+
+
+def agreement(judge_scores: Sequence[Any], human_scores: Sequence[Any], *, kind: str = "auto",
+              kappa_weights: Optional[str] = None, confidence_level: float = 0.95, n_resamples: int = 1000,
+              seed: Optional[int] = 12345) -> dict[str, Any]:
+    """How well ``judge_scores`` agree with ``human_scores`` (one entry per example each).
+
+    ``kind``: ``"scores"`` (numbers: Spearman, Kendall tau-b, Pearson), ``"labels"`` (any
+    hashable labels: Cohen's kappa and accuracy) or ``"auto"`` (labels when any value is a
+    string or a bool, scores otherwise; give ``"labels"`` for integer classes).
+    ``kappa_weights``: None, ``"linear"`` or ``"quadratic"`` (for ordered labels, as
+    scikit-learn's ``weights``). Examples whose judge score (or human score) is None are left
+    out and counted in ``judge_missing`` (``human_missing``).
+
+    Returns ``{"kind", "n" (examples used), "judge_missing", "human_missing", <statistic>,
+    <statistic>_ci: [low, high] ..., "confidence_level", "n_resamples", "seed"}``; a statistic
+    that is undefined on the data (a constant column, fewer than two examples) is None.
+    Intervals: percentile bootstrap over examples, seeded (``seed=None``: a fresh one each
+    call); ``n_resamples=0`` leaves them out.
+    """
+    judge, human = _as_list("judge_scores", judge_scores), _as_list("human_scores", human_scores)
+    if len(judge) != len(human):
+        raise ValueError(f"inputs differ in length (judge_scores={len(judge)}, human_scores={len(human)}); "
+                         "each needs one entry per example")
+    if kind not in _KINDS:
+        raise ValueError(f"kind: {kind!r} is not one of {list(_KINDS)}")
+    if kappa_weights not in _WEIGHTS:
+        raise ValueError(f"kappa_weights: {kappa_weights!r} is not one of {list(_WEIGHTS)}")
+    if not isinstance(confidence_level, (int, float)) or not 0 < confidence_level < 1:
+        raise ValueError(f"confidence_level: {confidence_level!r} must lie strictly between 0 and 1")
+    if not isinstance(n_resamples, int) or isinstance(n_resamples, bool) or n_resamples < 0:
+        raise ValueError(f"n_resamples: {n_resamples!r} must be a non-negative integer")
+    pairs = [(i, j, h) for i, (j, h) in enumerate(zip(judge, human)) if j is not None and h is not None]
+    judge_missing = sum(j is None for j in judge)
+    human_missing = sum(h is None and j is not None for j, h in zip(judge, human))
+    if kind == "auto":
+        kind = "labels" if any(isinstance(v, (str, bool)) for _, j, h in pairs for v in (j, h)) else "scores"
+    out: dict[str, Any] = {"kind": kind, "n": len(pairs), "judge_missing": judge_missing,
+                           "human_missing": human_missing}
+    if kind == "scores":
+        for name, column in (("judge_scores", 1), ("human_scores", 2)):
+            for p in pairs:
+                v = p[column]
+                if not _is_number(v):
+                    raise TypeError(f"{name}[{p[0]}]: expected a number (or None), got {type(v).__name__}; "
+                                    "for labels pass kind='labels'")
+                if not math.isfinite(v):
+                    raise ValueError(f"{name}[{p[0]}]: {v!r} is not a finite number")
+        x = np.array([p[1] for p in pairs], dtype=np.float64)
+        y = np.array([p[2] for p in pairs], dtype=np.float64)
+        out.update(spearman=spearman(x, y), kendall_tau=kendall_tau(x, y), pearson=pearson(x, y))
+        if n_resamples and x.size:
+            cis = _score_intervals(x, y, n_resamples, confidence_level, seed)
+            out.update({f"{k}_ci": v for k, v in cis.items()})
+    else:
+        for name, column in (("judge_scores", 1), ("human_scores", 2)):
+            for p in pairs:
+                try:
+                    hash(p[column])
+                except TypeError:
+                    raise TypeError(f"{name}[{p[0]}]: a label must be a string, number or bool, got "
+                                    f"{type(p[column]).__name__}") from None
+        a_codes, b_codes, labels = _label_codes([p[1] for p in pairs], [p[2] for p in pairs])
+        kappa = cohen_kappa([p[1] for p in pairs], [p[2] for p in pairs], kappa_weights) if pairs else None
+        accuracy = float(np.mean(a_codes == b_codes)) if pairs else None
+        out.update(cohen_kappa=kappa, accuracy=accuracy, labels=labels, kappa_weights=kappa_weights)
+        if n_resamples and pairs:
+            out.update({f"{k}_ci": v for k, v in _label_intervals(
+                a_codes, b_codes, len(labels), kappa_weights, n_resamples, confidence_level, seed).items()})
+    out.update(confidence_level=confidence_level, n_resamples=n_resamples, seed=seed)
+    return out
+
+
+# -- the command line's --human-column --------------------------------------------------------
+
+def _human_value(value: Any) -> Any:
+    """A human score as read from a file: numbers stay, a numeric string becomes a number, an
+    empty cell is missing, any other string is a label."""
+    if isinstance(value, str):
+        text = value.strip()
+        if not text:
+            return None
+        try:
+            number = float(text)
+        except ValueError:
+            return text
+        return number if math.isfinite(number) else text
+    return value
+
+
+def _human_fields(columns: Sequence[str], metrics: Sequence[str], judged: Sequence[str]) -> dict[str, str]:
+    """``{metric: field}`` from ``FIELD`` / ``METRIC=FIELD`` items."""
+    fields: dict[str, str] = {}
+    for item in columns:
+        metric, sep, field = item.partition("=")
+        if not sep:
+            fields.update({name: item for name in judged})
+        elif metric not in metrics:
+            raise ValueError(f"--human-column: {metric!r} is not among the metrics scored ({', '.join(metrics)})")
+        else:
+            fields[metric] = field
+    if not fields:
+        raise ValueError("--human-column: no LLM-guided metric is scored; human scores are compared with a judge's")
+    return fields
+
+
+def check_human_columns(rows: Sequence[dict[str, Any]], columns: Sequence[str], metrics: Sequence[str]) -> None:
+    """Before scoring: every ``--human-column`` names a field some row has, and a scored metric."""
+    from .registry import METRICS
+
+    judged = [m for m in metrics if m in METRICS and METRICS[m].judge]
+    for metric, field in _human_fields(columns, metrics, judged).items():
+        if not any(field in row for row in rows):
+            have = ", ".join(sorted({str(k) for row in rows[:1] for k in row}))
+            raise ValueError(f"--human-column: no row has the field {field!r} (the first has: {have})")
+
+
+def agreement_report(report: dict[str, Any], rows: Sequence[dict[str, Any]], columns: Sequence[str],
+                     **options: Any) -> dict[str, dict[str, Any]]:
+    """The agreement of each judged metric of a scoring ``report`` with people's scores in the
+    ``rows``: ``columns`` holds ``FIELD`` (every judged metric against that field) or
+    ``METRIC=FIELD`` items. Scores are compared with the metric's per-example score; labels
+    (strings: "win", "yes"...) with its per-example ``verdicts`` where it has them. A row without
+    the field counts as missing."""
+    judged = [name for name, m in report["metrics"].items() if "judge_model" in m["aggregate"]]
+    out: dict[str, dict[str, Any]] = {}
+    for metric, field in _human_fields(columns, list(report["metrics"]), judged).items():
+        human = [_human_value(row.get(field)) for row in rows]
+        entry = report["metrics"][metric]
+        per_example = entry["per_example"]
+        labels = any(isinstance(h, str) for h in human)
+        if labels and isinstance(per_example.get("verdicts"), list):
+            judge = per_example["verdicts"]
+        else:
+            judge = per_example[entry["scores"][0]]
+        out[metric] = dict(agreement(judge, human, **options), human_column=field)
+    return out
+
+
+def describe(result: dict[str, Any]) -> str:
+    """One line for an ``agreement`` result: each statistic with its interval, and the counts."""
+    stats = ("spearman", "kendall_tau", "pearson") if result["kind"] == "scores" else ("cohen_kappa", "accuracy")
+    parts = []
+    for key in stats:
+        value, ci = result[key], result.get(f"{key}_ci")
+        text = "n/a" if value is None else f"{value:.4f}"
+        parts.append(f"{key} {text}" + (f" [{ci[0]:.4f}, {ci[1]:.4f}]" if ci else ""))
+    return (f"{'; '.join(parts)} ({result['n']} examples; {result['judge_missing']} without a judge score, "
+            f"{result['human_missing']} without a human one)")
