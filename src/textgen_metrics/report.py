@@ -143,7 +143,7 @@ def report_html(report, max_rows=2000):
         errors = agg.get("errors") or []
         if errors:
             out.append(f"<p>{len(errors)} example(s) got no score: " + "; ".join(
-                f"#{x['index']}: {e(str(x['error']))[:200]}" for x in errors[:20]) + "</p>")
+                f"row {x['index'] + 1}: {e(str(x['error']))[:200]}" for x in errors[:20]) + "</p>")
         out.append("<div class='charts'>")
         for key in m["scores"]:
             out.append(svg_histogram(m["per_example"][key], f"{name}: {key}" if key != name else name))

@@ -14,7 +14,7 @@ from collections import Counter
 
 from .. import __version__
 from ..tokenizers import get_bleu_tokenizer
-from ..validation import check_references, check_same_length, check_texts
+from ..validation import check_bool, check_references, check_same_length, check_texts
 
 __all__ = ["bleu", "google_bleu", "BleuStats", "corpus_stats"]
 
@@ -116,8 +116,8 @@ def _weights(max_order, weights):
         weights = tuple(float(w) for w in weights)
     except (TypeError, ValueError):
         raise TypeError(f"weights: expected a sequence of numbers, got {weights!r}") from None
-    if not weights or any(w < 0 or math.isnan(w) for w in weights):
-        raise ValueError(f"weights: {weights!r} must be a non-empty sequence of non-negative numbers")
+    if not weights or any(w < 0 or not math.isfinite(w) for w in weights):
+        raise ValueError(f"weights: {weights!r} must be a non-empty sequence of finite non-negative numbers")
     return weights, len(weights)
 
 
@@ -147,6 +147,8 @@ def bleu(predictions, references, tokenizer=None, max_order=4, smooth=False, wei
     ``sentence_bleu`` on the same tokens (method0, or method2 with ``smooth``).
     """
     predictions, references = _prepare(predictions, references)
+    smooth, use_aggregator = check_bool("smooth", smooth), check_bool("use_aggregator", use_aggregator)
+    lowercase = check_bool("lowercase", lowercase)
     weights, max_order = _weights(max_order, weights)
     tok = get_bleu_tokenizer(tokenizer, lowercase)
     stats = corpus_stats(predictions, references, tok, max_order)
@@ -217,6 +219,7 @@ def google_bleu(predictions, references, tokenizer=None, min_len=1, max_len=4,
                 use_aggregator=True):
     """Google BLEU: nltk ``corpus_gleu`` (aggregate) or ``sentence_gleu`` (per example)."""
     predictions, references = _prepare(predictions, references)
+    use_aggregator = check_bool("use_aggregator", use_aggregator)
     for name, v in (("min_len", min_len), ("max_len", max_len)):
         if not isinstance(v, int) or isinstance(v, bool) or v < 1:
             raise ValueError(f"{name}: {v!r} must be a positive integer")
