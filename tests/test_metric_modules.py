@@ -122,3 +122,13 @@ def test_bad_input_names_argument_and_index_in_every_module(metric_name, repo_ro
     if columns.get("references") == "text_or_list":
         with pytest.raises(ValueError, match=r"references\[0\]: empty list"):
             metric.compute(**dict(good, references=[[], ["x"]]))
+
+
+def test_all_empty_lists_are_a_clear_error_in_every_module(metric_name, repo_root):
+    """evaluate itself fails on an empty batch with an IndexError from inside; here a ValueError
+    names the first input, before anything is encoded (and an empty add_batch adds nothing)."""
+    metric = evaluate.load(f"./metrics/{metric_name}")
+    columns = list(type(metric).columns)
+    with pytest.raises(ValueError, match=rf"^{columns[0]}: no examples \(empty lists\)"):
+        metric.compute(**{c: [] for c in columns})
+    assert metric.add_batch(**{c: [] for c in columns}) is None

@@ -70,17 +70,34 @@ class TextgenMetric(evaluate.Metric):
         inputs.update({k: kwargs[k] for k in self.columns if k in kwargs})
         return {k: inputs.get(k) for k in self.columns}
 
+    def _no_examples(self, checked: dict) -> bool:
+        """True when every given column is an empty list (evaluate cannot encode an empty batch:
+        it reads the first example to pick the features, an IndexError from inside it)."""
+        return bool(checked) and all(len(v) == 0 for v in checked.values())
+
     def compute(self, *, predictions=None, references=None, **kwargs):
         """Compute the metric over the given inputs (and any added with ``add_batch``).
+
+        Empty lists with nothing added before are a ValueError naming the first input.
 """
-        kwargs.update(check_columns(self.columns, self._split_inputs(predictions, references, kwargs),
-                                    normalize_references=True))
+        checked = check_columns(self.columns, self._split_inputs(predictions, references, kwargs),
+                                normalize_references=True)
+        if self._no_examples(checked):
+            if self.writer is None and self.num_process == 1:
+                first = next(iter(self.columns))
+                raise ValueError(f"{first}: no examples (empty lists); give at least one example")
+            checked = {k: None for k in checked}  # nothing to add: score what add_batch gave
+        kwargs.update(checked)
         return super().compute(**kwargs)
 
     def add_batch(self, *, predictions=None, references=None, **kwargs):
-        """Add a batch of inputs; they are checked (argument and index) before evaluate's encoder."""
-        kwargs.update(check_columns(self.columns, self._split_inputs(predictions, references, kwargs),
-                                    normalize_references=True))
+        """Add a batch of inputs; they are checked (argument and index) before evaluate's encoder.
+        An empty batch adds nothing."""
+        checked = check_columns(self.columns, self._split_inputs(predictions, references, kwargs),
+                                normalize_references=True)
+        if self._no_examples(checked):
+            return None
+        kwargs.update(checked)
         return super().add_batch(**kwargs)
 
     def add(self, *, prediction=None, reference=None, **kwargs):

@@ -103,7 +103,7 @@ def check_bool(name: str, value: Any) -> bool:
 
     Anything else is a TypeError naming the option, a string above all: ``"False"`` is truthy
     in Python, so ``use_stemmer="False"`` would silently mean True."""
-    if isinstance(value, bool) or type(value).__name__ == "bool_":
+    if isinstance(value, bool) or (type(value).__module__ == "numpy" and type(value).__name__ in ("bool", "bool_")):
         return bool(value)
     if isinstance(value, numbers.Integral) and value in (0, 1):
         return bool(value)
