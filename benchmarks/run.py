@@ -11,9 +11,10 @@ import bench_bertscore  # noqa: E402
 import bench_judges  # noqa: E402
 import bench_lexical  # noqa: E402
 import bench_rouge  # noqa: E402
+import bench_trainer  # noqa: E402
 
 BENCHES = {"rouge": bench_rouge.main, "lexical": bench_lexical.main, "judges": bench_judges.main,
-           "bertscore": bench_bertscore.main}
+           "bertscore": bench_bertscore.main, "trainer": bench_trainer.main}
 
 
 def main(names=None):
