@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterator, Optional
 from . import __version__
 from .registry import METRICS, get_metric
 from .report import format_number
-from .scoring import read_records, score_records, unscored
+from .scoring import flat_scores, read_records, score_records, unscored
 
 __all__ = ["main", "build_parser", "parse_option_value", "UsageError", "SUBCOMMANDS"]
 
@@ -169,11 +169,11 @@ def _columns(items: Optional[list[str]]) -> dict[str, str]:
 
 
 # -- output -------------------------------------------------------------------------------------
-def _table(summary: dict[str, Any]) -> str:
-    width = max([len(k) for k in summary] + [6])
-    lines = [f"{'score':<{width}}  value", f"{'-' * width}  -------"]
-    lines += [f"{k:<{width}}  {format_number(v)}" for k, v in summary.items()]
-    return "\n".join(lines)
+_WIDTH = 23  # the score column of the table (longer names push their value right)
+
+
+def _table_rows(summary: dict[str, Any]) -> str:
+    return "\n".join(f"{k:<{_WIDTH}}  {format_number(v)}" for k, v in summary.items())
 
 
 def _progress(show: Optional[bool], names: list[str]) -> Optional[Callable[[str, int], Any]]:
@@ -242,10 +242,17 @@ def score(args: argparse.Namespace) -> int:
                          "OPENAI_API_KEY) or --judge hf:LOCAL_MODEL_PATH")
     rows = read_records(args.file, split=args.split)
     judge = _judge(args)
+    shown = []
+
+    def show(name: str, entry: Any) -> None:  # each metric's scores as soon as it is done
+        if not shown:
+            print(f"{len(rows)} examples from {args.file}")
+            print(f"{'score':<{_WIDTH}}  value\n{'-' * _WIDTH}  -------", flush=True)
+        shown.append(name)
+        print(_table_rows(flat_scores(entry["aggregate"], name)), flush=True)
+
     report = score_records(rows, names, columns=columns, options=options, judge=judge,
-                           progress=_progress(args.progress, names), source=args.file)
-    print(f"{report['examples']} examples from {args.file}")
-    print(_table(report["summary"]))
+                           progress=_progress(args.progress, names), source=args.file, on_result=show)
     for name, m in report["metrics"].items():
         agg = m["aggregate"]
         if "judge_usage" in agg:

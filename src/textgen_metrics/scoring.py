@@ -171,13 +171,16 @@ def score_records(rows: Sequence[Mapping[str, Any]], metrics: Sequence[str],
                   columns: Optional[Mapping[str, str]] = None,
                   options: Optional[Mapping[str, Mapping[str, Any]]] = None, judge: Any = None,
                   progress: Optional[Progress] = None, source: str = "input",
-                  column_hint: str = "--column {column}=FIELD") -> dict[str, Any]:
+                  column_hint: str = "--column {column}=FIELD",
+                  on_result: Optional[Callable[[str, Mapping[str, Any]], Any]] = None) -> dict[str, Any]:
     """Score ``rows`` (a list of dicts) with each metric name in ``metrics``.
 
     ``columns`` maps input columns to record fields, ``options`` maps a metric name to its
     keyword options, ``judge`` (a string, judge object or callable) serves the LLM-guided
     metrics, ``progress(metric, total)`` gives a context manager with ``update(k)`` per metric
     (see ``Progress``). A record's ``id`` field names it; without one, its row number (from 1).
+    ``on_result(metric, entry)`` is called as each metric's report entry is done (the command
+    line prints its scores at once).
     """
     if not rows:
         raise ValueError(f"{source}: no rows")
@@ -213,6 +216,8 @@ def score_records(rows: Sequence[Mapping[str, Any]], metrics: Sequence[str],
             "seconds": round(seconds, 4),
         }
         report["summary"].update(flat_scores(aggregate, spec.name))
+        if on_result is not None:
+            on_result(spec.name, report["metrics"][spec.name])
     return report
 
 
