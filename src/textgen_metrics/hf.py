@@ -6,6 +6,10 @@ This base turns the columns into ``evaluate`` features and checks the inputs *be
 index instead of a pyarrow message.
 """
 
+from __future__ import annotations
+
+from typing import Any, Optional
+
 import datasets
 import evaluate
 
@@ -70,12 +74,12 @@ class TextgenMetric(evaluate.Metric):
         inputs.update({k: kwargs[k] for k in self.columns if k in kwargs})
         return {k: inputs.get(k) for k in self.columns}
 
-    def _no_examples(self, checked: dict) -> bool:
+    def _no_examples(self, checked: dict[str, Any]) -> bool:
         """True when every given column is an empty list (evaluate cannot encode an empty batch:
         it reads the first example to pick the features, an IndexError from inside it)."""
         return bool(checked) and all(len(v) == 0 for v in checked.values())
 
-    def compute(self, *, predictions=None, references=None, **kwargs):
+    def compute(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> Optional[dict]:
         """Compute the metric over the given inputs (and any added with ``add_batch``).
 
         Empty lists with nothing added before are a ValueError naming the first input.
@@ -90,7 +94,7 @@ class TextgenMetric(evaluate.Metric):
         kwargs.update(checked)
         return super().compute(**kwargs)
 
-    def add_batch(self, *, predictions=None, references=None, **kwargs):
+    def add_batch(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> None:
         """Add a batch of inputs; they are checked (argument and index) before evaluate's encoder.
         An empty batch adds nothing."""
         checked = check_columns(self.columns, self._split_inputs(predictions, references, kwargs),
