@@ -100,9 +100,17 @@ def test_space_app_builds_and_computes(repo_root):
     rows = [["hello there", "hello there ||| hi"], ["", ""], ["general kenobi", "general grievous"]]
     table, result = spaces.run_metric(metric, rows, '{"rouge_types": ["rouge1"]}')
     assert result == {"rouge1": 0.75}
-    assert table == [["rouge1", 0.75]]
-    with pytest.raises(ValueError, match="options: not valid JSON"):
+    assert table == [["rouge1", "0.75"]]  # shown with 4 significant digits
+    with pytest.raises(ValueError, match="Options: not valid JSON"):
         spaces.run_metric(metric, rows, "{nope")
+    with pytest.raises(spaces.SpaceError, match=r"^Row 2, references: the cell is empty"):
+        spaces.run_metric(metric, [["a", "b"], ["c", ""]], "{}", strict=True)
+    with pytest.raises(spaces.SpaceError, match=r"^Options: rouge has no option 'stem'"):
+        spaces.run_metric(metric, rows, '{"stem": true}', strict=True)
+    with pytest.raises(spaces.SpaceError, match=r"^Inputs: the table has no example"):
+        spaces.run_metric(metric, [["", ""]], "{}", strict=True)
+    assert spaces.format_value(0.833333333) == "0.8333" and spaces.format_value([0.123456, 2]) == "[0.1235, 2]"
+    assert spaces.md_escape("<model> *x*") == "&lt;model&gt; \\*x\\*"
 
 
 SAMPLES = {"text": ["a b", "c d"], "text_or_list": ["a b", ["c d", "e"]], "list": [["a"], ["b", "c"]]}
