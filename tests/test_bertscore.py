@@ -110,3 +110,70 @@ def test_embedding_batches_bound_size_tokens_and_padding():
         if k + 1 < len(batches) and len(batch) < 64 and width[k + 1] >= 0.75 * width[k]:
             cut_by_tokens += 1
     assert cut_by_tokens >= 3
+
+
+@pytest.mark.parametrize("idf", [False, True])
+def test_all_layers_parity_and_layout(idf):
+    """Hugging Face's all_layers: every hidden state of the whole model (embeddings first), each
+    value a list over them of per-example scores, as bert_score returns them."""
+    data = pairs(40, seed=48) + long_pairs()
+    preds, refs = [p for p, _ in data], [r for _, r in data]
+    ours = bertscore(preds, refs, all_layers=True, idf=idf, batch_size=16)
+    theirs = reference_score(preds, refs, model_type=default_model_path(), num_layers=6, all_layers=True,
+                             idf=idf, batch_size=16)
+    for key, ref in zip(("precision", "recall", "f1"), theirs):
+        assert len(ours[key]) == len(ref) == 7 and all(len(layer) == len(data) for layer in ours[key])
+        worst = max(abs(a - b) for mine, their in zip(ours[key], ref) for a, b in zip(mine, their))
+        assert worst <= TOL, (key, worst)
+    last = bertscore(preds, refs, idf=idf, batch_size=16)
+    assert max(abs(a - b) for a, b in zip(ours["f1"][6], last["f1"])) <= 1e-6
+    means = bertscore(preds, refs, all_layers=True, idf=idf, batch_size=16, use_aggregator=True)
+    assert len(means["f1"]) == 7 and means["f1"][6] == pytest.approx(sum(last["f1"]) / len(data), abs=1e-6)
+
+
+def test_all_layers_with_several_references_takes_the_maximum_per_layer():
+    preds = ["the cat sat on the mat", "a dog barked"]
+    refs = [["a cat was on a mat", "dogs bark"], ["the dog barked loudly"]]
+    both = bertscore(preds, refs, all_layers=True)
+    for k, key in enumerate(("precision", "recall", "f1")):
+        for layer in range(7):
+            singles = [bertscore([preds[0]], [r], all_layers=True)[key][layer][0] for r in refs[0]]
+            assert both[key][layer][0] == pytest.approx(max(singles), abs=1e-6)
+
+
+def test_verbose_prints_bert_scores_status_and_a_bar(capsys):
+    res = bertscore(["the cat sat"], ["a cat sat"], verbose=True)
+    out, err = capsys.readouterr()
+    assert "calculating scores..." in out and "done in" in out and "sentences/sec" in out
+    assert "1/1" in err
+    assert res == bertscore(["the cat sat"], ["a cat sat"])
+
+
+def test_nthreads_is_accepted_and_changes_nothing():
+    data = pairs(20, seed=49)
+    preds, refs = [p for p, _ in data], [r for _, r in data]
+    assert bertscore(preds, refs, idf=True, nthreads=8) == bertscore(preds, refs, idf=True, nthreads=0)
+
+
+def test_a_language_other_than_english_needs_a_model():
+    for lang in ("de", "zh", "FR"):
+        with pytest.raises(ValueError, match=rf"lang: '{lang.lower()}' needs a model for that language.*"
+                                             r"pass model_type= a multilingual model"):
+            bertscore(["Guten Tag"], ["Guten Tag"], lang=lang)
+    with pytest.raises(ValueError, match="bert-base-multilingual-cased"):
+        bertscore(["Guten Tag"], ["Guten Tag"], lang="de")
+    assert bertscore(["a"], ["a"], lang="EN")["f1"] == bertscore(["a"], ["a"])["f1"]
+    # with a model given, lang only picks the baseline
+    res = bertscore(["Guten Tag"], ["Guten Tag"], lang="de", model_type=default_model_path())
+    assert res["f1"][0] == pytest.approx(1.0, abs=1e-6)
+
+
+def test_hugging_face_arguments_pass_through_evaluate(repo_root):
+    import evaluate
+
+    module = evaluate.load("./metrics/bertscore")
+    res = module.compute(predictions=["the cat sat"], references=["a cat sat"], verbose=False, nthreads=4,
+                         all_layers=True, lang="en")
+    assert len(res["f1"]) == 7
+    with pytest.raises(ValueError, match="lang: 'de' needs a model"):
+        module.compute(predictions=["a"], references=["a"], lang="de")

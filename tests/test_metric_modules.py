@@ -99,10 +99,18 @@ def test_space_app_builds_and_computes(repo_root):
     metric = evaluate.load("./metrics/rouge")
     rows = [["hello there", "hello there ||| hi"], ["", ""], ["general kenobi", "general grievous"]]
     table, result = spaces.run_metric(metric, rows, '{"rouge_types": ["rouge1"]}')
-    assert table == [["rouge1", 0.75], ["signature", result["signature"]]]
     assert result.pop("signature").startswith("rouge|tok:rouge_score|") and result == {"rouge1": 0.75}
-    with pytest.raises(ValueError, match="options: not valid JSON"):
+    assert table[0] == ["rouge1", "0.75"]  # shown with 4 significant digits
+    with pytest.raises(ValueError, match="Options: not valid JSON"):
         spaces.run_metric(metric, rows, "{nope")
+    with pytest.raises(spaces.SpaceError, match=r"^Row 2, references: the cell is empty"):
+        spaces.run_metric(metric, [["a", "b"], ["c", ""]], "{}", strict=True)
+    with pytest.raises(spaces.SpaceError, match=r"^Options: rouge has no option 'stem'"):
+        spaces.run_metric(metric, rows, '{"stem": true}', strict=True)
+    with pytest.raises(spaces.SpaceError, match=r"^Inputs: the table has no example"):
+        spaces.run_metric(metric, [["", ""]], "{}", strict=True)
+    assert spaces.format_value(0.833333333) == "0.8333" and spaces.format_value([0.123456, 2]) == "[0.1235, 2]"
+    assert spaces.md_escape("<model> *x*") == "&lt;model&gt; \\*x\\*"
 
 
 SAMPLES = {"text": ["a b", "c d"], "text_or_list": ["a b", ["c d", "e"]], "list": [["a"], ["b", "c"]]}
@@ -122,3 +130,13 @@ def test_bad_input_names_argument_and_index_in_every_module(metric_name, repo_ro
     if columns.get("references") == "text_or_list":
         with pytest.raises(ValueError, match=r"references\[0\]: empty list"):
             metric.compute(**dict(good, references=[[], ["x"]]))
+
+
+def test_all_empty_lists_are_a_clear_error_in_every_module(metric_name, repo_root):
+    """evaluate itself fails on an empty batch with an IndexError from inside; here a ValueError
+    names the first input, before anything is encoded (and an empty add_batch adds nothing)."""
+    metric = evaluate.load(f"./metrics/{metric_name}")
+    columns = list(type(metric).columns)
+    with pytest.raises(ValueError, match=rf"^{columns[0]}: no examples \(empty lists\)"):
+        metric.compute(**{c: [] for c in columns})
+    assert metric.add_batch(**{c: [] for c in columns}) is None

@@ -141,3 +141,24 @@ def test_evaluate_module_checks_before_encoding_and_handles_mixed_references(rep
     rouge.add_batch(predictions=["a dog"], references=["the dog"])
     result = rouge.compute(rouge_types=["rouge1"])
     assert result.pop("signature").startswith("rouge|tok:rouge_score|") and result == {"rouge1": 0.75}
+
+
+def test_rouge_scorer_positional_order_is_rouge_scores():
+    """rouge-score: RougeScorer(rouge_types, use_stemmer=False, split_summaries=False, tokenizer=None)."""
+    import inspect
+
+    from rouge_score import rouge_scorer
+
+    theirs = list(inspect.signature(rouge_scorer.RougeScorer.__init__).parameters)[1:]
+    ours = list(inspect.signature(RougeScorer.__init__).parameters)[1:]
+    assert ours[:len(theirs)] == theirs == ["rouge_types", "use_stemmer", "split_summaries", "tokenizer"]
+    text = "The cats sat. The dogs ran."
+    target = "The dogs ran. The cats sat."
+    # (rouge-score's own sentence splitting needs nltk's punkt model, a download: not run here)
+    positional = RougeScorer(["rougeLsum"], True, True).score(target, text)["rougeLsum"]
+    keywords = RougeScorer(["rougeLsum"], use_stemmer=True, split_summaries=True).score(target, text)["rougeLsum"]
+    assert positional == keywords and positional.fmeasure == 1.0
+    assert RougeScorer(["rougeLsum"], True, False).score(target, text)["rougeLsum"].fmeasure == 0.5
+    # the fourth: a tokenizer, as rouge-score's (an object with .tokenize) or a callable here
+    words = RougeScorer(["rouge1"], False, False, str.split).score("A b", "a b")["rouge1"].fmeasure
+    assert words == 0.5 and rouge_scorer.RougeScorer(["rouge1"], False, False, None)

@@ -1,19 +1,22 @@
 """The Gradio Spaces in a real browser: Debian's chromium driven by Playwright against each
 ``app.py`` served on 127.0.0.1. Type inputs, click, read the score; screenshots are saved under
-``artifacts/screenshots/`` (or ``$TEXTGEN_METRICS_ARTIFACTS``)."""
+``artifacts/screenshots/`` (or ``$TEXTGEN_METRICS_ARTIFACTS``), and, with
+``TEXTGEN_METRICS_DOCS=1``, those of each state that README shows into ``docs/``."""
 
 import contextlib
 import json
 import os
 import runpy
+import shutil
 import socket
+import time
 
 import pytest
 
 import textgen_metrics
 from chat_server import ChatServer, schema_answer
 from conftest import ROOT
-from textgen_metrics.spaces import parse_rows
+from textgen_metrics.spaces import JUDGE_RETRIES, JUDGE_TIMEOUT, format_value, parse_rows
 
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = os.environ.get("TEXTGEN_METRICS_ARTIFACTS") or str(ROOT / "artifacts" / "screenshots")
@@ -75,11 +78,18 @@ def page(browser):
     context.close()
 
 
-def screenshot(page, name):
+def screenshot(page, name, locator=None, docs=False, full_page=True):
+    """A PNG of the page (or of one element) under ARTIFACTS; with docs=True and
+    TEXTGEN_METRICS_DOCS=1 also into docs/ for README."""
     os.makedirs(ARTIFACTS, exist_ok=True)
     path = os.path.join(ARTIFACTS, f"{name}.png")
-    page.screenshot(path=path, full_page=True)
-    assert os.path.getsize(path) > 10_000
+    if locator is not None:
+        locator.screenshot(path=path)
+    else:
+        page.screenshot(path=path, full_page=full_page)
+    assert os.path.getsize(path) > (2_000 if locator is not None else 10_000)
+    if docs and os.environ.get("TEXTGEN_METRICS_DOCS") == "1":
+        shutil.copy(path, ROOT / "docs" / f"{name}.png")
     return path
 
 
@@ -111,9 +121,21 @@ def fill_judge(page, srv):
 
 
 def same(cell, value):
-    if isinstance(value, (list, dict)):
-        return json.loads(cell) == value
-    return float(cell) == value
+    """The cell shows the value with 4 significant digits (lists and dicts: as JSON so)."""
+    return cell == format_value(value)
+
+
+def toast(page):
+    """The text of the gr.Error pop-up."""
+    box = page.locator("[data-testid=toast-body]").last
+    box.wait_for()
+    return box.inner_text()
+
+
+def close_toasts(page):
+    for close in page.locator("[data-testid=toast-close]").all():
+        with contextlib.suppress(Exception):
+            close.click(timeout=2_000)
 
 
 @pytest.mark.parametrize("metric_dir", METRIC_DIRS, ids=[p.name for p in METRIC_DIRS])
@@ -149,18 +171,119 @@ def test_metric_space_in_the_browser(metric_dir, page, judge_server):
             assert SECRET not in page.content()
             assert from_browser and all(h.get("Authorization") == f"Bearer {SECRET}" for h in from_browser)
         assert "Metric Card for" in page.content()  # the card below the widget
-        screenshot(page, f"space-{name}")
+        assert page.locator("#error").inner_text().strip() == ""
+        screenshot(page, f"space-{name}", docs=name in ("rouge", "faithfulness"))
+
+
+def type_options(page, text):
+    page.locator("#options textarea, #options .cm-content").first.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.press("Delete")
+    page.keyboard.insert_text(text)
+
+
+def shows_error(page, expected, shot=None):
+    """Both the pop-up and the line under the button say ``expected``; returns the line.
+    ``shot``: the name of a screenshot of the view with both (for docs/)."""
+    from playwright.sync_api import expect
+
+    expect(page.locator("#error")).to_contain_text(expected, timeout=60_000)
+    line = page.locator("#error").inner_text()
+    assert "Error:" in line
+    expect(page.locator("[data-testid=toast-body]").last).to_contain_text(expected)
+    if shot:
+        page.locator("#error").scroll_into_view_if_needed()
+        page.wait_for_timeout(800)  # the pop-up fades in
+        screenshot(page, shot, docs=True, full_page=False)
+    close_toasts(page)
+    return line
 
 
 def test_metric_space_shows_bad_input_as_an_error(page):
     with serve(ROOT / "metrics" / "rouge" / "app.py") as url:
         page.goto(url)
-        page.locator("#options textarea, #options .cm-content").first.click()
-        page.keyboard.press("Control+A")
-        page.keyboard.type('{"rouge_types": ["rougeX"]}')
+        type_options(page, '{"rouge_types": ["rougeX"]}')
         page.click("#compute")
-        page.get_by_text("Error:").wait_for()
-        assert "rougeX" in page.locator("#error").inner_text()
+        shows_error(page, "Options: rouge_types: unknown rouge type 'rougeX'")
+
+
+def test_metric_space_mistakes_are_sentences_naming_row_and_field(page):
+    """Each mistake a sentence with the row and the field (or the box), as a gr.Error pop-up and
+    under the button, escaped (``<model>`` stays visible), never a bare exception text."""
+    with serve(ROOT / "metrics" / "rouge" / "app.py") as url:
+        page.goto(url)
+        add = page.locator("#add-row")
+        add.wait_for()
+        assert add.is_visible() and "Add row" in add.inner_text()  # a visible control
+        add.click()
+        page.locator("#inputs [data-testid=cell-1-0]").wait_for()
+        edit_cell(page, "inputs", 1, 0, "a second prediction")
+        screenshot(page, "space-add-row", docs=True, full_page=False)
+        page.click("#compute")
+        line = shows_error(page, "Row 2, references: the cell is empty", shot="space-error-row-field")
+        assert "Traceback" not in line and "list index" not in line
+        edit_cell(page, "inputs", 1, 1, "||| a reference")
+        page.click("#compute")
+        shows_error(page, f"Row 2, references: a text between the ||| separators is empty")
+        edit_cell(page, "inputs", 1, 1, "a second reference")
+        type_options(page, '{"stemmer": true}')
+        page.click("#compute")
+        shows_error(page, "Options: rouge has no option 'stemmer'; its options:")
+        type_options(page, '{"use_stemmer": "yes"}')
+        page.click("#compute")
+        shows_error(page, "Options: use_stemmer: expected True or False, got the string 'yes'")
+        type_options(page, '{"use_stemmer": true,}')
+        page.click("#compute")
+        shows_error(page, "Options: not valid JSON")
+        type_options(page, '{"tokenizer": "<model>"}')
+        page.click("#compute")
+        line = shows_error(page, "unknown tokenizer '<model>'", shot="space-error-escaped")  # not eaten as a tag
+        type_options(page, '{"use_stemmer": true}')
+        page.click("#compute")
+        shown = read_key_values(page, "result-table")
+        want = textgen_metrics.rouge(["The cat sat on the mat.", "a second prediction"],
+                                     [["The cat is on the mat.", "A cat sat on a mat."], "a second reference"],
+                                     use_stemmer=True)
+        assert shown == {k: f"{v:.4g}" for k, v in want.items()}
+        assert page.locator("#error").inner_text().strip() == ""
+
+
+def hanging_judge():
+    """A server that accepts requests and never answers within a client's time-out."""
+    srv = ChatServer(schema_answer)
+    srv.faults.extend([("hang", 30)] * 50)
+    return srv
+
+
+def test_a_judge_that_does_not_answer_is_an_error_within_15_s(page):
+    assert JUDGE_TIMEOUT * (JUDGE_RETRIES + 1) + 1 < 15
+    with hanging_judge() as srv, serve(ROOT / "metrics" / "faithfulness" / "app.py") as url:
+        page.goto(url)
+        fill_judge(page, srv)
+        start = time.monotonic()
+        page.click("#compute")
+        page.locator("#error").get_by_text("Error:").wait_for(timeout=15_000)
+        took = time.monotonic() - start
+        assert took < 15, took
+        line = page.locator("#error").inner_text()
+        assert "Row 1" in line or "row 1" in line or "Judge" in line, line
+        assert srv.count >= 1 and SECRET not in page.content()
+        toast(page)
+        page.locator("#error").scroll_into_view_if_needed()
+        page.wait_for_timeout(800)  # the pop-up fades in
+        screenshot(page, "space-judge-not-answering", docs=True, full_page=False)
+    with socket.socket() as s:  # nobody listens: refused at once
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with serve(ROOT / "metrics" / "faithfulness" / "app.py") as url:
+        page.goto(url)
+        page.locator("#judge-url textarea, #judge-url input").first.fill(f"http://127.0.0.1:{port}/v1")
+        page.locator("#judge-model textarea, #judge-model input").first.fill("m")
+        start = time.monotonic()
+        page.click("#compute")
+        page.locator("#error").get_by_text("Error:").wait_for(timeout=15_000)
+        assert time.monotonic() - start < 15
+        assert f"127.0.0.1:{port}" in page.locator("#error").inner_text()
 
 
 def write_jsonl(path, rows):
@@ -193,7 +316,7 @@ def test_playground_upload_metrics_judge_table_and_chart(page, judge_server, tmp
         want = score_records(rows, ["rouge", "bleu", "faithfulness"], judge=judge)["summary"]
         assert set(shown) == set(want)
         for key, value in want.items():
-            assert float(shown[key]) == pytest.approx(value, rel=1e-12), key
+            assert shown[key] == f"{value:.4g}", key  # 4 significant digits
         # schema_answer: the claims are the sentences, verdicts yes, no, yes...: 1, 0.5, 1, 2/3, 1
         assert want["faithfulness"] == pytest.approx((1 + 0.5 + 1 + 2 / 3 + 1) / 5)
         # the chart: one bar chart per score, one bar per example
@@ -203,7 +326,7 @@ def test_playground_upload_metrics_judge_table_and_chart(page, judge_server, tmp
         # the per-example table: ids and scores
         assert page.locator("#per-example [data-testid=cell-4-0] span").first.inner_text().strip() == "ex4"
         assert SECRET not in page.content()
-        screenshot(page, "playground")
+        screenshot(page, "playground", docs=True)
 
 
 def test_playground_errors_are_shown_not_raised(page, tmp_path):
@@ -212,14 +335,73 @@ def test_playground_errors_are_shown_not_raised(page, tmp_path):
     with serve(ROOT / "spaces" / "playground" / "app.py") as url:
         page.goto(url)
         page.click("#score")
-        page.get_by_text("Error:").wait_for()
-        assert "upload a CSV" in page.locator("#error").inner_text()
+        shows_error(page, "File: upload a CSV")
         page.locator("#upload input[type=file]").set_input_files(str(data))
         page.get_by_text("d.csv").first.wait_for()
         page.click("#score")
-        page.get_by_text("no field 'prediction'").wait_for()
+        shows_error(page, "row 1 has no field 'predictions' or 'prediction' for rouge's predictions "
+                          "(it has: answer, ref); choose one with the Columns box", shot="playground-error")
         columns = page.locator("#columns textarea, #columns input").first
         columns.fill('{"predictions": "answer", "references": "ref"}')
         page.click("#score")
         shown = read_key_values(page, "summary")
         assert float(shown["rouge1"]) == textgen_metrics.rouge(["the cat"], ["the cat sat"])["rouge1"]
+
+
+def test_playground_chart_reads_at_50_rows(page, tmp_path):
+    from corpus import pairs
+
+    rows = [{"id": f"example-{i:02d}-with-a-long-name", "prediction": p, "references": [r]}
+            for i, (p, r) in enumerate(pairs(50, seed=11))]
+    rows[7]["id"] = "<b>tag</b>"
+    data = tmp_path / "fifty.jsonl"
+    write_jsonl(data, rows)
+    with serve(ROOT / "spaces" / "playground" / "app.py") as url:
+        page.goto(url)
+        page.locator("#upload input[type=file]").set_input_files(str(data))
+        page.get_by_text("fifty.jsonl").first.wait_for()
+        page.click("#score")
+        read_key_values(page, "summary")
+        chart = page.locator("#chart svg.bars[data-metric=rouge1]")
+        chart.wait_for()
+        assert page.locator("#chart svg.bars").count() == 5  # rouge1, rouge2, rougeL, rougeLsum, bleu
+        labels = chart.locator("text[text-anchor=end]")
+        assert labels.count() == 50 and chart.locator("rect").count() == 50
+        boxes = [labels.nth(i).bounding_box() for i in range(50)]
+        for a, b in zip(boxes, boxes[1:]):  # one row each: no label overlaps the next
+            assert a["y"] + a["height"] <= b["y"] + 0.5, (a, b)
+            assert a["height"] >= 9  # a readable size
+        assert "<b>tag</b>" in labels.nth(7).text_content()  # shown as text, not markup
+        want = textgen_metrics.rouge([r["prediction"] for r in rows], [r["references"] for r in rows],
+                                     use_aggregator=False)["rouge1"]
+        values = chart.locator("rect title").all_text_contents()
+        assert values[0] == f"{rows[0]['id']}: {want[0]:.4g}"
+        screenshot(page, "playground-chart-50-rows", locator=page.locator("#chart"), docs=True)
+
+
+def test_playground_coherence_axis_runs_from_1_to_5(page, judge_server, tmp_path):
+    rows = [{"id": f"s{i}", "prediction": "A cat sat.", "source": "A cat sat on a mat all day."} for i in range(3)]
+    data = tmp_path / "summaries.jsonl"
+    write_jsonl(data, rows)
+    with serve(ROOT / "spaces" / "playground" / "app.py") as url:
+        page.goto(url)
+        page.locator("#upload input[type=file]").set_input_files(str(data))
+        page.get_by_text("summaries.jsonl").first.wait_for()
+        dropdown = page.locator("#metrics input")
+        for remove in page.locator("#metrics button.token-remove, #metrics .token-remove").all()[::-1]:
+            with contextlib.suppress(Exception):
+                remove.click(timeout=2_000)
+        dropdown.click()
+        dropdown.fill("summary_coherence")
+        page.keyboard.press("Enter")
+        page.keyboard.press("Escape")
+        page.get_by_text("Judge (an OpenAI-compatible server").click()
+        fill_judge(page, judge_server)
+        page.click("#score")
+        chart = page.locator("#chart svg.bars[data-metric=summary_coherence]")
+        chart.wait_for()
+        ticks = chart.locator("text[text-anchor=middle]").all_text_contents()
+        assert ticks[:3] == ["1", "3", "5"], ticks  # the scale of the score, not 0 to 4
+        widths = [float(w) for w in chart.locator("rect").evaluate_all("rs => rs.map(r => r.getAttribute('width'))")]
+        assert widths == [pytest.approx(260 * (4 - 1) / (5 - 1), abs=0.1)] * 3  # schema_answer: score 4
+        screenshot(page, "playground-coherence", locator=page.locator("#chart"), docs=True)

@@ -5,7 +5,7 @@ import pytest
 
 import textgen_metrics
 from textgen_metrics.tokenizers import split_sentences
-from textgen_metrics.trainer import compute_metrics, decode
+from textgen_metrics.trainer import compute_metrics, decode, preprocess_logits_for_metrics
 
 WORDS = ("the cat dog sat ran on mat rug a big small red blue house tree park . and "
          "is was near under over").split()
@@ -78,18 +78,21 @@ def test_hook_rejects_metrics_it_cannot_feed(tokenizer):
         compute_metrics(tokenizer, metrics=["rouge"], options={"bleu": {}})
 
 
-def test_seq2seq_trainer_evaluate(tokenizer, tmp_path):
+@pytest.fixture(scope="module")
+def trained(tokenizer, tmp_path_factory):
+    """A tiny T5 built from a config (no download), trained a little on PAIRS: (model folder, data)."""
     import datasets
     import torch
     from transformers import (DataCollatorForSeq2Seq, Seq2SeqTrainer, Seq2SeqTrainingArguments,
                               T5Config, T5ForConditionalGeneration)
 
+    folder = tmp_path_factory.mktemp("t5")
     torch.manual_seed(0)
     config = T5Config(vocab_size=len(tokenizer), d_model=32, d_ff=64, d_kv=8, num_layers=1,
                       num_decoder_layers=1, num_heads=2, pad_token_id=0, eos_token_id=1,
                       decoder_start_token_id=0)
-    T5ForConditionalGeneration(config).save_pretrained(tmp_path / "model")
-    model = T5ForConditionalGeneration.from_pretrained(tmp_path / "model")
+    T5ForConditionalGeneration(config).save_pretrained(folder / "init")
+    model = T5ForConditionalGeneration.from_pretrained(folder / "init")
 
     def encode(batch):
         enc = tokenizer(batch["source"])
@@ -98,22 +101,36 @@ def test_seq2seq_trainer_evaluate(tokenizer, tmp_path):
 
     data = datasets.Dataset.from_dict({"source": [s for s, _ in PAIRS], "target": [t for _, t in PAIRS]})
     data = data.map(encode, batched=True, remove_columns=["source", "target"])
-    args = Seq2SeqTrainingArguments(output_dir=str(tmp_path / "out"), per_device_train_batch_size=4,
-                                    per_device_eval_batch_size=3, predict_with_generate=True,
-                                    generation_max_length=16, max_steps=60, learning_rate=3e-2,
-                                    report_to=[], save_strategy="no", logging_strategy="no",
-                                    use_cpu=True, seed=0)
+    args = Seq2SeqTrainingArguments(output_dir=str(folder / "out"), per_device_train_batch_size=4,
+                                    max_steps=60, learning_rate=3e-2, report_to=[], save_strategy="no",
+                                    logging_strategy="no", use_cpu=True, seed=0)
+    Seq2SeqTrainer(model=model, args=args, train_dataset=data,
+                   data_collator=DataCollatorForSeq2Seq(tokenizer, model=model)).train()
+    model.save_pretrained(folder / "trained")
+    return folder / "trained", data
+
+
+def evaluator(tokenizer, trained, tmp_path, hook, preprocess=None, **kwargs):
+    from transformers import (DataCollatorForSeq2Seq, Seq2SeqTrainer, Seq2SeqTrainingArguments,
+                              T5ForConditionalGeneration)
+
+    model = T5ForConditionalGeneration.from_pretrained(trained[0])
+    args = Seq2SeqTrainingArguments(output_dir=str(tmp_path / "out"), per_device_eval_batch_size=3,
+                                    generation_max_length=16, report_to=[], use_cpu=True, seed=0, **kwargs)
+    return Seq2SeqTrainer(model=model, args=args, eval_dataset=trained[1],
+                          data_collator=DataCollatorForSeq2Seq(tokenizer, model=model),
+                          compute_metrics=hook, preprocess_logits_for_metrics=preprocess)
+
+
+def test_seq2seq_trainer_evaluate(tokenizer, trained, tmp_path):
     hook = compute_metrics(tokenizer, metrics=["rouge", "bleu", "meteor"])
-    trainer = Seq2SeqTrainer(model=model, args=args, train_dataset=data, eval_dataset=data,
-                             data_collator=DataCollatorForSeq2Seq(tokenizer, model=model),
-                             compute_metrics=hook)
-    trainer.train()
+    trainer = evaluator(tokenizer, trained, tmp_path, hook, predict_with_generate=True)
     metrics = trainer.evaluate()
     for key in ("eval_rouge1", "eval_rouge2", "eval_rougeL", "eval_rougeLsum", "eval_bleu",
                 "eval_bleu_precisions_1", "eval_meteor", "eval_gen_len"):
         assert isinstance(metrics[key], float), key
     # the same scores from the generated ids, decoded here independently of the hook
-    out = trainer.predict(data)
+    out = trainer.predict(trained[1])
     ids = np.where(out.predictions == -100, tokenizer.pad_token_id, out.predictions)
     preds = [t.strip() for t in tokenizer.batch_decode(ids, skip_special_tokens=True)]
     assert len(preds) == len(PAIRS)  # 8 examples in batches of 3: padded with -100 across batches
@@ -124,3 +141,78 @@ def test_seq2seq_trainer_evaluate(tokenizer, tmp_path):
                                  ["\n".join(split_sentences(r)) for r in refs])
     assert metrics["eval_rougeLsum"] == want["rougeLsum"] and metrics["eval_rouge1"] == want["rouge1"]
     assert metrics["eval_rouge1"] > 0.2  # it learned some words: the scores are not all zero
+
+
+def scores(metrics):
+    return {k: v for k, v in metrics.items() if not k.endswith(("_runtime", "_per_second", "_loss", "_time"))}
+
+
+@pytest.mark.parametrize("generate", [False, True], ids=["logits", "generate"])
+def test_batch_eval_metrics_streams_to_the_same_scores(tokenizer, trained, tmp_path, generate):
+    """batch_eval_metrics=True: the hook gets one batch at a time (3 batches of 3, 3, 2) and
+    gives, on the last, the very scores of the one-call evaluation."""
+    names = ["rouge", "bleu", "meteor", "google_bleu"]
+    calls = []
+    hook = compute_metrics(tokenizer, metrics=names, options={"rouge": {"use_stemmer": True}})
+
+    def spy(prediction, compute_result=True):
+        calls.append((len(prediction.label_ids), compute_result))
+        return hook(prediction, compute_result=compute_result)
+
+    one = evaluator(tokenizer, trained, tmp_path, hook, predict_with_generate=generate).evaluate()
+    batched = evaluator(tokenizer, trained, tmp_path, spy, predict_with_generate=generate,
+                        batch_eval_metrics=True).evaluate()
+    assert calls == [(3, False), (3, False), (2, True)]
+    assert scores(batched) == scores(one) and "eval_rougeLsum" in one and "eval_google_bleu" in one
+    again = evaluator(tokenizer, trained, tmp_path, spy, predict_with_generate=generate,
+                      batch_eval_metrics=True).evaluate()
+    assert scores(again) == scores(one)  # the hook starts afresh after each evaluation
+
+
+def test_preprocess_logits_reduces_each_batch_before_gathering(tokenizer, trained, tmp_path):
+    seen = []
+    hook = compute_metrics(tokenizer, metrics=["rouge", "bleu"])
+
+    def spy(prediction, compute_result=True):
+        seen.append(np.asarray(prediction.predictions[0] if isinstance(prediction.predictions, tuple)
+                               else prediction.predictions).shape)
+        return hook(prediction, compute_result=compute_result)
+
+    full = evaluator(tokenizer, trained, tmp_path, spy).evaluate()
+    reduced = evaluator(tokenizer, trained, tmp_path, spy, preprocess=preprocess_logits_for_metrics).evaluate()
+    vocab = len(tokenizer)
+    assert len(seen[0]) == 3 and seen[0][-1] == vocab  # without it: every logit of the set gathered
+    assert len(seen[1]) == 2  # with it: ids only
+    # the argmax per batch: the same ids, the same texts, the same scores
+    assert scores(reduced) == scores(full) and reduced["eval_rouge1"] > 0.2
+
+
+def test_preprocess_logits_for_metrics_unit():
+    import torch
+
+    logits = torch.tensor([[[0.1, 2.0, 0.3], [5.0, 0.0, 0.0]], [[0.0, 0.0, 1.0], [0.0, 3.0, 0.0]]])
+    labels = torch.tensor([[4, -100], [2, 1]])
+    ids = preprocess_logits_for_metrics((logits, "encoder states"), labels)
+    assert ids.dtype == torch.int64 and ids.tolist() == [[1, 0], [2, 1]]
+    assert preprocess_logits_for_metrics(logits, labels).tolist() == [[1, 0], [2, 1]]
+
+
+@pytest.mark.parametrize("name, options", [("rouge", {"rouge_types": ["rouge1", "rougeLsum", "rougeW"]}),
+                                           ("meteor", {}), ("bleu", {}), ("google_bleu", {}),
+                                           ("bertscore", {}), ("bertscore", {"idf": True})])
+def test_metric_stream_equals_one_call(name, options):
+    from corpus import multi_references
+    from textgen_metrics.registry import get_metric
+    from textgen_metrics.streaming import MetricStream
+
+    data = multi_references(60 if name == "bertscore" else 300, seed=5)
+    inputs = {"predictions": [p for p, _ in data], "references": [r for _, r in data]}
+    spec = get_metric(name)
+    stream = MetricStream(spec, options)
+    for start in range(0, len(data), 37):
+        stream.add({c: v[start:start + 37] for c, v in inputs.items()})
+    assert stream.keeps_texts == (name in ("bleu", "google_bleu", "bertscore"))
+    assert stream.result() == spec.compute(inputs, **options)
+    stream.reset()
+    with pytest.raises(ValueError, match="no examples"):
+        stream.result()

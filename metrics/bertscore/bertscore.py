@@ -39,8 +39,14 @@ Args:
         per matching chunk. Default 64.
     device (str): "cpu" or "cuda"; default cuda when available.
     half (bool): float16 model on a GPU.
-    lang (str), rescale_with_baseline (bool), baseline_path (str): rescale with a bert_score
-        baseline file (the file bert_score ships for the model, or baseline_path).
+    lang (str): the language; other than "en" it needs a model_type for that language (an error
+        otherwise: the default model is English only).
+    rescale_with_baseline (bool), baseline_path (str): rescale with a bert_score baseline file
+        (the file bert_score ships for the model and lang, or baseline_path).
+    verbose (bool): print bert_score's status lines and a progress bar.
+    all_layers (bool): every hidden state of the whole model; each output is then a list over
+        them (embeddings first) of the per-example lists.
+    nthreads (int): accepted as Hugging Face's (bert_score's idf workers); changes nothing here.
     use_aggregator (bool): False (default, as Hugging Face's) gives per-example lists; True the means.
     confidence_level (float), n_resamples (int, default 1000), seed (int, default 12345): add
         precision_ci, recall_ci and f1_ci, the bootstrap intervals of the means.

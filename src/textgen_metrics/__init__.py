@@ -2,12 +2,18 @@
 
 The metric functions work on plain lists of strings; the ``evaluate`` modules under
 ``metrics/`` are thin layers over them. Submodules load lazily, so importing the package
-costs nothing until a metric is used.
+costs nothing until a metric is used; ``dir(textgen_metrics)`` lists the public API all the
+same.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __version__ = "0.1.0"
 
-_LAZY = {
+_LAZY: dict[str, tuple[str, str]] = {
     "rouge": ("textgen_metrics.lexical.rouge", "rouge"),
     "RougeScorer": ("textgen_metrics.lexical.rouge", "RougeScorer"),
     "RougeAggregator": ("textgen_metrics.lexical.rouge", "RougeAggregator"),
@@ -43,16 +49,24 @@ _LAZY = {
     "CallableJudge": ("textgen_metrics.judges.function", "CallableJudge"),
     "JudgeCache": ("textgen_metrics.judges.cache", "JudgeCache"),
     "get_judge": ("textgen_metrics.judges", "get_judge"),
+    "JudgeError": ("textgen_metrics.judges.base", "JudgeError"),
+    "JudgeFatalError": ("textgen_metrics.judges.base", "JudgeFatalError"),
+    "Usage": ("textgen_metrics.judges.base", "Usage"),
 }
 
 __all__ = ["__version__", *_LAZY]
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
     try:
         module, attr = _LAZY[name]
     except KeyError:
         raise AttributeError(f"module 'textgen_metrics' has no attribute {name!r}") from None
-    import importlib
+    value = getattr(importlib.import_module(module), attr)
+    globals()[name] = value  # later look-ups skip this function
+    return value
 
-    return getattr(importlib.import_module(module), attr)
+
+def __dir__() -> list[str]:
+    """The public API (loaded lazily) and the submodules already imported."""
+    return sorted(set(__all__) | {k for k in globals() if not k.startswith("_")} - {"annotations", "importlib", "Any"})

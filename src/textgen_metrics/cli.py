@@ -5,65 +5,213 @@ Reads CSV, JSONL, JSON, Parquet or a ``datasets`` folder, runs the chosen metric
 aggregate and per-example scores (``--out``) and an HTML report with a histogram per score
 (``--html``). ``textgen-metrics compare A.jsonl B.jsonl --metrics bleu`` compares two systems'
 outputs for the same rows with a paired test.
+
+Exit status: 0 when every example got every score; 1 when some example got no score (a judge
+whose answers stayed unusable: the summary says how many and shows the first messages;
+``--allow-errors`` exits 0 anyway) or the run failed (a judge that cannot be reached); 2 for a
+usage error (a bad flag, option, column or file). Errors print as one line; ``--debug`` adds the
+traceback.
+
+Subcommands: each one is an ``_add_<name>(subparsers)`` function in ``SUBCOMMANDS`` that builds
+its parser with ``parents=[common_options()]`` and sets ``run=`` to a function ``args -> exit
+status``.
 """
 
+from __future__ import annotations
+
 import argparse
+import contextlib
 import json
+import math
 import os
+import re
 import sys
+import traceback
+from typing import Any, Callable, Iterator, Optional
 
 from . import __version__
-from .registry import METRICS
+from .registry import METRICS, get_metric
 from .report import format_number
-from .scoring import read_records, score_records
+from .scoring import flat_scores, read_records, score_records, unscored
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "parse_option_value", "UsageError", "SUBCOMMANDS"]
+
+EXIT_OK, EXIT_UNSCORED, EXIT_USAGE = 0, 1, 2
+_SHOWN_ERRORS = 5  # unscored examples whose messages the summary prints
+_TRUE = {"true", "yes", "on", "1"}
+_FALSE = {"false", "no", "off", "0"}
 
 
-def _key_values(items, flag, dotted=False):
-    """``NAME=VALUE`` items (``METRIC.NAME=VALUE`` when ``dotted``); values parse as JSON when
-    they can (true, 3, [1, 2]) and stay strings otherwise."""
-    out = {}
-    for item in items or []:
-        key, sep, raw = item.partition("=")
-        if not sep or not key or (dotted and "." not in key):
-            want = "METRIC.NAME=VALUE" if dotted else "NAME=VALUE"
-            raise ValueError(f"{flag}: expected {want}, got {item!r}")
-        try:
-            value = json.loads(raw)
-        except json.JSONDecodeError:
-            value = raw
-        if dotted:
-            metric, name = key.split(".", 1)
-            out.setdefault(metric, {})[name] = value
+class UsageError(ValueError):
+    """A mistake in the command line (exit status 2)."""
+
+
+# -- typed values -------------------------------------------------------------------------------
+def _number(flag: str, raw: str) -> float:
+    try:
+        return float(raw)
+    except ValueError:
+        raise UsageError(f"{flag}: expected a number, got {raw!r}") from None
+
+
+def parse_option_value(flag: str, kind: str, raw: str) -> Any:
+    """The text ``raw`` of ``flag`` as a value of ``kind`` (``registry.OPTION_KINDS``).
+
+    Booleans accept true/false, yes/no, on/off, 1/0 in any case; integers, numbers and lists
+    must parse as such; anything else is a UsageError naming ``flag``."""
+    text = raw.strip()
+    if kind == "bool":
+        if text.lower() in _TRUE:
+            return True
+        if text.lower() in _FALSE:
+            return False
+        raise UsageError(f"{flag}: expected a boolean (true/false, yes/no, on/off, 1/0), got {raw!r}")
+    if kind == "int":
+        if re.fullmatch(r"[+-]?\d+", text):
+            return int(text)
+        raise UsageError(f"{flag}: expected an integer, got {raw!r}")
+    if kind in ("float", "number"):
+        if kind == "number" and re.fullmatch(r"[+-]?\d+", text):
+            return int(text)
+        return _number(flag, text)
+    if kind in ("list", "floats"):
+        if text.startswith("["):
+            try:
+                value = json.loads(text)
+            except json.JSONDecodeError as e:
+                raise UsageError(f"{flag}: not a valid JSON list ({e.msg}): {raw!r}") from None
+            if not isinstance(value, list):
+                raise UsageError(f"{flag}: expected a list, got {raw!r}")
         else:
-            out[key] = value
+            value = [part.strip() for part in text.split(",") if part.strip()]
+        if kind == "floats":
+            out = []
+            for v in value:
+                if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+                    raise UsageError(f"{flag}: expected a list of numbers, got {raw!r}")
+                out.append(_number(flag, v) if isinstance(v, str) else float(v))
+            return out
+        return value
+    if kind == "str":
+        return raw
+    # json: a JSON value where the text is one, else the text
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return raw
+
+
+def _loose_value(raw: str) -> Any:
+    """A judge option's value: a boolean word, a number, a JSON list or object, else the text."""
+    text = raw.strip()
+    if text.lower() in _TRUE - {"1"}:
+        return True
+    if text.lower() in _FALSE - {"0"}:
+        return False
+    if re.fullmatch(r"[+-]?\d+", text):
+        return int(text)
+    try:
+        value = float(text)
+        return value if math.isfinite(value) else raw
+    except ValueError:
+        pass
+    if text[:1] in "[{":
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError:
+            raise UsageError(f"not valid JSON: {raw!r}") from None
+    return raw
+
+
+def _split_item(item: str, flag: str, want: str) -> tuple[str, str]:
+    key, sep, raw = item.partition("=")
+    if not sep or not key.strip():
+        raise UsageError(f"{flag}: expected {want}, got {item!r}")
+    return key.strip(), raw
+
+
+def _metric_options(items: Optional[list[str]], names: list[str]) -> dict[str, dict[str, Any]]:
+    """``--option METRIC.NAME=VALUE`` items, each value parsed by the option's kind."""
+    out: dict[str, dict[str, Any]] = {}
+    for item in items or []:
+        key, raw = _split_item(item, "--option", "METRIC.NAME=VALUE")
+        metric, dot, name = key.partition(".")
+        if not dot or not name:
+            raise UsageError(f"--option: expected METRIC.NAME=VALUE, got {item!r}")
+        if metric not in names:
+            raise UsageError(f"--option {key}: {metric!r} is not among --metrics {','.join(names)}")
+        kinds = get_metric(metric).options
+        if name not in kinds:
+            raise UsageError(f"--option {key}: {metric} has no option {name!r}; its options: "
+                             f"{', '.join(sorted(kinds))}")
+        out.setdefault(metric, {})[name] = parse_option_value(f"--option {key}", kinds[name], raw)
     return out
 
 
-def _table(summary):
-    width = max([len(k) for k in summary] + [6])
-    lines = [f"{'score':<{width}}  value", f"{'-' * width}  -------"]
-    lines += [f"{k:<{width}}  {format_number(v)}" for k, v in summary.items()]
-    return "\n".join(lines)
+def _judge_options(items: Optional[list[str]]) -> dict[str, Any]:
+    out = {}
+    for item in items or []:
+        key, raw = _split_item(item, "--judge-option", "NAME=VALUE")
+        try:
+            out[key] = _loose_value(raw)
+        except UsageError as e:
+            raise UsageError(f"--judge-option {key}: {e}") from None
+    return out
 
 
-def _progress_bar(args, total):
-    show = args.progress if args.progress is not None else sys.stderr.isatty()
-    if not show:
-        return None, None
+def _columns(items: Optional[list[str]]) -> dict[str, str]:
+    out = {}
+    for item in items or []:
+        key, raw = _split_item(item, "--column", "INPUT=FIELD")
+        if not raw:
+            raise UsageError(f"--column {key}: give the field name after '='")
+        out[key] = raw
+    return out
+
+
+# -- output -------------------------------------------------------------------------------------
+_WIDTH = 23  # the score column of the table (longer names push their value right)
+
+
+def _table_rows(summary: dict[str, Any]) -> str:
+    return "\n".join(f"{k:<{_WIDTH}}  {format_number(v)}" for k, v in summary.items())
+
+
+def _progress(show: Optional[bool], names: list[str]) -> Optional[Callable[[str, int], Any]]:
+    """One bar per metric, named after it, counting examples (when stderr is a terminal, or
+    when asked with --progress)."""
+    if not (show if show is not None else sys.stderr.isatty()):
+        return None
     from tqdm.auto import tqdm
 
-    bar = tqdm(total=total, unit="ex", desc="scoring", file=sys.stderr, dynamic_ncols=True)
-    return bar, bar.update
+    width = max(len(name) for name in names)
+
+    @contextlib.contextmanager
+    def bar(name: str, total: int) -> Iterator[Callable[[int], Any]]:
+        with tqdm(total=total, unit="ex", desc=f"{name:<{width}}", file=sys.stderr, dynamic_ncols=True) as b:
+            yield b.update
+
+    return bar
 
 
-def _judge(args):
+def _one_line(error: BaseException) -> str:
+    text = re.sub(r"\s*\n\s*", " ", str(error)).strip()
+    return text or type(error).__name__
+
+
+def _write(path: str, text: str) -> None:
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+# -- score --------------------------------------------------------------------------------------
+def _judge(args: argparse.Namespace) -> Any:
     if not args.judge:
         if args.judge_url or args.judge_option:
-            raise ValueError("--judge: give the judge (e.g. openai:gpt-4o-mini) that the options are for")
+            raise UsageError("--judge: give the judge (e.g. openai:gpt-4o-mini) that the options are for")
         return None
-    options = _key_values(args.judge_option, "--judge-option")
+    options = _judge_options(args.judge_option)
     if args.judge_url:
         options["base_url"] = args.judge_url
     from .scoring import resolve_judge
@@ -71,40 +219,50 @@ def _judge(args):
     return resolve_judge(args.judge, options)
 
 
-def score(args):
+def score(args: argparse.Namespace) -> int:
+    """Run ``score``: print the table, write the reports; the exit status."""
     names = [m.strip() for m in args.metrics.split(",") if m.strip()]
-    rows = read_records(args.file, split=args.split)
-    columns = _key_values(args.column, "--column")
+    if not names:
+        raise UsageError("--metrics: name at least one metric")
+    for name in names:
+        if name not in METRICS:
+            raise UsageError(f"--metrics: unknown metric {name!r}; available: {', '.join(sorted(METRICS))}")
+    options = _metric_options(args.option, names)
+    columns = _columns(args.column)
     columns.update({k: v for k, v in (("predictions", args.prediction_column),
                                       ("references", args.reference_column)) if v})
-    options = _key_values(args.option, "--option", dotted=True)
-    unknown = sorted(set(options) - set(names))
-    if unknown:
-        raise ValueError(f"--option: {unknown[0]!r} is not among --metrics {names}")
-    judge = _judge(args)
-    needs = [n for n in names if n in METRICS and METRICS[n].judge]
-    if needs and judge is None:
-        raise ValueError(f"--judge: an LLM-guided metric needs a judge ({', '.join(needs)}); give "
+    inputs = {c for n in names for c in METRICS[n].columns}
+    stray = sorted(set(columns) - inputs)
+    if stray:
+        raise UsageError(f"--column {stray[0]}: not an input of {', '.join(names)} "
+                         f"(their inputs: {', '.join(sorted(inputs))})")
+    needs = [n for n in names if METRICS[n].judge]
+    if needs and not args.judge:
+        raise UsageError(f"--judge: an LLM-guided metric needs a judge ({', '.join(needs)}); give "
                          "--judge openai:MODEL (server from --judge-url or OPENAI_BASE_URL, key from "
                          "OPENAI_API_KEY) or --judge hf:LOCAL_MODEL_PATH")
+    rows = read_records(args.file, split=args.split)
     if args.human_column:  # before any judge call: a wrong field name costs nothing
         from .human_agreement import check_human_columns
 
         check_human_columns(rows, args.human_column, names)
-    bar, progress = _progress_bar(args, len(rows) * len(names))
-    try:
-        report = score_records(rows, names, columns=columns, options=options, judge=judge,
-                               progress=progress, source=args.file)
-    finally:
-        if bar is not None:
-            bar.close()
-    print(f"{report['examples']} examples from {args.file}")
-    print(_table(report["summary"]))
+    judge = _judge(args)
+    shown = []
+
+    def show(name: str, entry: Any) -> None:  # each metric's scores as soon as it is done
+        if not shown:
+            print(f"{len(rows)} examples from {args.file}")
+            print(f"{'score':<{_WIDTH}}  value\n{'-' * _WIDTH}  -------", flush=True)
+        shown.append(name)
+        print(_table_rows(flat_scores(entry["aggregate"], name)), flush=True)
+
+    report = score_records(rows, names, columns=columns, options=options, judge=judge,
+                           progress=_progress(args.progress, names), source=args.file, on_result=show)
     for name, m in report["metrics"].items():
         agg = m["aggregate"]
         if "judge_usage" in agg:
             usage = ", ".join(f"{k} {v}" for k, v in agg["judge_usage"].items())
-            print(f"{name}: judge {agg['judge_model']}: {usage}; {len(agg['errors'])} example(s) unscored")
+            print(f"{name}: judge {agg['judge_model']}: {usage}; {len(agg.get('errors') or [])} example(s) unscored")
     if args.human_column:
         from .human_agreement import agreement_report, describe
 
@@ -119,10 +277,34 @@ def score(args):
 
         _write(args.html, report_html(report))
         print(f"html report: {args.html}")
-    return report
+    missing = unscored(report)
+    if not missing:
+        return EXIT_OK
+    counts: dict[str, int] = {}
+    for m in missing:
+        counts[m["metric"]] = counts.get(m["metric"], 0) + 1
+    per_metric = ", ".join(f"{k}: {v}" for k, v in counts.items())
+    err = sys.stderr
+    rows = len({m["row"] for m in missing})
+    print(f"textgen-metrics: {rows} of {report['examples']} example(s) got no score ({per_metric}); "
+          "the first:", file=err)
+    for m in missing[:_SHOWN_ERRORS]:
+        print(f"  {m['metric']}, row {m['row']}: {_one_line(Exception(m['error']))}", file=err)
+    if args.allow_errors:
+        print("textgen-metrics: exit status 0 (--allow-errors)", file=err)
+        return EXIT_OK
+    print("textgen-metrics: exit status 1; pass --allow-errors to exit 0 with scores missing", file=err)
+    return EXIT_UNSCORED
 
 
-def compare_files(args):
+def common_options() -> argparse.ArgumentParser:
+    """The options every subcommand takes (pass as ``parents=[common_options()]``)."""
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("--debug", action="store_true", help="print the traceback of an error")
+    return p
+
+
+def compare_files(args: argparse.Namespace) -> int:
     """``textgen-metrics compare A B``: each metric's paired test of system B against A."""
     from types import SimpleNamespace
 
@@ -136,13 +318,12 @@ def compare_files(args):
     if len(rows_a) != len(rows_b):
         raise ValueError(f"{args.file_b}: {len(rows_b)} rows, but {args.file_a} has {len(rows_a)}; "
                          "compare needs the two systems' outputs for the same rows")
-    columns = _key_values(args.column, "--column")
+    for name in names:
+        get_metric(name)  # an unknown name is a clear error before any work
+    columns = _columns(args.column)
     columns.update({k: v for k, v in (("predictions", args.prediction_column),
                                       ("references", args.reference_column)) if v})
-    options = _key_values(args.option, "--option", dotted=True)
-    unknown = sorted(set(options) - set(names))
-    if unknown:
-        raise ValueError(f"--option: {unknown[0]!r} is not among --metrics {names}")
+    options = _metric_options(args.option, names)
     judge = _judge(args)
     results = []
     for name in names:
@@ -170,7 +351,7 @@ def compare_files(args):
     if args.out:
         _write(args.out, json.dumps(results, indent=2, ensure_ascii=False))
         print(f"report: {args.out}")
-    return results
+    return EXIT_OK
 
 
 def _compare_table(results):
@@ -192,8 +373,9 @@ def _compare_table(results):
     return "\n".join(lines)
 
 
-def _add_compare_parser(sub):
-    c = sub.add_parser("compare", help="compare two systems' outputs for the same rows with a paired test")
+def _add_compare(sub: Any) -> None:
+    c = sub.add_parser("compare", parents=[common_options()],
+                       help="compare two systems' outputs for the same rows with a paired test")
     c.add_argument("file_a", help="system A (the baseline): a .jsonl, .json, .csv, .tsv or .parquet file")
     c.add_argument("file_b", help="system B, the same rows in the same order")
     c.add_argument("--metrics", default="bleu", help=f"comma-separated, of: {', '.join(sorted(METRICS))}")
@@ -215,30 +397,25 @@ def _add_compare_parser(sub):
     c.add_argument("--judge-url", help="the OpenAI-compatible server (default: OPENAI_BASE_URL)")
     c.add_argument("--judge-option", action="append", metavar="NAME=VALUE", help="a judge option (repeatable)")
     c.add_argument("--out", help="write the results as JSON here")
-    return c
+    c.set_defaults(run=compare_files)
 
 
-def _write(path, text):
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
-
-
-def build_parser():
-    p = argparse.ArgumentParser(prog="textgen-metrics", description=__doc__.splitlines()[0])
-    p.add_argument("--version", action="version", version=f"textgen-metrics {__version__}")
-    sub = p.add_subparsers(dest="command", required=True)
-    s = sub.add_parser("score", help="score a CSV, JSONL, JSON, Parquet file or a datasets folder")
+def _add_score(sub: Any) -> None:
+    s = sub.add_parser("score", parents=[common_options()],
+                       help="score a CSV, JSONL, JSON, Parquet file or a datasets folder",
+                       description="Score every row of a file with the chosen metrics.")
     s.add_argument("file", help="a .jsonl, .json, .csv, .tsv or .parquet file, or a datasets folder")
     s.add_argument("--metrics", default="rouge", help=f"comma-separated, of: {', '.join(sorted(METRICS))}")
     s.add_argument("--column", action="append", metavar="INPUT=FIELD",
                    help="the field holding an input, e.g. contexts=retrieved (repeatable; default: "
-                        "the input's name or its singular: prediction, references, query, ...)")
-    s.add_argument("--prediction-column", help="the field with the predictions (default: prediction)")
-    s.add_argument("--reference-column", help="the field with the references (default: references)")
+                        "the input's name or its singular: predictions or prediction, references or "
+                        "reference, queries or query, contexts or context, sources or source)")
+    s.add_argument("--prediction-column", help="the field with the predictions (default: predictions or prediction)")
+    s.add_argument("--reference-column", help="the field with the references (default: references or reference)")
     s.add_argument("--split", help="the split of a datasets folder with several")
     s.add_argument("--option", action="append", metavar="METRIC.NAME=VALUE",
-                   help="a metric option, e.g. rouge.use_stemmer=true (repeatable)")
+                   help="a metric option, parsed by its type: rouge.use_stemmer=true (true/false, yes/no, "
+                        "on/off, 1/0), bleu.max_order=2, rouge.rouge_types=rouge1,rougeL (repeatable)")
     s.add_argument("--judge", help="the judge of the LLM-guided metrics: openai:MODEL or hf:MODEL_OR_PATH "
                                    "(API key from OPENAI_API_KEY)")
     s.add_argument("--judge-url", help="the OpenAI-compatible server (default: OPENAI_BASE_URL)")
@@ -250,19 +427,43 @@ def build_parser():
     s.add_argument("--out", help="write the JSON report (aggregates and per-example scores) here")
     s.add_argument("--html", help="write an HTML report with a histogram per score here")
     s.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                   help="show a progress bar (default: when stderr is a terminal)")
-    _add_compare_parser(sub)
+                   help="show a progress bar per metric (default: when stderr is a terminal)")
+    s.add_argument("--allow-errors", action="store_true",
+                   help="exit 0 even when some examples got no score (default: exit 1)")
+    s.set_defaults(run=score)
+
+
+# the subcommands, each adding its parser to the subparsers
+SUBCOMMANDS: list[Callable[[Any], None]] = [_add_score, _add_compare]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="textgen-metrics", description=__doc__.splitlines()[0])
+    p.add_argument("--version", action="version", version=f"textgen-metrics {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add in SUBCOMMANDS:
+        add(sub)
     return p
 
 
-def main(argv=None):
-    args = build_parser().parse_args(argv)
+def _is_judge_error(error: BaseException) -> bool:
+    return any(cls.__name__ == "JudgeError" for cls in type(error).__mro__)
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    """Run the command line; the exit status (0 done, 1 scores missing or run failed, 2 usage)."""
+    args = build_parser().parse_args(argv)  # a usage error exits 2 here
     try:
-        (compare_files if args.command == "compare" else score)(args)
-    except (ValueError, TypeError, OSError) as e:
-        print(f"textgen-metrics: error: {e}", file=sys.stderr)
-        return 2
-    return 0
+        return args.run(args)
+    except KeyboardInterrupt:
+        print("textgen-metrics: interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:  # every error is one line; --debug shows where it came from
+        if getattr(args, "debug", False):
+            traceback.print_exc()
+        print(f"textgen-metrics: error: {_one_line(e)}", file=sys.stderr)
+        usage = isinstance(e, (ValueError, TypeError, OSError)) and not _is_judge_error(e)
+        return EXIT_USAGE if usage else EXIT_UNSCORED
 
 
 if __name__ == "__main__":

@@ -6,6 +6,8 @@ This base turns the columns into ``evaluate`` features and checks the inputs *be
 index instead of a pyarrow message.
 """
 
+from __future__ import annotations
+
 from typing import Any, Optional
 
 import datasets
@@ -72,17 +74,34 @@ class TextgenMetric(evaluate.Metric):
         inputs.update({k: kwargs[k] for k in self.columns if k in kwargs})
         return {k: inputs.get(k) for k in self.columns}
 
-    def compute(self, *, predictions=None, references=None, **kwargs):
+    def _no_examples(self, checked: dict[str, Any]) -> bool:
+        """True when every given column is an empty list (evaluate cannot encode an empty batch:
+        it reads the first example to pick the features, an IndexError from inside it)."""
+        return bool(checked) and all(len(v) == 0 for v in checked.values())
+
+    def compute(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> Optional[dict]:
         """Compute the metric over the given inputs (and any added with ``add_batch``).
+
+        Empty lists with nothing added before are a ValueError naming the first input.
 """
-        kwargs.update(check_columns(self.columns, self._split_inputs(predictions, references, kwargs),
-                                    normalize_references=True))
+        checked = check_columns(self.columns, self._split_inputs(predictions, references, kwargs),
+                                normalize_references=True)
+        if self._no_examples(checked):
+            if self.writer is None and self.num_process == 1:
+                first = next(iter(self.columns))
+                raise ValueError(f"{first}: no examples (empty lists); give at least one example")
+            checked = {k: None for k in checked}  # nothing to add: score what add_batch gave
+        kwargs.update(checked)
         return super().compute(**kwargs)
 
-    def add_batch(self, *, predictions=None, references=None, **kwargs):
-        """Add a batch of inputs; they are checked (argument and index) before evaluate's encoder."""
-        kwargs.update(check_columns(self.columns, self._split_inputs(predictions, references, kwargs),
-                                    normalize_references=True))
+    def add_batch(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> None:
+        """Add a batch of inputs; they are checked (argument and index) before evaluate's encoder.
+        An empty batch adds nothing."""
+        checked = check_columns(self.columns, self._split_inputs(predictions, references, kwargs),
+                                normalize_references=True)
+        if self._no_examples(checked):
+            return None
+        kwargs.update(checked)
         return super().add_batch(**kwargs)
 
     def add(self, *, prediction=None, reference=None, **kwargs):

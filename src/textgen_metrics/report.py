@@ -1,21 +1,29 @@
 """Self-contained HTML reports and SVG charts of per-example scores (no scripts, no network)."""
 
+from __future__ import annotations
+
 import datetime
 import html
 import json
 import math
+from typing import Any, Optional, Sequence
 
 __all__ = ["histogram", "svg_histogram", "svg_bars", "report_html", "format_number"]
 
 _W, _H, _PAD = 420, 180, 28
 
 
-def histogram(values, bins=10):
-    """(edges, counts) over the non-None values: [0, 1] when they all lie there, else their range."""
+def histogram(values: Sequence[Optional[float]], bins: int = 10,
+              value_range: Optional[tuple[float, float]] = None) -> tuple[list[float], list[int]]:
+    """(edges, counts) over the non-None values: over ``value_range`` when given (widened to take
+    every value), else [0, 1] when they all lie there, else their range."""
     vals = [v for v in values if v is not None and math.isfinite(v)]
     if not vals:
         return [], []
-    lo, hi = (0.0, 1.0) if all(0.0 <= v <= 1.0 for v in vals) else (min(vals), max(vals))
+    if value_range is not None:
+        lo, hi = min([value_range[0]] + vals), max([value_range[1]] + vals)
+    else:
+        lo, hi = (0.0, 1.0) if all(0.0 <= v <= 1.0 for v in vals) else (min(vals), max(vals))
     if hi == lo:
         lo, hi = lo - 0.5, hi + 0.5
     width = (hi - lo) / bins
@@ -29,9 +37,10 @@ def _fmt(x):
     return f"{x:.2f}".rstrip("0").rstrip(".") if x != int(x) else str(int(x))
 
 
-def svg_histogram(values, title, bins=10):
+def svg_histogram(values: Sequence[Optional[float]], title: str, bins: int = 10,
+                  value_range: Optional[tuple[float, float]] = None) -> str:
     """An SVG histogram of ``values`` with the bin edges and counts labelled."""
-    edges, counts = histogram(values, bins)
+    edges, counts = histogram(values, bins, value_range)
     esc = html.escape(title)
     if not counts:
         return f'<svg xmlns="http://www.w3.org/2000/svg" width="{_W}" height="40" role="img">' \
@@ -59,36 +68,52 @@ def svg_histogram(values, title, bins=10):
     return "".join(parts)
 
 
-def svg_bars(labels, values, title):
-    """An SVG bar chart with one bar per example (None drawn as a gap, marked "n/a")."""
+def svg_bars(labels: Sequence[Any], values: Sequence[Optional[float]], title: str,
+             value_range: tuple[float, float] = (0.0, 1.0)) -> str:
+    """A horizontal SVG bar chart, one bar per example: its label (id) on the left, its value
+    (4 significant digits) at the bar's end, None marked "n/a". The axis runs over
+    ``value_range`` (widened to take any value outside it); one row per example keeps every
+    label readable however many examples there are."""
     esc = html.escape(title)
-    n = len(values)
-    finite = [v for v in values if v is not None]
-    hi = max([1.0] + finite)
-    lo = min([0.0] + finite)
-    plot_w = max(_W - 2 * _PAD, 14 * n)
-    plot_h = _H - 2 * _PAD
-    bar_w = plot_w / max(n, 1)
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{plot_w + 2 * _PAD:.0f}" height="{_H + 20}" '
-             f'role="img" class="bars" data-metric="{esc}"><title>{esc}</title>',
-             f'<text x="{_PAD}" y="16" font-size="13" font-weight="bold">{esc}</text>']
-    base = _PAD + plot_h
+    finite = [v for v in values if v is not None and math.isfinite(v)]
+    lo = min([value_range[0]] + finite)
+    hi = max([value_range[1]] + finite)
+    if hi == lo:
+        hi = lo + 1.0
+    row_h, label_w, value_w, plot_w = 16, 110, 52, 260
+    top = 40
+    height = top + row_h * len(values) + 24
+    width = label_w + plot_w + value_w
+
+    def x_of(v: float) -> float:
+        return label_w + plot_w * (v - lo) / (hi - lo)
+
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
+             f'class="bars" data-metric="{esc}" font-family="sans-serif"><title>{esc}</title>',
+             f'<text x="4" y="16" font-size="13" font-weight="bold">{esc}</text>']
+    ticks = [lo, (lo + hi) / 2, hi]
+    for t in ticks:  # the axis: gridlines and their values above the bars
+        x = x_of(t)
+        parts.append(f'<line x1="{x:.1f}" y1="{top - 4}" x2="{x:.1f}" y2="{height - 20}" stroke="#ddd"/>')
+        parts.append(f'<text x="{x:.1f}" y="{top - 8}" font-size="10" text-anchor="middle">{_fmt(t)}</text>')
     for i, (label, v) in enumerate(zip(labels, values)):
-        x = _PAD + i * bar_w
+        y = top + i * row_h
         name = html.escape(str(label))
-        if v is None:
-            parts.append(f'<text x="{x + bar_w / 2:.1f}" y="{base - 4}" font-size="9" '
-                         f'text-anchor="middle">n/a</text>')
+        short = name if len(str(label)) <= 16 else html.escape(str(label)[:15]) + "…"
+        parts.append(f'<text x="{label_w - 6}" y="{y + 12}" font-size="11" text-anchor="end">'
+                     f'<title>{name}</title>{short}</text>')
+        if v is None or not math.isfinite(v):
+            parts.append(f'<text x="{label_w + 4}" y="{y + 12}" font-size="10" fill="#a00">n/a</text>')
             continue
-        h = plot_h * (v - lo) / (hi - lo)
-        parts.append(f'<rect x="{x:.1f}" y="{base - h:.1f}" width="{max(bar_w - 2, 1):.1f}" height="{h:.1f}" '
-                     f'fill="#4f7cc4"><title>{name}: {v:.4f}</title></rect>')
-        if n <= 40:
-            parts.append(f'<text x="{x + bar_w / 2:.1f}" y="{base + 12}" font-size="9" '
-                         f'text-anchor="middle">{name[:6]}</text>')
-    parts.append(f'<line x1="{_PAD}" y1="{base}" x2="{_PAD + plot_w}" y2="{base}" stroke="#333"/>')
-    parts.append(f'<text x="2" y="{_PAD + 4}" font-size="10">{_fmt(hi)}</text>')
-    parts.append(f'<text x="2" y="{base}" font-size="10">{_fmt(lo)}</text></svg>')
+        x0, x1 = x_of(lo), x_of(v)
+        parts.append(f'<rect x="{x0:.1f}" y="{y + 2}" width="{max(x1 - x0, 1):.1f}" height="{row_h - 4}" '
+                     f'fill="#4f7cc4"><title>{name}: {v:.4g}</title></rect>')
+        parts.append(f'<text x="{x1 + 4:.1f}" y="{y + 12}" font-size="10">{v:.4g}</text>')
+    base = height - 20
+    parts.append(f'<line x1="{label_w}" y1="{base}" x2="{label_w + plot_w}" y2="{base}" stroke="#333"/>')
+    for t in ticks:
+        parts.append(f'<text x="{x_of(t):.1f}" y="{base + 14}" font-size="10" text-anchor="middle">{_fmt(t)}</text>')
+    parts.append("</svg>")
     return "".join(parts)
 
 
@@ -143,7 +168,7 @@ def report_html(report, max_rows=2000):
         errors = agg.get("errors") or []
         if errors:
             out.append(f"<p>{len(errors)} example(s) got no score: " + "; ".join(
-                f"#{x['index']}: {e(str(x['error']))[:200]}" for x in errors[:20]) + "</p>")
+                f"row {x['index'] + 1}: {e(str(x['error']))[:200]}" for x in errors[:20]) + "</p>")
         out.append("<div class='charts'>")
         for key in m["scores"]:
             out.append(svg_histogram(m["per_example"][key], f"{name}: {key}" if key != name else name))

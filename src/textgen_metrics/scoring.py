@@ -3,20 +3,29 @@
 Records come from CSV, TSV, JSON, JSONL, Parquet or a ``datasets`` folder (``save_to_disk``).
 The result is a report: per metric its options, aggregate (the corpus score for BLEU and
 Google BLEU, the mean over scored examples otherwise), per-example scores and time.
+Rows are numbered from 1 in every message (the first data row is row 1, whatever the format).
 """
 
+from __future__ import annotations
+
+import contextlib
 import json
 import os
 import time
+from typing import Any, Callable, ContextManager, Mapping, Optional, Sequence
 
 from . import __version__
-from .registry import get_metric
+from .registry import MetricSpec, column_fields, get_metric
 
 __all__ = ["read_records", "columns_from_records", "score_records", "flat_scores", "resolve_judge",
-           "score_name"]
+           "score_name", "unscored", "Progress"]
+
+# ``progress(metric, total)`` -> a context manager giving ``update(k)`` (or None), entered while
+# that metric runs: the command line draws one bar per metric with it
+Progress = Callable[[str, int], ContextManager[Optional[Callable[[int], Any]]]]
 
 
-def read_records(path, split=None):
+def read_records(path: str, split: Optional[str] = None) -> list[dict]:
     """Rows of ``path`` as dicts: ``.jsonl``/``.json``/``.csv``/``.tsv``/``.parquet`` or a
     ``datasets`` folder (``split`` picks one split of a DatasetDict)."""
     if os.path.isdir(path):
@@ -28,15 +37,23 @@ def read_records(path, split=None):
             for n, line in enumerate(f, 1):
                 if line.strip():
                     try:
-                        rows.append(json.loads(line))
+                        row = json.loads(line)
                     except json.JSONDecodeError as e:
-                        raise ValueError(f"{path}:{n}: not valid JSON ({e.msg})") from None
+                        raise ValueError(f"{path}: line {n}: not valid JSON ({e.msg})") from None
+                    if not isinstance(row, dict):
+                        raise ValueError(f"{path}: line {n} is a {type(row).__name__}, not a record "
+                                         "(a JSON object with one field per input)")
+                    rows.append(row)
         return rows
     if ext == ".json":
         with open(path, encoding="utf-8") as f:
             data = json.load(f)
         if not isinstance(data, list):
             raise ValueError(f"{path}: expected a JSON list of records")
+        for i, row in enumerate(data):
+            if not isinstance(row, dict):
+                raise ValueError(f"{path}: row {i + 1} is a {type(row).__name__}, not a record "
+                                 "(a JSON object with one field per input)")
         return data
     if ext in (".csv", ".tsv"):
         import csv
@@ -53,7 +70,7 @@ def read_records(path, split=None):
                      "or a datasets folder")
 
 
-def _read_dataset_folder(path, split):
+def _read_dataset_folder(path: str, split: Optional[str]) -> list[dict]:
     import datasets
 
     try:
@@ -72,7 +89,7 @@ def _read_dataset_folder(path, split):
     return data.to_list()
 
 
-def _cell(value, kind):
+def _cell(value: Any, kind: str) -> Any:
     """A CSV cell holds a string: a list column may hold a JSON list, or one text."""
     if kind != "text" and isinstance(value, str):
         if value.startswith("["):
@@ -87,21 +104,22 @@ def _cell(value, kind):
     return value
 
 
-def _field(rows, column, mapping):
-    """The record field for an input column: the mapping's, else the column or its singular."""
+def _field(rows: Sequence[Mapping[str, Any]], column: str, mapping: Mapping[str, str]) -> Optional[str]:
+    """The record field for an input column: the mapping's, else the first of its spellings
+    (``COLUMN_FIELDS``: ``queries`` or ``query`` ...) that the first row has; None if none."""
     if column in mapping:
         return mapping[column]
     first = rows[0] if rows else {}
-    singular = column[:-1] if column.endswith("s") else column
-    for name in (column, singular):
-        if name in first:
-            return name
-    return singular
+    return next((name for name in column_fields(column) if name in first), None)
 
 
-def columns_from_records(rows, spec, mapping=None, source="input"):
-    """``{column: values}`` for ``spec`` from the records; a missing field is a clear error. An
-    optional column (G-Eval's sources...) is read when mapped or when the first record has it."""
+def columns_from_records(rows: Sequence[Mapping[str, Any]], spec: MetricSpec,
+                         mapping: Optional[Mapping[str, str]] = None, source: str = "input",
+                         hint: str = "--column {column}=FIELD") -> dict[str, list]:
+    """``{column: values}`` for ``spec`` from the records; a missing field is a clear error that
+    names the row (from 1), the fields looked for and the ones the row has. ``hint`` says how to
+    name another field (the command line's flag, the playground's box). An optional column
+    (G-Eval's sources...) is read when mapped or when the first record has it."""
     mapping = mapping or {}
     inputs = {}
     columns = dict(spec.columns)
@@ -111,16 +129,18 @@ def columns_from_records(rows, spec, mapping=None, source="input"):
             columns[column] = kind
     for column, kind in columns.items():
         field = _field(rows, column, mapping)
+        wanted = [field] if field is not None else list(column_fields(column))
         for i, row in enumerate(rows):
-            if field not in row:
-                have = ", ".join(sorted(map(str, row)))
-                raise ValueError(f"{source}: row {i} has no field {field!r} for {spec.name}'s {column} "
-                                 f"(it has: {have}); choose one with --column {column}=FIELD")
+            if field is None or field not in row:
+                have = ", ".join(sorted(map(str, row))) or "no fields"
+                looked = " or ".join(repr(w) for w in wanted)
+                raise ValueError(f"{source}: row {i + 1} has no field {looked} for {spec.name}'s {column} "
+                                 f"(it has: {have}); choose one with {hint.format(column=column)}")
         inputs[column] = [_cell(row[field], kind) for row in rows]
     return inputs
 
 
-def resolve_judge(judge, judge_options=None):
+def resolve_judge(judge: Any, judge_options: Optional[Mapping[str, Any]] = None) -> Any:
     """A judge object from a string, object or callable (None stays None)."""
     if judge is None:
         return None
@@ -129,12 +149,12 @@ def resolve_judge(judge, judge_options=None):
     return get_judge(judge, **(judge_options or {}))
 
 
-def score_name(metric, key):
+def score_name(metric: str, key: str) -> str:
     """A result key as a flat name: ``rouge1`` stays, ``f1`` of bertscore is ``bertscore_f1``."""
     return key if key.startswith(metric) else f"{metric}_{key}"
 
 
-def flat_scores(aggregate, metric):
+def flat_scores(aggregate: Mapping[str, Any], metric: str) -> dict[str, float]:
     """The numbers of ``metric``'s aggregate as a flat ``{name: float}``.
 
     A key that does not start with the metric's name gets it as a prefix (``bleu_precisions``,
@@ -153,12 +173,20 @@ def flat_scores(aggregate, metric):
     return out
 
 
-def score_records(rows, metrics, columns=None, options=None, judge=None, progress=None, source="input"):
+def score_records(rows: Sequence[Mapping[str, Any]], metrics: Sequence[str],
+                  columns: Optional[Mapping[str, str]] = None,
+                  options: Optional[Mapping[str, Mapping[str, Any]]] = None, judge: Any = None,
+                  progress: Optional[Progress] = None, source: str = "input",
+                  column_hint: str = "--column {column}=FIELD",
+                  on_result: Optional[Callable[[str, Mapping[str, Any]], Any]] = None) -> dict[str, Any]:
     """Score ``rows`` (a list of dicts) with each metric name in ``metrics``.
 
     ``columns`` maps input columns to record fields, ``options`` maps a metric name to its
     keyword options, ``judge`` (a string, judge object or callable) serves the LLM-guided
-    metrics, ``progress(k)`` is called as examples are scored (each metric in turn).
+    metrics, ``progress(metric, total)`` gives a context manager with ``update(k)`` per metric
+    (see ``Progress``). A record's ``id`` field names it; without one, its row number (from 1).
+    ``on_result(metric, entry)`` is called as each metric's report entry is done (the command
+    line prints its scores at once).
     """
     if not rows:
         raise ValueError(f"{source}: no rows")
@@ -166,17 +194,24 @@ def score_records(rows, metrics, columns=None, options=None, judge=None, progres
     specs = [get_metric(name) for name in metrics]
     if not specs:
         raise ValueError("metrics: name at least one metric")
-    inputs = {spec.name: columns_from_records(rows, spec, columns, source) for spec in specs}
+    unknown = sorted(set(options) - {spec.name for spec in specs})
+    if unknown:
+        raise ValueError(f"options: {unknown[0]!r} is not among the metrics {list(metrics)}")
+    for spec in specs:
+        spec.check_options(options.get(spec.name, {}), where=f"options of {spec.name}")
+    inputs = {spec.name: columns_from_records(rows, spec, columns, source, column_hint) for spec in specs}
     if judge is not None and any(spec.judge for spec in specs):
         judge = resolve_judge(judge)  # one judge (one cache, one connection pool) for all
     report = {"source": source, "examples": len(rows), "textgen_metrics": __version__,
-              "ids": [row.get("id", i) for i, row in enumerate(rows)], "metrics": {}, "summary": {}}
+              "ids": [row.get("id", i + 1) for i, row in enumerate(rows)], "metrics": {}, "summary": {}}
     for spec in specs:
         opts = dict(options.get(spec.name, {}))
         if spec.judge:
             opts.setdefault("judge", judge)
         start = time.perf_counter()
-        aggregate, per_example = spec.compute_both(inputs[spec.name], progress=progress, **opts)
+        bar = progress(spec.name, len(rows)) if progress is not None else contextlib.nullcontext(None)
+        with bar as update:
+            aggregate, per_example = spec.compute_both(inputs[spec.name], progress=update, **opts)
         seconds = time.perf_counter() - start
         shown = {k: v for k, v in opts.items() if k not in ("judge", "judge_options")}
         report["metrics"][spec.name] = {
@@ -187,4 +222,22 @@ def score_records(rows, metrics, columns=None, options=None, judge=None, progres
             "seconds": round(seconds, 4),
         }
         report["summary"].update(flat_scores(aggregate, spec.name))
+        if on_result is not None:
+            on_result(spec.name, report["metrics"][spec.name])
     return report
+
+
+def unscored(report: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The examples that got no score, per metric and in row order: ``{"metric", "row" (from 1),
+    "id", "error"}``; the error is the metric's message for that example where it gave one."""
+    out = []
+    ids = report.get("ids") or []
+    for name, m in report["metrics"].items():
+        messages = {e.get("index"): e.get("error") for e in (m["aggregate"].get("errors") or [])
+                    if isinstance(e, Mapping)}
+        scores = [m["per_example"][k] for k in m["scores"]]
+        rows = {i for values in scores for i, v in enumerate(values) if v is None} | set(messages)
+        for i in sorted(r for r in rows if isinstance(r, int)):
+            out.append({"metric": name, "row": i + 1, "id": ids[i] if i < len(ids) else i + 1,
+                        "error": messages.get(i) or "no score"})
+    return out

@@ -4,18 +4,36 @@
 every ``metrics/<name>/app.py`` calls :func:`metric_app`, and ``spaces/playground/app.py`` calls
 :func:`playground_app`. Both build everything from a metric's declared columns and the
 registry, so a new module needs no Space code of its own.
+
+What a user sees: every mistake (an empty table, a blank cell, bad JSON, an unknown option, a
+missing field, a judge that does not answer) as one sentence that names the row and the field
+or the box, in a ``gr.Error`` pop-up and under the button (escaped: ``<model>`` stays visible);
+scores with 4 significant digits (the JSON keeps every digit); one horizontal bar per example
+in the playground's chart, on the score's own axis (1 to 5 for summary coherence). A judge
+typed into a Space gets a short time-out and one retry, so a server that does not answer is an
+error within 15 s.
 """
 
+from __future__ import annotations
+
+import html
 import json
+import math
 import os
 import re
-from typing import Any
+from typing import Any, Mapping, Optional, Sequence
 
 __all__ = ["metric_app", "playground_app", "parse_rows", "run_metric", "card_body", "make_judge",
-           "run_playground", "LIST_SEPARATOR"]
+           "run_playground", "LIST_SEPARATOR", "SpaceError", "md_escape", "format_value",
+           "JUDGE_TIMEOUT", "JUDGE_RETRIES"]
 
 LIST_SEPARATOR = "|||"  # separates several references (or contexts) typed in one table cell
 _MAX_CHARTED = 200      # examples drawn one bar each; more: a histogram
+_SHOWN_ERRORS = 5       # unscored rows listed in a message
+# a judge typed into a Space: a request waits at most JUDGE_TIMEOUT s and is tried JUDGE_RETRIES
+# more times, so a server that does not answer is reported in about 2 x 6 s, within 15 s
+JUDGE_TIMEOUT = 6.0
+JUDGE_RETRIES = 1
 # the example row a metric Space opens with, by input column
 _EXAMPLE = {"predictions": "The cat sat on the mat.",
             "references": f"The cat is on the mat. {LIST_SEPARATOR} A cat sat on a mat.",
@@ -25,57 +43,106 @@ _EXAMPLE = {"predictions": "The cat sat on the mat.",
             "baselines": "On the mat."}
 
 
-def card_body(readme_path):
+class SpaceError(ValueError):
+    """A user's mistake, as the sentence the Space shows."""
+
+
+def md_escape(text: Any) -> str:
+    """``text`` for a Markdown component, on one line: HTML escaped (``<model>`` stays visible)
+    and the Markdown characters that take effect inside a line backslash-escaped (``*``, ``_``,
+    backticks, brackets, ``|``, ``~`` stay literal)."""
+    text = html.escape(" ".join(str(text).split()), quote=False)
+    return re.sub(r"([\\`*_\[\]|~])", r"\\\1", text)
+
+
+def format_value(value: Any) -> Any:
+    """A result value for a table: numbers with 4 significant digits, lists and dicts as JSON
+    with their numbers so, texts as they are."""
+    if isinstance(value, bool) or value is None:
+        return "n/a" if value is None else str(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return f"{value:.4g}" if math.isfinite(value) else str(value)
+    if isinstance(value, (list, tuple, dict)):
+        def short(v: Any) -> Any:
+            if isinstance(v, float) and not isinstance(v, bool) and math.isfinite(v):
+                return float(f"{v:.4g}")
+            if isinstance(v, (list, tuple)):
+                return [short(x) for x in v]
+            if isinstance(v, dict):
+                return {k: short(x) for k, x in v.items()}
+            return v
+        return json.dumps(short(value), ensure_ascii=False)
+    return str(value)
+
+
+def card_body(readme_path: str) -> str:
     """The card's Markdown without its YAML header."""
     with open(readme_path, encoding="utf-8") as f:
         text = f.read()
     return re.sub(r"\A---\n.*?\n---\n", "", text, flags=re.S)
 
 
-def parse_rows(rows, columns):
+def parse_rows(rows: Any, columns: Mapping[str, str], strict: bool = False,
+               optional: Sequence[str] = ()) -> dict[str, list]:
     """Table rows (lists of cells) -> ``{column: values}``; blank rows are skipped.
 
     In a list column (``text_or_list`` or ``list``) a cell holds several strings separated by
     ``|||``; a ``text_or_list`` cell without a separator stays one string; a ``list`` cell
-    without one is a list of one (an empty cell: an empty list).
+    without one is a list of one (an empty cell: an empty list). ``strict``: a blank text cell
+    in a row that is not blank, or no row at all, is a SpaceError naming the row and the column
+    (a column in ``optional`` may be blank).
     """
     if hasattr(rows, "values") and hasattr(rows, "columns"):  # a pandas DataFrame
         rows = rows.values.tolist()
     names = list(columns)
-    out = {name: [] for name in names}
-    for row in rows or []:
+    out: dict[str, list] = {name: [] for name in names}
+    for number, row in enumerate(rows or [], 1):
         cells = ["" if c is None else str(c) for c in list(row)[: len(names)]]
         if not any(c.strip() for c in cells):
             continue
         cells += [""] * (len(names) - len(cells))
         for name, cell in zip(names, cells):
             kind = columns[name]
+            if strict and kind != "list" and not cell.strip() and name not in optional:
+                raise SpaceError(f"Row {number}, {name}: the cell is empty; type the text"
+                                 + (f" (several: separate them with {LIST_SEPARATOR})" if kind == "text_or_list" else ""))
             if kind == "list":
                 out[name].append([p.strip() for p in cell.split(LIST_SEPARATOR) if p.strip()])
             elif kind == "text_or_list" and LIST_SEPARATOR in cell:
-                out[name].append([p.strip() for p in cell.split(LIST_SEPARATOR)])
+                parts = [p.strip() for p in cell.split(LIST_SEPARATOR)]
+                if strict and not all(parts):
+                    raise SpaceError(f"Row {number}, {name}: a text between the {LIST_SEPARATOR} separators "
+                                     "is empty; type it or remove the extra separator")
+                out[name].append(parts)
             else:
                 out[name].append(cell)
+    if strict and not any(out.values()) or (strict and names and not out[names[0]]):
+        raise SpaceError("Inputs: the table has no example; type one per row (the + Add row button "
+                         "adds a row)")
     return out
 
 
-def _json_object(text, what, example):
+def _json_object(text: Optional[str], what: str, example: str) -> dict:
     try:
         value = json.loads(text or "{}")
     except json.JSONDecodeError as e:
-        raise ValueError(f"{what}: not valid JSON ({e.msg} at line {e.lineno})") from None
+        raise SpaceError(f"{what}: not valid JSON ({e.msg} at line {e.lineno}, column {e.colno}); "
+                         f"write an object such as {example}") from None
     if not isinstance(value, dict):
-        raise ValueError(f"{what}: expected a JSON object such as {example}")
+        raise SpaceError(f"{what}: expected a JSON object such as {example}")
     return value
 
 
-def make_judge(base_url, model, api_key):
+def make_judge(base_url: Optional[str], model: Optional[str], api_key: Optional[str]) -> Any:
     """A judge for the URL and model typed in the judge picker; None when both are blank. A model
     written as ``azure:<deployment>``, ``anthropic:<model>``, ``gemini:<model>`` or
     ``openai:<model>`` picks that provider (the URL, optional there, is its endpoint or base URL;
     a blank key: the provider's environment variable); any other model is served by the
     OpenAI-compatible server at the URL. The key stays in the judge object (never in results,
-    logs or the cache)."""
+    logs or the cache). Short time-out, one retry: a server that does not answer is an error
+    within 15 s."""
     from .judges import BACKENDS, get_judge
 
     base_url, model = (base_url or "").strip(), (model or "").strip()
@@ -83,15 +150,19 @@ def make_judge(base_url, model, api_key):
         return None
     prefix, sep, name = model.partition(":")
     if sep and name and prefix in BACKENDS and prefix != "hf":
-        options = {"concurrency": 8, "api_key": (api_key or "").strip() or None}
+        options = {"concurrency": 8, "api_key": (api_key or "").strip() or None,
+                   "timeout": JUDGE_TIMEOUT, "max_retries": JUDGE_RETRIES}
         if base_url:
             options["endpoint" if prefix == "azure" else "base_url"] = base_url
         return get_judge(model, **options)
     if not base_url or not model:
-        raise ValueError("judge: give both the server URL (e.g. http://127.0.0.1:8000/v1) and the model")
+        raise SpaceError("Judge: give both the server URL (e.g. http://127.0.0.1:8000/v1) and the model")
+    if not re.match(r"https?://", base_url):
+        raise SpaceError(f"Judge: the server URL must start with http:// or https:// (got {base_url!r})")
     from .judges.openai import OpenAIJudge
 
-    return OpenAIJudge(model, base_url=base_url, api_key=(api_key or "").strip() or "none", concurrency=8)
+    return OpenAIJudge(model, base_url=base_url, api_key=(api_key or "").strip() or "none", concurrency=16,
+                       timeout=JUDGE_TIMEOUT, max_retries=JUDGE_RETRIES)
 
 
 def _space_columns(metric: Any) -> dict[str, str]:
@@ -99,22 +170,71 @@ def _space_columns(metric: Any) -> dict[str, str]:
     return {**type(metric).columns, **getattr(type(metric), "optional_columns", {})}
 
 
-def run_metric(metric, rows, options_json, judge=None):
-    """Compute ``metric`` on table rows with JSON options: (result table rows, result dict). An
-    optional input column left blank in every row is not given."""
-    options = _json_object(options_json, "options", '{"use_stemmer": true}')
-    inputs = parse_rows(rows, _space_columns(metric))
-    for column in getattr(type(metric), "optional_columns", {}):
+_INDEXED = re.compile(r"^(?P<name>\w+)\[(?P<i>\d+)\](?:\[(?P<j>\d+)\])?: (?P<rest>.*)$", re.S)
+
+
+def _user_message(error: BaseException, columns: Sequence[str], options: Sequence[str]) -> str:
+    """The sentence for an error: a library message about ``name[i]`` names row i + 1 and the
+    field; one about an option names the Options box; a judge's failure the judge."""
+    text = " ".join(str(error).split()) or type(error).__name__
+    m = _INDEXED.match(text)
+    if m and m.group("name") in columns:
+        which = f" (text {int(m.group('j')) + 1})" if m.group("j") is not None else ""
+        return f"Row {int(m.group('i')) + 1}, {m.group('name')}{which}: {m.group('rest')}"
+    head = text.split(":", 1)[0].strip()
+    if head in options:
+        return f"Options: {text}"
+    if any(cls.__name__ == "JudgeError" for cls in type(error).__mro__):
+        return f"Judge: {text}"
+    if isinstance(error, SpaceError):
+        return text
+    if isinstance(error, (ValueError, TypeError)):
+        return f"Inputs: {text}" if head in columns else text
+    return f"Something went wrong while scoring ({type(error).__name__}): {text}"
+
+
+def _unscored_message(name: str, result: Mapping[str, Any], n: int) -> str:
+    """The sentence for examples that got no score ('' when all did)."""
+    errors = [e for e in (result.get("errors") or []) if isinstance(e, Mapping)]
+    if not errors:
+        return ""
+    listed = "; ".join(f"row {e.get('index', 0) + 1}: {' '.join(str(e.get('error')).split())}"
+                       for e in errors[:_SHOWN_ERRORS])
+    more = f"; and {len(errors) - _SHOWN_ERRORS} more" if len(errors) > _SHOWN_ERRORS else ""
+    return f"{len(errors)} of {n} example(s) got no {name} score: {listed}{more}"
+
+
+def run_metric(metric: Any, rows: Any, options_json: Optional[str], judge: Any = None,
+               strict: bool = False) -> tuple[list[list[Any]], dict]:
+    """Compute ``metric`` on table rows with JSON options: (result table rows, result dict).
+
+    The table shows numbers with 4 significant digits; the result dict keeps them whole.
+    ``strict``: the Space's checks (no blank cells, known options), each a SpaceError sentence.
+    """
+    options = _json_object(options_json, "Options", '{"use_stemmer": true}')
+    columns = _space_columns(metric)
+    optional = list(getattr(type(metric), "optional_columns", {}))
+    if strict:
+        from .registry import METRICS
+
+        spec = METRICS.get(getattr(metric, "name", None) or "")
+        if spec is not None:
+            try:
+                spec.check_options(options, where="Options")
+            except ValueError as e:
+                raise SpaceError(str(e)) from None
+    inputs = parse_rows(rows, columns, strict=strict, optional=optional)
+    for column in optional:  # an optional input left blank in every row is not given
         if not any(str(v).strip() for v in inputs[column]):
             del inputs[column]
     if judge is not None:
         options["judge"] = judge
     result = metric.compute(**inputs, **options)
-    table = [[k, json.dumps(v) if isinstance(v, (list, dict)) else v] for k, v in result.items()]
+    table = [[k, format_value(v)] for k, v in result.items()]
     return table, result
 
 
-def _judge_picker(gr, open_=True):
+def _judge_picker(gr: Any, open_: bool = True) -> tuple[Any, Any, Any]:
     with gr.Accordion("Judge (an OpenAI-compatible server: OpenAI, vLLM, Ollama, TGI, llama.cpp; or a model "
                       "written azure:<deployment>, anthropic:<model>, gemini:<model>)", open=open_):
         with gr.Row():
@@ -125,21 +245,33 @@ def _judge_picker(gr, open_=True):
     return url, model, key
 
 
-def _error(e):
-    return f"**Error:** {e}"
+def _error(message: str) -> str:
+    return f"**Error:** {md_escape(message)}" if message else ""
 
 
-def metric_app(metric_dir):
+def _raise_if(message: str) -> None:
+    """The second step of a click: the message as a gr.Error pop-up (the first step has filled
+    the outputs and the error line)."""
+    import gradio as gr
+
+    if message:
+        raise gr.Error(html.escape(message), duration=None, print_exception=False)  # shown as HTML
+
+
+def metric_app(metric_dir: str) -> Any:
     """The Gradio Blocks of the Space in ``metric_dir`` (the folder of app.py)."""
     import evaluate
     import gradio as gr
 
     from .hf import JudgeMetric
+    from .registry import METRICS
 
     metric_dir = os.path.abspath(metric_dir)
     metric = evaluate.load(metric_dir)
     columns = _space_columns(metric)
     name = os.path.basename(metric_dir)
+    spec = METRICS.get(name)
+    option_names = list(spec.options) if spec is not None else []
     needs_judge = isinstance(metric, JudgeMetric)
     with gr.Blocks(title=f"{name} - textgen-metrics") as demo:
         gr.Markdown(f"# {name}\nType one example per row. Several references or contexts in one cell: "
@@ -147,61 +279,113 @@ def metric_app(metric_dir):
         example = [_EXAMPLE.get(c, "") if c in type(metric).columns else "" for c in columns]  # optional: blank
         table = gr.Dataframe(value=[example], headers=list(columns),
                              column_count=(len(columns), "fixed"), type="array", interactive=True,
-                             label="Inputs", elem_id="inputs")
+                             show_row_numbers=True, label="Inputs", elem_id="inputs")
+        add_row = gr.Button("+ Add row", size="sm", variant="secondary", elem_id="add-row")
         judge_fields = list(_judge_picker(gr)) if needs_judge else []
         start = json.dumps(getattr(type(metric), "space_options", {}), indent=1, ensure_ascii=False)
         options = gr.Code(value=start, language="json", label="Options (JSON)", elem_id="options")
         button = gr.Button("Compute", variant="primary", elem_id="compute")
         error = gr.Markdown(elem_id="error")
-        result_table = gr.Dataframe(headers=["key", "value"], label="Result", elem_id="result-table")
-        result_json = gr.JSON(label="Result (JSON)", elem_id="result-json")
+        message = gr.State("")
+        result_table = gr.Dataframe(headers=["key", "value"], label="Result (4 significant digits)",
+                                    elem_id="result-table")
+        result_json = gr.JSON(label="Result (JSON, every digit)", elem_id="result-json")
 
-        def on_click(rows, opts, *judge_args):
+        def on_add_row(rows: Any) -> list[list[str]]:
+            if hasattr(rows, "values") and hasattr(rows, "columns"):
+                rows = rows.values.tolist()
+            return [list(r) for r in (rows or [])] + [[""] * len(columns)]
+
+        def on_click(rows: Any, opts: str, *judge_args: str) -> tuple[Any, Any, str, str]:
+            res: dict = {}
             try:
                 judge = make_judge(*judge_args) if judge_args else None
-                res_table, res = run_metric(metric, rows, opts, judge)
-                return res_table, res, ""
+                res_table, res = run_metric(metric, rows, opts, judge, strict=True)
             except Exception as e:  # shown to the user, the app keeps running
-                return [], {}, _error(e)
+                text = _user_message(e, list(columns), option_names)
+                return [], {}, _error(text), text
+            text = _unscored_message(name, res, len(parse_rows(rows, columns)[next(iter(columns))]))
+            return res_table, res, _error(text), text
 
-        button.click(on_click, [table, options, *judge_fields], [result_table, result_json, error])
+        add_row.click(on_add_row, [table], [table])
+        button.click(on_click, [table, options, *judge_fields], [result_table, result_json, error, message]
+                     ).then(_raise_if, [message], None)
         gr.Markdown(card_body(os.path.join(metric_dir, "README.md")))
     return demo
 
 
-def run_playground(path, metrics, columns_json, options_json, judge=None):
-    """Score the uploaded file: (summary rows, per-example rows and headers, chart HTML, report)."""
-    from .registry import METRICS
+def _chart(ids: Sequence[Any], series: Sequence[tuple[str, list, tuple[float, float]]]) -> str:
     from .report import svg_bars, svg_histogram
+
+    charts = [svg_bars(ids, values, title, value_range) if len(ids) <= _MAX_CHARTED
+              else svg_histogram(values, title, value_range=value_range)
+              for title, values, value_range in series]
+    return ("<div id='score-charts' style='display:flex;flex-wrap:wrap;gap:1.5em;align-items:flex-start'>"
+            + "".join(charts) + "</div>")
+
+
+def run_playground(path: Optional[str], metrics: Sequence[str], columns_json: Optional[str],
+                   options_json: Optional[str], judge: Any = None) -> tuple[list, tuple[list, list], str, dict]:
+    """Score the uploaded file: (summary rows, per-example rows and headers, chart HTML, report).
+
+    Tables show 4 significant digits; the report keeps every digit."""
+    from .registry import METRICS
     from .scoring import read_records, score_name, score_records
 
     if not path:
-        raise ValueError("file: upload a CSV, TSV, JSON or JSONL file with one example per row")
+        raise SpaceError("File: upload a CSV, TSV, JSON or JSONL file with one example per row")
     if not metrics:
-        raise ValueError("metrics: choose at least one metric")
-    columns = _json_object(columns_json, "columns", '{"predictions": "answer"}')
-    options = _json_object(options_json, "options", '{"rouge": {"use_stemmer": true}}')
+        raise SpaceError("Metrics: choose at least one metric")
+    columns = _json_object(columns_json, "Columns", '{"predictions": "answer"}')
+    options = _json_object(options_json, "Options", '{"rouge": {"use_stemmer": true}}')
+    for metric, opts in options.items():
+        if metric not in metrics:
+            raise SpaceError(f"Options: {metric!r} is not among the chosen metrics ({', '.join(metrics)})")
+        if not isinstance(opts, dict):
+            raise SpaceError(f"Options: the options of {metric} must be a JSON object, such as "
+                             '{"use_stemmer": true}')
+    inputs = {c for m in metrics for c in METRICS[m].columns}
+    for column, field in columns.items():
+        if column not in inputs:
+            raise SpaceError(f"Columns: {column!r} is not an input of the chosen metrics (their inputs: "
+                             f"{', '.join(sorted(inputs))})")
+        if not isinstance(field, str) or not field:
+            raise SpaceError(f"Columns: the field for {column} must be a field name (a string)")
     needs = [m for m in metrics if METRICS[m].judge]
     if needs and judge is None:
-        raise ValueError(f"judge: {', '.join(needs)} needs a judge: fill in the server URL and model")
-    rows = read_records(path)
+        raise SpaceError(f"Judge: {', '.join(needs)} needs a judge: fill in the server URL and model")
+    try:
+        rows = read_records(path)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise SpaceError(f"File: {' '.join(str(e).split())}") from None
     report = score_records(rows, metrics, columns=columns, options=options, judge=judge,
-                           source=os.path.basename(path))
-    summary = [[k, v] for k, v in report["summary"].items()]
-    headers, scored = ["id"], []
+                           source=os.path.basename(path),
+                           column_hint='the Columns box, e.g. {{"{column}": "FIELD"}}')
+    summary = [[k, format_value(v)] for k, v in report["summary"].items()]
+    headers, scored, series = ["id"], [], []
     for name, m in report["metrics"].items():
         for key in m["scores"]:
             headers.append(score_name(name, key))
             scored.append(m["per_example"][key])
+            series.append((score_name(name, key), m["per_example"][key], METRICS[name].score_range))
     ids = [str(i) for i in report["ids"]]
-    per_example = [[ids[i], *[s[i] for s in scored]] for i in range(len(ids))]
-    charts = [svg_bars(ids, s, h) if len(ids) <= _MAX_CHARTED else svg_histogram(s, h)
-              for h, s in zip(headers[1:], scored)]
-    chart = "<div id='score-charts' style='display:flex;flex-wrap:wrap;gap:1em'>" + "".join(charts) + "</div>"
-    return summary, (headers, per_example), chart, report
+    per_example = [[ids[i], *[format_value(s[i]) for s in scored]] for i in range(len(ids))]
+    return summary, (headers, per_example), _chart(ids, series), report
 
 
-def playground_app(metric_names=None):
+def _playground_unscored(report: Mapping[str, Any]) -> str:
+    from .scoring import unscored
+
+    missing = unscored(report)
+    if not missing:
+        return ""
+    listed = "; ".join(f"{m['metric']}, row {m['row']}: {' '.join(str(m['error']).split())}"
+                       for m in missing[:_SHOWN_ERRORS])
+    more = f"; and {len(missing) - _SHOWN_ERRORS} more" if len(missing) > _SHOWN_ERRORS else ""
+    return f"{len(missing)} score(s) missing: {listed}{more}"
+
+
+def playground_app(metric_names: Optional[Sequence[str]] = None) -> Any:
     """One Space with every metric: upload a file, pick metrics and a judge, see the scores."""
     import gradio as gr
     import pandas
@@ -214,9 +398,10 @@ def playground_app(metric_names=None):
         gr.Markdown(
             "# textgen-metrics playground\n"
             "Upload a CSV, TSV, JSON or JSONL file with one example per row, pick the metrics and "
-            "press **Score**. Fields by default: `prediction`, `references` (a text or a JSON list), "
-            "`query`, `contexts` (a JSON list), `source`; map others under *Columns*. The LLM-guided "
-            "metrics need a judge: an OpenAI-compatible server (none for the lexical ones).")
+            "press **Score**. Fields by default: `prediction` (or `predictions`), `references` or "
+            "`reference` (a text or a JSON list), `query`, `contexts` or `context` (a JSON list), "
+            "`source`; map others under *Columns*. The LLM-guided metrics need a judge: an "
+            "OpenAI-compatible server (none for the lexical ones).")
         with gr.Row():
             upload = gr.File(label="Data file", file_types=[".csv", ".tsv", ".json", ".jsonl"],
                              type="filepath", elem_id="upload")
@@ -230,19 +415,27 @@ def playground_app(metric_names=None):
         url, model, key = _judge_picker(gr, open_=False)
         button = gr.Button("Score", variant="primary", elem_id="score")
         error = gr.Markdown(elem_id="error")
-        summary = gr.Dataframe(headers=["score", "value"], label="Summary", elem_id="summary")
+        message = gr.State("")
+        summary = gr.Dataframe(headers=["score", "value"], label="Summary (4 significant digits)",
+                               elem_id="summary")
         chart = gr.HTML(elem_id="chart")
         per_example = gr.Dataframe(label="Per example", elem_id="per-example")
-        report_json = gr.JSON(label="Report (JSON)", elem_id="report")
+        report_json = gr.JSON(label="Report (JSON, every digit)", elem_id="report")
 
-        def on_click(path, metrics, cols, opts, judge_url, judge_model, judge_key):
+        def on_click(path: Optional[str], metrics: list[str], cols: str, opts: str, judge_url: str,
+                     judge_model: str, judge_key: str) -> tuple[Any, ...]:
             try:
                 judge = make_judge(judge_url, judge_model, judge_key)
                 rows, (headers, table), svg, report = run_playground(path, metrics, cols, opts, judge)
-                return rows, svg, pandas.DataFrame(table, columns=headers), report, ""
             except Exception as e:  # shown to the user, the app keeps running
-                return [], "", pandas.DataFrame(), {}, _error(e)
+                known = sorted({o for m in (metrics or []) if m in METRICS for o in METRICS[m].options})
+                inputs = sorted({c for m in (metrics or []) if m in METRICS for c in METRICS[m].columns})
+                text = _user_message(e, inputs, known)
+                return [], "", pandas.DataFrame(), {}, _error(text), text
+            text = _playground_unscored(report)
+            return rows, svg, pandas.DataFrame(table, columns=headers), report, _error(text), text
 
         button.click(on_click, [upload, chosen, columns, options, url, model, key],
-                     [summary, chart, per_example, report_json, error])
+                     [summary, chart, per_example, report_json, error, message]
+                     ).then(_raise_if, [message], None)
     return demo

