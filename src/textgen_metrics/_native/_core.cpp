@@ -1,6 +1,7 @@
 // textgen_metrics._native._core: the compiled core of the lexical metrics (see __init__.py).
 #include "pyutil.hpp"
 #include "rouge_py.hpp"
+#include "meteor.hpp"
 
 #include <pybind11/stl.h>
 
@@ -166,6 +167,21 @@ PYBIND11_MODULE(_core, m) {
         .def("add_many", &ExactSum::add_many, py::arg("values"))
         .def_property_readonly("partials", &ExactSum::partials)
         .def_property_readonly("count", &ExactSum::count);
+
+    py::class_<WordNetIndex, std::shared_ptr<WordNetIndex>>(m, "WordNetIndex")
+        .def(py::init<const std::string&>(), py::arg("path"))
+        .def_static("build", [](const std::string& dir, const std::string& out) {
+            py::gil_scoped_release release;
+            WordNetIndex::build(dir, out);
+        }, py::arg("wordnet_dir"), py::arg("out_path"))
+        .def_property_readonly("n_forms", &WordNetIndex::n_forms)
+        .def_property_readonly("n_synsets", &WordNetIndex::n_synsets);
+    py::class_<MeteorCore>(m, "MeteorCore")
+        .def(py::init<std::shared_ptr<WordNetIndex>>(), py::arg("index"))
+        .def("score", &MeteorCore::score, py::arg("predictions"), py::arg("references"), py::arg("alpha"),
+             py::arg("beta"), py::arg("gamma"), py::arg("num_threads"))
+        .def("align", &MeteorCore::align, py::arg("hypothesis"), py::arg("reference"))
+        .def("synonyms", &MeteorCore::synonyms, py::arg("word"));
 
     m.def("lcs_length", &py_lcs_length, py::arg("a"), py::arg("b"));
     m.def("lcs_indices", &py_lcs_indices, py::arg("ref"), py::arg("can"));
