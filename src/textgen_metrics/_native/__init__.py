@@ -97,9 +97,14 @@ def union_lcs_indices(ref_sents: Sequence[Sequence[str]], can_sents: Sequence[Se
     return _core.union_lcs_indices(ref_sents, can_sents)
 
 
-def wlcs_hits(model: Sequence[str], peer: Sequence[str], weight: float) -> list[int]:
-    """ROUGE-1.5.5 ``wlcs_inner`` + ``markLCS``: 1 at the model positions on the weighted LCS."""
-    return _core.wlcs_hits(model, peer, weight)
+def wlcs_hits(model: Sequence[str], peer: Sequence[str], weight: float, max_table_cells: int | None = None) -> list[int]:
+    """ROUGE-1.5.5 ``wlcs_inner`` + ``markLCS``: 1 at the model positions on the weighted LCS.
+
+    Tables of more than ``max_table_cells`` cells (default 2**24) are walked back from rows
+    kept every ~sqrt(len(model)) rows instead of a full table of moves (same result)."""
+    if max_table_cells is None:
+        return _core.wlcs_hits(model, peer, weight)
+    return _core.wlcs_hits(model, peer, weight, max_table_cells)
 
 
 def porter_stem(words: Sequence[str]) -> list[str]:

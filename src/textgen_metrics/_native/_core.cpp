@@ -80,7 +80,7 @@ static std::vector<std::vector<u32>> py_lcs_table(py::handle a, py::handle b) {
     return t;
 }
 
-static std::vector<u8> py_wlcs_hits(py::handle model, py::handle peer, double weight) {
+static std::vector<u8> py_wlcs_hits(py::handle model, py::handle peer, double weight, size_t max_table_cells) {
     Seqs s;
     std::vector<u32> m = s.ids(model, "model"), p = s.ids(peer, "peer");
     std::vector<u8> hit(m.size(), 0);
@@ -88,7 +88,7 @@ static std::vector<u8> py_wlcs_hits(py::handle model, py::handle peer, double we
     Work wk;
     WlcsScratch ws;
     const double* P = wk.powers_upto(std::min(m.size(), p.size()) + 2, weight);
-    wlcs_mark(m.data(), m.size(), p.data(), p.size(), hit.data(), P, ws);
+    wlcs_mark(m.data(), m.size(), p.data(), p.size(), hit.data(), P, ws, max_table_cells);
     return hit;
 }
 
@@ -187,7 +187,8 @@ PYBIND11_MODULE(_core, m) {
     m.def("lcs_indices", &py_lcs_indices, py::arg("ref"), py::arg("can"));
     m.def("union_lcs_indices", &py_union_lcs_indices, py::arg("ref_sents"), py::arg("can_sents"));
     m.def("lcs_table", &py_lcs_table, py::arg("a"), py::arg("b"));
-    m.def("wlcs_hits", &py_wlcs_hits, py::arg("model"), py::arg("peer"), py::arg("weight"));
+    m.def("wlcs_hits", &py_wlcs_hits, py::arg("model"), py::arg("peer"), py::arg("weight"),
+          py::arg("max_table_cells") = WLCS_FULL);
     m.def("porter_stem", &py_porter_stem, py::arg("words"));
     m.def("lower", &py_lower_batch, py::arg("texts"));
 }

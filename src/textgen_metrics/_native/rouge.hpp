@@ -439,14 +439,14 @@ inline void wlcs_row(u32 tok, const u32* peer, size_t n, const double* cp, const
 constexpr size_t WLCS_FULL = size_t(1) << 24;
 
 inline void wlcs_mark(const u32* model, size_t m, const u32* peer, size_t n, u8* hit, const double* P,
-                      WlcsScratch& ws) {
+                      WlcsScratch& ws, size_t full_cells = WLCS_FULL) {
     if (!m || !n) return;
     size_t w1 = n + 1;
     ws.c0.assign(w1, 0.0);
     ws.l0.assign(w1, 0);
     ws.c1.assign(w1, 0.0);
     ws.l1.assign(w1, 0);
-    if (m * w1 <= WLCS_FULL) {
+    if (m * w1 <= full_cells) {
         ws.moves.assign(m * w1, 0);
         double *cp = ws.c0.data(), *cc = ws.c1.data();
         u32 *lp = ws.l0.data(), *lc = ws.l1.data();
