@@ -302,3 +302,74 @@ def test_wordnet_index_is_built_once_and_reused(tmp_path, monkeypatch):
     second = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert second == first and os.stat(path).st_mtime_ns == mtime  # read, not rebuilt
     assert wordnet.wordnet_index_path().endswith(os.path.basename(path))
+
+
+# -- BLEU / GLEU statistics and the 13a tokenizer (call sites for the lead: see docs) ------------
+
+def bleu_examples(seed: int, n: int):
+    rng = random.Random(seed)
+    sample = texts(seed, n, long_words=1500)
+    preds, refs = [], []
+    for t in sample:
+        preds.append(related(rng, t) if rng.random() < 0.8 else rng.choice(sample))
+        refs.append([t] + [related(rng, t) for _ in range(rng.randint(0, 3))])
+    return preds, refs
+
+
+def adversarial_13a_texts() -> list[str]:
+    from test_tokenizers import _adversarial_texts
+
+    return _adversarial_texts(1, 2000) + texts(81, 400, long_words=2000)
+
+
+@pytest.mark.parametrize("lowercase", [False, True])
+def test_13a_tokenizer_equals_the_python_tokenizer_and_sacrebleu(lowercase):
+    from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a as Sacre
+
+    from textgen_metrics.tokenizers import Tokenizer13a
+
+    sample = adversarial_13a_texts()
+    got = _native._core.BleuCore().tokenize(sample, 0, lowercase)
+    assert got == [Tokenizer13a(lowercase)(t) for t in sample]
+    if not lowercase:
+        sacre = Sacre()
+        assert got == [sacre(t.rstrip()).split() for t in sample]
+
+
+def test_whitespace_split_equals_str_split():
+    sample = adversarial_13a_texts()
+    core = _native._core.BleuCore()
+    assert core.tokenize(sample, 1, False) == [t.split() for t in sample]
+    assert core.tokenize(sample, 1, True) == [t.lower().split() for t in sample]
+
+
+@pytest.mark.parametrize("max_order", [1, 2, 4, 6])
+def test_bleu_statistics_equal_the_python_statistics(max_order):
+    from textgen_metrics.lexical.bleu import BleuStats
+    from textgen_metrics.tokenizers import Tokenizer13a
+
+    preds, refs = bleu_examples(90 + max_order, 300)
+    tok = Tokenizer13a()
+    hyp_len, ref_len, correct, total = _native._core.BleuCore().bleu_stats(preds, refs, 0, False, max_order, 2)
+    for i, (p, rs) in enumerate(zip(preds, refs)):
+        want = BleuStats(tok(p), [tok(r) for r in rs], max_order)
+        assert (hyp_len[i], ref_len[i], correct[i], total[i]) == (want.hyp_len, want.ref_len, want.correct, want.total)
+    # tokens in: the same statistics
+    toks = _native._core.BleuCore().bleu_stats([tok(p) for p in preds], [[tok(r) for r in rs] for rs in refs],
+                                               2, False, max_order, 1)
+    assert toks == (hyp_len, ref_len, correct, total)
+
+
+@pytest.mark.parametrize("min_len, max_len", [(1, 4), (2, 3), (3, 3), (1, 1)])
+def test_gleu_statistics_equal_the_python_statistics(min_len, max_len):
+    from textgen_metrics.lexical.bleu import _gleu_counts
+    from textgen_metrics.tokenizers import Tokenizer13a
+
+    preds, refs = bleu_examples(100 + max_len, 300)
+    preds += ["", "a"]
+    refs += [[""], ["", "a"]]
+    tok = Tokenizer13a()
+    tp, total = _native._core.BleuCore().gleu_stats(preds, refs, 0, False, min_len, max_len, 1)
+    for i, (p, rs) in enumerate(zip(preds, refs)):
+        want = _gleu_counts(tok(p), [tok(r) for r in rs], min_len, max_len)
+        assert ((tp[i], total[i]) if total[i] else None) == want

@@ -2,6 +2,7 @@
 #include "pyutil.hpp"
 #include "rouge_py.hpp"
 #include "meteor.hpp"
+#include "bleu_py.hpp"
 
 #include <pybind11/stl.h>
 
@@ -182,6 +183,14 @@ PYBIND11_MODULE(_core, m) {
              py::arg("beta"), py::arg("gamma"), py::arg("num_threads"))
         .def("align", &MeteorCore::align, py::arg("hypothesis"), py::arg("reference"))
         .def("synonyms", &MeteorCore::synonyms, py::arg("word"));
+
+    py::class_<BleuCore>(m, "BleuCore")
+        .def(py::init<>())
+        .def("bleu_stats", &BleuCore::bleu_stats, py::arg("predictions"), py::arg("references"), py::arg("tokenizer"),
+             py::arg("lowercase"), py::arg("max_order"), py::arg("num_threads"))
+        .def("gleu_stats", &BleuCore::gleu_stats, py::arg("predictions"), py::arg("references"), py::arg("tokenizer"),
+             py::arg("lowercase"), py::arg("min_len"), py::arg("max_len"), py::arg("num_threads"))
+        .def("tokenize", &BleuCore::tokenize, py::arg("texts"), py::arg("tokenizer"), py::arg("lowercase"));
 
     m.def("lcs_length", &py_lcs_length, py::arg("a"), py::arg("b"));
     m.def("lcs_indices", &py_lcs_indices, py::arg("ref"), py::arg("can"));
