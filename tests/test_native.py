@@ -373,3 +373,47 @@ def test_gleu_statistics_equal_the_python_statistics(min_len, max_len):
     for i, (p, rs) in enumerate(zip(preds, refs)):
         want = _gleu_counts(tok(p), [tok(r) for r in rs], min_len, max_len)
         assert ((tp[i], total[i]) if total[i] else None) == want
+
+
+# -- Treebank tokenizer (METEOR's word_tokenize) -----------------------------------------------
+
+def test_treebank_tables_equal_the_installed_regex_module():
+    import re as _re
+
+    import regex
+
+    header = os.path.join(os.path.dirname(_native.__file__), "treebank_tables.hpp")
+    with open(header, encoding="utf-8") as f:
+        text = f.read()
+    chars = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
+    for name, pattern in (("RX_WORD", r"\w"), ("RX_SPACE", r"\s"), ("RX_DIGIT", r"\d")):
+        block = text.split(f"{name}[][2] = {{", 1)[1].split("};", 1)[0]
+        table = [(int(a, 16), int(b, 16)) for a, b in _re.findall(r"\{0x([0-9A-F]+), 0x([0-9A-F]+)\}", block)]
+        members = sorted(ord(m.group()) for m in regex.finditer(pattern, chars))
+        assert [c for a, b in table for c in range(a, b + 1)] == members, (
+            f"{name}: regex {regex.__version__} differs; rerun tools/gen_treebank_tables.py")
+
+
+def treebank_texts(seed: int, n: int) -> list[str]:
+    from test_tokenizers import _adversarial_texts
+
+    rng = random.Random(seed)
+    parts = ["'", "''", '"', "`", "``", "'s", "'S", "n't", "N'T", "'ll", "'LL", "'ve", "'re", "'d", "'m", " ",
+             ".", "..", "...", ",", ":", "\n", "\t", "(", "[", "{", "<", ">", "\u00bb", "\u201d", "\u2019",
+             "\u00ab", "\u201c", "\u2018", "\u201e", "\u017f", "\u0130", "\u0131", "can", "not", "cannot", "CANNOT",
+             "d", "'ye", "gimme", "gonna", "gotta", "lemme", "wanna", "'tis", "'Twas", "more'n", "x", "1", "\u0663",
+             "\u2014", "\u2012", "--", "-", "*", "?", "!", ";", "&", "$", "\u00a0", "\x1c", "\u2028", "a.", "end.)",
+             "\u00e9", "_"]
+    out = _adversarial_texts(seed, 1000) + texts(seed, 300, long_words=5000)
+    out += ["".join(rng.choice(parts) for _ in range(rng.randint(0, 15))) for _ in range(n)]
+    out += [" ".join(rng.choice(parts) for _ in range(rng.randint(0, 15))) for _ in range(n)]
+    return out
+
+
+def test_treebank_tokenizer_equals_nltk_word_tokenize():
+    from nltk.tokenize import word_tokenize
+
+    sample = treebank_texts(91, 15000)
+    got = _native.treebank_tokenize(sample)
+    bad = [t for t, g in zip(sample, got) if g != word_tokenize(t, preserve_line=True)]
+    assert bad == []

@@ -51,6 +51,9 @@ __all__ = [
     "wlcs_hits",
     "porter_stem",
     "lower",
+    "treebank_tokenize",
+    "tokenize_13a",
+    "split_whitespace",
     "resolve_threads",
     "MODE_TEXT",
     "MODE_UNITS",
@@ -115,3 +118,28 @@ def porter_stem(words: Sequence[str]) -> list[str]:
 def lower(texts: Sequence[str]) -> list[str]:
     """``str.lower()`` of every text, computed in the core (exact: the interpreter's tables)."""
     return _core.lower(texts)
+
+
+def treebank_tokenize(texts: Sequence[str]) -> list[list[str]]:
+    """nltk ``word_tokenize(text, preserve_line=True)`` of every text (NLTKWordTokenizer's rules)."""
+    return _core.treebank_tokenize(texts)
+
+
+_BLEU = None
+
+
+def _bleu_core() -> "_core.BleuCore":
+    global _BLEU
+    if _BLEU is None:
+        _BLEU = _core.BleuCore()
+    return _BLEU
+
+
+def tokenize_13a(texts: Sequence[str], lowercase: bool = False) -> list[list[str]]:
+    """sacrebleu's ``13a`` tokens of every ``text.rstrip()`` (lower-cased first when asked)."""
+    return _bleu_core().tokenize(texts, 0, lowercase)
+
+
+def split_whitespace(texts: Sequence[str], lowercase: bool = False) -> list[list[str]]:
+    """``text.split()`` (``text.lower().split()``) of every text: sacrebleu's ``none``."""
+    return _bleu_core().tokenize(texts, 1, lowercase)

@@ -3,6 +3,7 @@
 #include "rouge_py.hpp"
 #include "meteor.hpp"
 #include "bleu_py.hpp"
+#include "treebank.hpp"
 
 #include <pybind11/stl.h>
 
@@ -104,6 +105,20 @@ static py::list py_porter_stem(py::handle words) {
     return to_pylist(out);
 }
 
+static py::list py_treebank_tokenize(py::handle texts) {
+    Keep keep;
+    std::vector<StrRef> t = str_list(texts, keep, "texts");
+    std::vector<std::vector<std::string>> out(t.size());
+    {
+        py::gil_scoped_release release;
+        TreebankTokenizer tb;
+        for (size_t i = 0; i < t.size(); ++i) tb.tokenize(t[i].sv(), out[i]);
+    }
+    py::list res(t.size());
+    for (size_t i = 0; i < t.size(); ++i) res[i] = to_pylist(out[i]);
+    return res;
+}
+
 static py::list py_lower_batch(py::handle texts) {
     Keep keep;
     std::vector<StrRef> w = str_list(texts, keep, "texts");
@@ -180,7 +195,7 @@ PYBIND11_MODULE(_core, m) {
     py::class_<MeteorCore>(m, "MeteorCore")
         .def(py::init<std::shared_ptr<WordNetIndex>>(), py::arg("index"))
         .def("score", &MeteorCore::score, py::arg("predictions"), py::arg("references"), py::arg("alpha"),
-             py::arg("beta"), py::arg("gamma"), py::arg("num_threads"))
+             py::arg("beta"), py::arg("gamma"), py::arg("num_threads"), py::arg("texts"))
         .def("align", &MeteorCore::align, py::arg("hypothesis"), py::arg("reference"))
         .def("synonyms", &MeteorCore::synonyms, py::arg("word"));
 
@@ -200,4 +215,5 @@ PYBIND11_MODULE(_core, m) {
           py::arg("max_table_cells") = WLCS_FULL);
     m.def("porter_stem", &py_porter_stem, py::arg("words"));
     m.def("lower", &py_lower_batch, py::arg("texts"));
+    m.def("treebank_tokenize", &py_treebank_tokenize, py::arg("texts"));
 }

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "porter.hpp"
+#include "treebank.hpp"
 #include "pyutil.hpp"
 #include "wordnet.hpp"
 
@@ -23,6 +24,8 @@ struct MeteorState {
     std::vector<std::pair<u32, u32>> matches;
     std::vector<u8> used;
     Stamped head;
+    TreebankTokenizer tb;
+    std::vector<std::string> words;
     std::string sbuf;
     std::vector<std::string_view> names;
 
@@ -191,7 +194,7 @@ class MeteorCore {
     // hyps: token lists; refs: per example, a list of token lists. Returns the best score over
     // each example's references.
     std::vector<double> score(py::handle hyps, py::handle refs, double alpha, double beta, double gamma,
-                              int num_threads) {
+                              int num_threads, bool texts) {
         Keep keep;
         py::object hf = fast_seq(hyps, "predictions");
         py::object rf = fast_seq(refs, "references");
@@ -200,11 +203,16 @@ class MeteorCore {
             throw py::value_error("predictions and references differ in length");
         std::vector<std::vector<StrRef>> H(n);
         std::vector<std::vector<std::vector<StrRef>>> R(n);
+        // texts: one string per side, tokenised by the core's Treebank tokenizer (word_tokenize)
+        auto read = [&](PyObject* o, const char* what, size_t i) {
+            if (texts) return std::vector<StrRef>{utf8_of(o, keep, what, i)};
+            return str_list(o, keep, what);
+        };
         for (size_t i = 0; i < n; ++i) {
-            H[i] = str_list(PySequence_Fast_GET_ITEM(hf.ptr(), static_cast<Py_ssize_t>(i)), keep, "predictions");
+            H[i] = read(PySequence_Fast_GET_ITEM(hf.ptr(), static_cast<Py_ssize_t>(i)), "predictions", i);
             py::object rl = fast_seq(PySequence_Fast_GET_ITEM(rf.ptr(), static_cast<Py_ssize_t>(i)), "references");
             for (Py_ssize_t j = 0; j < PySequence_Fast_GET_SIZE(rl.ptr()); ++j)
-                R[i].push_back(str_list(PySequence_Fast_GET_ITEM(rl.ptr(), j), keep, "references"));
+                R[i].push_back(read(PySequence_Fast_GET_ITEM(rl.ptr(), j), "references", i));
             keep.objs.push_back(rl);
         }
         std::vector<double> out(n, 0.0);
@@ -218,11 +226,11 @@ class MeteorCore {
                 std::vector<u32> h, r;
                 for (size_t i = lo; i < hi; ++i) {
                     st.reset_if_large();
-                    ids(st, H[i], h);
+                    ids(st, H[i], h, texts);
                     double best = 0.0;
                     bool first = true;
                     for (auto& ref : R[i]) {
-                        ids(st, ref, r);
+                        ids(st, ref, r, texts);
                         double s = st.single(h, r, *wn_, alpha, beta, gamma);
                         if (first || s > best) best = s;
                         first = false;
@@ -259,8 +267,13 @@ class MeteorCore {
     }
 
   private:
-    static void ids(MeteorState& st, const std::vector<StrRef>& toks, std::vector<u32>& out) {
+    static void ids(MeteorState& st, const std::vector<StrRef>& toks, std::vector<u32>& out, bool texts = false) {
         out.clear();
+        if (texts) {
+            st.tb.tokenize(toks[0].sv(), st.words);
+            for (auto& w : st.words) out.push_back(st.vocab.intern(w));
+            return;
+        }
         for (auto& t : toks) out.push_back(st.vocab.intern(t.sv()));
     }
     std::shared_ptr<WordNetIndex> wn_;

@@ -23,22 +23,16 @@ from typing import Any
 
 from .. import _native
 from ..aggregation import mean
-from ..tokenizers import TreebankWordTokenizer
 from ..validation import check_references, check_same_length, check_texts
 from ..wordnet import wordnet_index
 
 __all__ = ["meteor", "single_meteor", "word_tokenize", "MeteorScorer"]
 
 
-_TOKENIZER: TreebankWordTokenizer | None = None
-
-
 def word_tokenize(text: str) -> list[str]:
-    """nltk ``word_tokenize(text, preserve_line=True)``: Treebank rules, no punkt model."""
-    global _TOKENIZER
-    if _TOKENIZER is None:
-        _TOKENIZER = TreebankWordTokenizer()
-    return _TOKENIZER(text)
+    """nltk ``word_tokenize(text, preserve_line=True)``: Treebank rules, no punkt model (the
+    core's Treebank tokenizer)."""
+    return _native.treebank_tokenize([text])[0]
 
 
 class MeteorScorer:
@@ -60,15 +54,9 @@ class MeteorScorer:
         if wordnet is None or isinstance(wordnet, str):
             wordnet = wordnet_index(wordnet)
         self._core = _native._core.MeteorCore(wordnet)
-        self._tokens: dict[str, list[str]] = {}
 
     def tokenize(self, text: str) -> list[str]:
-        toks = self._tokens.get(text)
-        if toks is None:
-            if len(self._tokens) >= 65536:
-                self._tokens.clear()
-            toks = self._tokens[text] = word_tokenize(text)
-        return toks
+        return word_tokenize(text)
 
     def align(self, hyp_tokens: Sequence[str], ref_tokens: Sequence[str]) -> list[tuple[int, int]]:
         """Sorted (hypothesis index, reference index) matches, as nltk's ``align_words``."""
@@ -86,7 +74,7 @@ class MeteorScorer:
                      num_threads: int | None = 1) -> list[float]:
         """Per example, the best ``single`` score over its references (token lists in)."""
         return self._core.score(hyps, refs, float(self.alpha), float(self.beta), float(self.gamma),
-                                _native.resolve_threads(num_threads))
+                                _native.resolve_threads(num_threads), False)
 
     def score(self, prediction: str, references: Sequence[str]) -> float:
         """METEOR of one prediction: the maximum over its references."""
@@ -94,11 +82,10 @@ class MeteorScorer:
 
     def score_batch(self, predictions: Sequence[str], references: Sequence[Sequence[str]],
                     num_threads: int | None = 1) -> list[float]:
-        """METEOR of each prediction against its list of references."""
-        tok = self.tokenize
-        hyps = [tok(p) for p in predictions]
-        refs = [[tok(r) for r in rs] for rs in references]
-        return self.score_tokens(hyps, refs, num_threads)
+        """METEOR of each prediction against its list of references (texts in: the core
+        tokenises them with nltk's Treebank rules)."""
+        return self._core.score(predictions, references, float(self.alpha), float(self.beta), float(self.gamma),
+                                _native.resolve_threads(num_threads), True)
 
 
 def single_meteor(hyp_tokens: Sequence[str], ref_tokens: Sequence[str], alpha: float = 0.9, beta: float = 3.0,
