@@ -414,23 +414,24 @@ struct WlcsScratch {
     std::vector<u8> moves;
 };
 
+template <bool MOVES>
 inline void wlcs_row(u32 tok, const u32* peer, size_t n, const double* cp, const u32* lp, double* cc,
                      u32* lc, u8* mv, const double* P) {
     cc[0] = 0.0;
     lc[0] = 0;
     double left = 0.0;
     for (size_t j = 1; j <= n; ++j) {
-        if (peer[j - 1] == tok) {
+        if (__builtin_expect(peer[j - 1] == tok, 0)) {
             u32 k = lp[j - 1];
             left = cp[j - 1] + P[k + 1] - P[k];
             lc[j] = k + 1;
-            if (mv) mv[j] = 1;
+            if (MOVES) mv[j] = 1;
         } else {
             double up = cp[j];
             bool go_up = up >= left;
             left = go_up ? up : left;
             lc[j] = 0;
-            if (mv) mv[j] = go_up ? 2 : 3;
+            if (MOVES) mv[j] = static_cast<u8>(3 - go_up);
         }
         cc[j] = left;
     }
@@ -451,7 +452,7 @@ inline void wlcs_mark(const u32* model, size_t m, const u32* peer, size_t n, u8*
         double *cp = ws.c0.data(), *cc = ws.c1.data();
         u32 *lp = ws.l0.data(), *lc = ws.l1.data();
         for (size_t i = 1; i <= m; ++i) {
-            wlcs_row(model[i - 1], peer, n, cp, lp, cc, lc, &ws.moves[(i - 1) * w1], P);
+            wlcs_row<true>(model[i - 1], peer, n, cp, lp, cc, lc, &ws.moves[(i - 1) * w1], P);
             std::swap(cp, cc);
             std::swap(lp, lc);
         }
@@ -478,7 +479,7 @@ inline void wlcs_mark(const u32* model, size_t m, const u32* peer, size_t n, u8*
         double *cp = ws.c0.data(), *cc = ws.c1.data();
         u32 *lp = ws.l0.data(), *lc = ws.l1.data();
         for (size_t i = 1; i <= m; ++i) {
-            wlcs_row(model[i - 1], peer, n, cp, lp, cc, lc, nullptr, P);
+            wlcs_row<false>(model[i - 1], peer, n, cp, lp, cc, lc, nullptr, P);
             std::swap(cp, cc);
             std::swap(lp, lc);
             if (i % K == 0) {
@@ -495,8 +496,9 @@ inline void wlcs_mark(const u32* model, size_t m, const u32* peer, size_t n, u8*
         u32 *lp = ws.l0.data(), *lc = ws.l1.data();
         std::memcpy(cp, &ws.ck[(s / K) * w1], w1 * sizeof(double));
         std::memcpy(lp, &ws.lk[(s / K) * w1], w1 * sizeof(u32));
+        // the walk only moves up and left: columns beyond j are never read again
         for (size_t r = s + 1; r <= i; ++r) {
-            wlcs_row(model[r - 1], peer, n, cp, lp, cc, lc, &ws.moves[(r - s - 1) * w1], P);
+            wlcs_row<true>(model[r - 1], peer, j, cp, lp, cc, lc, &ws.moves[(r - s - 1) * w1], P);
             std::swap(cp, cc);
             std::swap(lp, lc);
         }
