@@ -406,59 +406,69 @@ inline Score3 score_lsum(const Doc& t, const Doc& p, Work& wk) {
 
 // ---------------------------------------------------------------------------------------------
 // ROUGE-1.5.5 wlcs_inner + markLCS: marks in hit[] the model positions on the weighted LCS.
-// Tables of up to WLCS_FULL cells keep every move; larger ones keep a row of scores every K
-// rows and recompute one block of moves at a time while walking back (memory O(n sqrt(m))).
+// The script keeps a table of scores c, run lengths l and moves b; here a row of c is rolled,
+// l is kept only where it is not 0 (at matches, stamped with their row), and the moves are
+// 2-bit codes (1 diagonal, 2 up, 3 left). Tables of up to max_cells cells (2**30: 256 MB of
+// moves) keep every move; larger ones keep a row of c and l every K ~ sqrt(m) rows and recompute
+// one block of moves at a time while walking back (memory O(n sqrt(m))), only for the columns
+// the walk can still reach.
 struct WlcsScratch {
     std::vector<double> c0, c1, ck;
-    std::vector<u32> l0, l1, lk;
-    std::vector<u8> moves;
+    std::vector<u32> r0, r1, v0, v1, rk, vk;  // run lengths: row stamp and value, per column
+    std::vector<u64> moves;
 };
 
+// One row i (1-based) of the table over peer[0..n): cp -> cc; (rp, vp) -> (rc, vc).
 template <bool MOVES>
-inline void wlcs_row(u32 tok, const u32* peer, size_t n, const double* cp, const u32* lp, double* cc,
-                     u32* lc, u8* mv, const double* P) {
+inline void wlcs_row(u32 tok, u32 i, const u32* peer, size_t n, const double* cp, const u32* rp, const u32* vp,
+                     double* cc, u32* rc, u32* vc, u64* mv, const double* P) {
     cc[0] = 0.0;
-    lc[0] = 0;
     double left = 0.0;
+    u64 acc = 0;
     for (size_t j = 1; j <= n; ++j) {
+        u64 code;
         if (__builtin_expect(peer[j - 1] == tok, 0)) {
-            u32 k = lp[j - 1];
+            u32 k = rp[j - 1] == i - 1 ? vp[j - 1] : 0;
             left = cp[j - 1] + P[k + 1] - P[k];
-            lc[j] = k + 1;
-            if (MOVES) mv[j] = 1;
+            rc[j] = i;
+            vc[j] = k + 1;
+            code = 1;
         } else {
             double up = cp[j];
-            bool go_up = up >= left;
-            left = go_up ? up : left;
-            lc[j] = 0;
-            if (MOVES) mv[j] = static_cast<u8>(3 - go_up);
+            code = 3 - static_cast<u64>(up >= left);
+            left = up >= left ? up : left;
         }
         cc[j] = left;
+        if (MOVES) {
+            acc |= code << (2 * (j & 31));
+            if ((j & 31) == 31) {
+                mv[j >> 5] = acc;
+                acc = 0;
+            }
+        }
     }
+    if (MOVES && (n & 31) != 31) mv[n >> 5] = acc;
 }
 
-constexpr size_t WLCS_FULL = size_t(1) << 24;
+inline u32 wlcs_move(const u64* row, size_t j) { return static_cast<u32>((row[j >> 5] >> (2 * (j & 31))) & 3); }
+
+constexpr size_t WLCS_FULL = size_t(1) << 30;
 
 inline void wlcs_mark(const u32* model, size_t m, const u32* peer, size_t n, u8* hit, const double* P,
                       WlcsScratch& ws, size_t full_cells = WLCS_FULL) {
     if (!m || !n) return;
     size_t w1 = n + 1;
+    size_t words = (n >> 5) + 1;  // 2-bit moves of columns 0..n
+    const u32 NO_ROW = 0xFFFFFFFFu;
     ws.c0.assign(w1, 0.0);
-    ws.l0.assign(w1, 0);
     ws.c1.assign(w1, 0.0);
-    ws.l1.assign(w1, 0);
-    if (m * w1 <= full_cells) {
-        ws.moves.assign(m * w1, 0);
-        double *cp = ws.c0.data(), *cc = ws.c1.data();
-        u32 *lp = ws.l0.data(), *lc = ws.l1.data();
-        for (size_t i = 1; i <= m; ++i) {
-            wlcs_row<true>(model[i - 1], peer, n, cp, lp, cc, lc, &ws.moves[(i - 1) * w1], P);
-            std::swap(cp, cc);
-            std::swap(lp, lc);
-        }
-        size_t i = m, j = n;
-        while (i && j) {
-            u8 mv = ws.moves[(i - 1) * w1 + j];
+    ws.r0.assign(w1, NO_ROW);
+    ws.r1.assign(w1, NO_ROW);
+    ws.v0.assign(w1, 0);
+    ws.v1.assign(w1, 0);
+    auto walk = [&](size_t& i, size_t& j, size_t stop, size_t first_row) {
+        while (i > stop && j) {
+            u32 mv = wlcs_move(&ws.moves[(i - first_row) * words], j);
             if (mv == 1) {
                 --i;
                 --j;
@@ -469,51 +479,60 @@ inline void wlcs_mark(const u32* model, size_t m, const u32* peer, size_t n, u8*
                 --j;
             }
         }
+    };
+    if (m * w1 <= full_cells) {
+        ws.moves.assign(m * words, 0);
+        double *cp = ws.c0.data(), *cc = ws.c1.data();
+        u32 *rp = ws.r0.data(), *rc = ws.r1.data(), *vp = ws.v0.data(), *vc = ws.v1.data();
+        for (size_t i = 1; i <= m; ++i) {
+            wlcs_row<true>(model[i - 1], static_cast<u32>(i), peer, n, cp, rp, vp, cc, rc, vc,
+                           &ws.moves[(i - 1) * words], P);
+            std::swap(cp, cc);
+            std::swap(rp, rc);
+            std::swap(vp, vc);
+        }
+        size_t i = m, j = n;
+        walk(i, j, 0, 1);
         return;
     }
     size_t K = static_cast<size_t>(std::sqrt(static_cast<double>(m))) + 1;
     size_t nck = m / K + 1;  // checkpoints at rows 0, K, 2K, ...
     ws.ck.assign(nck * w1, 0.0);
-    ws.lk.assign(nck * w1, 0);
+    ws.rk.assign(nck * w1, NO_ROW);
+    ws.vk.assign(nck * w1, 0);
     {
         double *cp = ws.c0.data(), *cc = ws.c1.data();
-        u32 *lp = ws.l0.data(), *lc = ws.l1.data();
+        u32 *rp = ws.r0.data(), *rc = ws.r1.data(), *vp = ws.v0.data(), *vc = ws.v1.data();
         for (size_t i = 1; i <= m; ++i) {
-            wlcs_row<false>(model[i - 1], peer, n, cp, lp, cc, lc, nullptr, P);
+            wlcs_row<false>(model[i - 1], static_cast<u32>(i), peer, n, cp, rp, vp, cc, rc, vc, nullptr, P);
             std::swap(cp, cc);
-            std::swap(lp, lc);
+            std::swap(rp, rc);
+            std::swap(vp, vc);
             if (i % K == 0) {
                 std::memcpy(&ws.ck[(i / K) * w1], cp, w1 * sizeof(double));
-                std::memcpy(&ws.lk[(i / K) * w1], lp, w1 * sizeof(u32));
+                std::memcpy(&ws.rk[(i / K) * w1], rp, w1 * sizeof(u32));
+                std::memcpy(&ws.vk[(i / K) * w1], vp, w1 * sizeof(u32));
             }
         }
     }
-    ws.moves.assign(K * w1, 0);
+    ws.moves.assign(K * words, 0);
     size_t i = m, j = n;
     while (i && j) {
         size_t s = ((i - 1) / K) * K;  // block rows s+1 .. i
         double *cp = ws.c0.data(), *cc = ws.c1.data();
-        u32 *lp = ws.l0.data(), *lc = ws.l1.data();
+        u32 *rp = ws.r0.data(), *rc = ws.r1.data(), *vp = ws.v0.data(), *vc = ws.v1.data();
         std::memcpy(cp, &ws.ck[(s / K) * w1], w1 * sizeof(double));
-        std::memcpy(lp, &ws.lk[(s / K) * w1], w1 * sizeof(u32));
+        std::memcpy(rp, &ws.rk[(s / K) * w1], w1 * sizeof(u32));
+        std::memcpy(vp, &ws.vk[(s / K) * w1], w1 * sizeof(u32));
         // the walk only moves up and left: columns beyond j are never read again
         for (size_t r = s + 1; r <= i; ++r) {
-            wlcs_row<true>(model[r - 1], peer, j, cp, lp, cc, lc, &ws.moves[(r - s - 1) * w1], P);
+            wlcs_row<true>(model[r - 1], static_cast<u32>(r), peer, j, cp, rp, vp, cc, rc, vc,
+                           &ws.moves[(r - s - 1) * words], P);
             std::swap(cp, cc);
-            std::swap(lp, lc);
+            std::swap(rp, rc);
+            std::swap(vp, vc);
         }
-        while (i > s && j) {
-            u8 mv = ws.moves[(i - s - 1) * w1 + j];
-            if (mv == 1) {
-                --i;
-                --j;
-                hit[i] = 1;
-            } else if (mv == 2) {
-                --i;
-            } else {
-                --j;
-            }
-        }
+        walk(i, j, s, s + 1);
     }
 }
 
