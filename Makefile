@@ -22,7 +22,10 @@ system:
 	  apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
 
-$(STAMP): setup.cfg pyproject.toml | system
+NATIVE_SRC := setup.py $(wildcard src/textgen_metrics/_native/*.cpp src/textgen_metrics/_native/*.hpp)
+
+# the editable install also builds the compiled core in place (src/textgen_metrics/_native)
+$(STAMP): setup.cfg pyproject.toml $(NATIVE_SRC) | system
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip wheel setuptools 2>&1 | { $(PIPQUIET); }
 	$(PY) -m pip install -q -e '.[test]' 2>&1 | { $(PIPQUIET); }
@@ -41,4 +44,4 @@ demo: install system
 run: demo
 
 clean:
-	rm -rf $(VENV) reports build *.egg-info src/*.egg-info
+	rm -rf $(VENV) reports build *.egg-info src/*.egg-info src/textgen_metrics/_native/*.so
