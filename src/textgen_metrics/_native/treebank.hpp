@@ -43,7 +43,10 @@ struct TreebankTokenizer {
         if (c < 0x80) return c >= '0' && c <= '9';
         return in_ranges(RX_DIGIT, RX_DIGIT_N, c);
     }
-    static bool re_w(u32 c) { return Py_UNICODE_ISALNUM(c) || c == '_'; }
+    static bool re_w(u32 c) {
+        if (c < 0x80) return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+        return Py_UNICODE_ISALNUM(c);
+    }
     static bool re_s(u32 c) { return Py_UNICODE_ISSPACE(c); }
 
     // one pattern letter (lower-case ASCII) against c, case-insensitively
@@ -125,10 +128,12 @@ struct TreebankTokenizer {
             return first_rule && (c == 0xBB || c == 0x201D || c == 0x2019 || c == ' ');
         };
         // ws_from[k]: s[k:] is all whitespace; run[k]: end of the closer run starting at k
-        std::vector<u8> ws_from(n + 1, 0);
+        thread_local std::vector<u8> ws_from;
+        thread_local std::vector<u32> run;
+        ws_from.assign(n + 1, 0);
         ws_from[n] = 1;
         for (size_t k = n; k-- > 0;) ws_from[k] = ws_from[k + 1] && rx_s(s[k]);
-        std::vector<u32> run(n + 1);
+        run.resize(n + 1);
         run[n] = static_cast<u32>(n);
         for (size_t k = n; k-- > 0;) run[k] = closer(s[k]) ? run[k + 1] : static_cast<u32>(k);
         for (size_t i = 0; i + 1 < n; ++i) {
@@ -193,10 +198,12 @@ struct TreebankTokenizer {
         U32 o;
         bool changed = false;
         size_t i = 0, n = s.size();
+        const char first = lead_space ? '\'' : a[0];
         while (i < n) {
             bool ok = false;
             size_t start = i + (lead_space ? 1 : 0);
-            if (lead_space ? (s[i] == ' ') : (i == 0 || !re_w(s[i - 1]))) {
+            bool may = start < n && (first == '\'' ? s[start] == '\'' : ci_re(s[start], first));
+            if (may && (lead_space ? (s[i] == ' ') : (i == 0 || !re_w(s[i - 1])))) {
                 if (start + L <= n) {
                     ok = true;
                     for (size_t k = 0; k < L && ok; ++k) {
