@@ -14,10 +14,15 @@ exactly as rouge-score's ``_backtrack_norec`` does (same tie-breaking, same LCS 
 ``markLCS``), floating-point operations in the same order.
 """
 
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+
+
 __all__ = ["lcs_length", "lcs_masks", "lcs_rows", "lcs_indices", "lcs_table", "union_lcs_indices", "wlcs_mark"]
 
 
-def _masks(seq):
+def _masks(seq: Sequence[Hashable]) -> tuple[dict[Hashable, int], int]:
     masks = {}
     bit = 1
     for tok in seq:
@@ -26,7 +31,7 @@ def _masks(seq):
     return masks, bit - 1
 
 
-def lcs_length(a, b):
+def lcs_length(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
     """Length of the longest common subsequence of the token sequences ``a`` and ``b``."""
     if not a or not b:
         return 0
@@ -43,12 +48,12 @@ def lcs_length(a, b):
     return len(b) - v.bit_count()
 
 
-def lcs_masks(can):
+def lcs_masks(can: Sequence[Hashable]) -> tuple[dict[Hashable, int], int]:
     """The per-token bit masks of ``can`` and the all-ones row, reusable across ``lcs_rows``."""
     return _masks(can)
 
 
-def lcs_rows(ref, can, masks=None):
+def lcs_rows(ref: Sequence[Hashable], can: Sequence[Hashable], masks: tuple[dict[Hashable, int], int] | None = None) -> list[int]:
     """Bit rows of the LCS table of ``ref`` (rows) against ``can`` (columns); row 0 first."""
     masks, full = masks or _masks(can)
     get = masks.get
@@ -64,13 +69,13 @@ def lcs_rows(ref, can, masks=None):
     return rows
 
 
-def lcs_table(ref, can):
+def lcs_table(ref: Sequence[Hashable], can: Sequence[Hashable]) -> list[list[int]]:
     """The full ``(len(ref)+1) x (len(can)+1)`` LCS table (for tests and small inputs)."""
     rows = lcs_rows(ref, can)
     return [[j - (r & ((1 << j) - 1)).bit_count() for j in range(len(can) + 1)] for r in rows]
 
 
-def lcs_indices(ref, can, masks=None):
+def lcs_indices(ref: Sequence[Hashable], can: Sequence[Hashable], masks: tuple[dict[Hashable, int], int] | None = None) -> list[int]:
     """Indices into ``ref`` of the LCS that rouge-score's ``lcs_ind`` returns, in order.
 
     rouge-score walks back from ``(len(ref), len(can))``: diagonal on a match, left when
@@ -105,7 +110,7 @@ def lcs_indices(ref, can, masks=None):
     return out
 
 
-def wlcs_mark(model, peer, hit_mask, powers):
+def wlcs_mark(model: Sequence[Hashable], peer: Sequence[Hashable], hit_mask: list[int], powers: Sequence[float]) -> None:
     """ROUGE-1.5.5 ``wlcs_inner`` + ``markLCS``: mark in ``hit_mask`` the model positions on
     the weighted LCS of ``model`` and ``peer``.
 
@@ -152,7 +157,7 @@ def wlcs_mark(model, peer, hit_mask, powers):
             j -= 1
 
 
-def union_lcs_indices(ref_sents, can_sents):
+def union_lcs_indices(ref_sents: Sequence[Sequence[Hashable]], can_sents: Sequence[Sequence[Hashable]]) -> list[list[int]]:
     """For each sentence of ``ref_sents``: the sorted union over ``can_sents`` of the LCS indices
     rouge-score's ``_union_lcs`` finds (the summary-level LCS of ROUGE-Lsum).
 

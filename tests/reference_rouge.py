@@ -17,8 +17,11 @@ With several references an example keeps, per type, the reference with the best 
 first one on ties), as rouge-score's ``score_multi`` and the MATLAB ``rougeEvaluationScore``.
 """
 
+from __future__ import annotations
+
 import collections
 import re
+from typing import Any
 
 from reference_kernels import lcs_length, union_lcs_indices, wlcs_mark
 from textgen_metrics.tokenizers import _Tokenizer, get_tokenizer, split_sentences
@@ -33,7 +36,7 @@ _ZERO = Score(0.0, 0.0, 0.0)
 _TYPE_RE = re.compile(r"^rouge(?:(?P<n>[1-9])|(?P<l>L)|(?P<lsum>Lsum)|(?P<w>W)|(?P<s>SU?)(?P<gap>\d*))$")
 
 
-def parse_rouge_type(rouge_type):
+def parse_rouge_type(rouge_type: str) -> tuple[str, int | None]:
     """``rouge_type`` -> ``(kind, parameter)``: ``("n", 2)``, ``("L", None)``, ``("S", 4)``..."""
     m = _TYPE_RE.match(rouge_type) if isinstance(rouge_type, str) else None
     if m is None:
@@ -53,14 +56,14 @@ def parse_rouge_type(rouge_type):
     return m.group("s"), gap
 
 
-def _fmeasure(precision, recall):
+def _fmeasure(precision: float, recall: float) -> float:
     # rouge-score's scoring.fmeasure
     if precision + recall > 0:
         return 2 * precision * recall / (precision + recall)
     return 0.0
 
 
-def _fmeasure_perl(precision, recall, alpha=0.5):
+def _fmeasure_perl(precision: float, recall: float, alpha: float = 0.5) -> float:
     # ROUGE-1.5.5: P*R / ((1-alpha)*P + alpha*R)
     denom = (1 - alpha) * precision + alpha * recall
     return precision * recall / denom if denom > 0 else 0.0
@@ -71,7 +74,7 @@ class _Doc:
 
     __slots__ = ("text", "_tokens", "_sents", "_ngrams", "_skips", "_scorer")
 
-    def __init__(self, text, scorer):
+    def __init__(self, text: str, scorer: RougeScorer) -> None:
         self.text = text
         self._scorer = scorer
         self._tokens = None
@@ -80,7 +83,7 @@ class _Doc:
         self._skips = {}
 
     @property
-    def tokens(self):
+    def tokens(self) -> list[str]:
         if self._tokens is None:
             scorer = self._scorer
             if scorer._derive_tokens:
@@ -92,7 +95,7 @@ class _Doc:
         return self._tokens
 
     @property
-    def sents(self):
+    def sents(self) -> list[list[str]]:
         """Token lists of the sentence units (rougeLsum, rougeW)."""
         if self._sents is None:
             if self._scorer.split_summaries:
@@ -103,7 +106,7 @@ class _Doc:
             self._sents = [tok(s) for s in units]
         return self._sents
 
-    def ngrams(self, n):
+    def ngrams(self, n: int) -> collections.Counter:
         c = self._ngrams.get(n)
         if c is None:
             toks = self.tokens
@@ -114,7 +117,7 @@ class _Doc:
             self._ngrams[n] = c
         return c
 
-    def skip_bigrams(self, gap, with_unigrams):
+    def skip_bigrams(self, gap: int | None, with_unigrams: bool) -> tuple[collections.Counter, int]:
         """ROUGE-1.5.5 ``createSkipBigram``: (counts, total)."""
         key = (gap, with_unigrams)
         got = self._skips.get(key)
@@ -135,7 +138,7 @@ class _Doc:
         return got
 
 
-def _token_counts(sents):
+def _token_counts(sents: list[list[str]]) -> collections.Counter:
     """Token counts over all sentences of a text (the clipping budget of Lsum and W)."""
     counts = collections.Counter()
     for s in sents:
@@ -143,7 +146,7 @@ def _token_counts(sents):
     return counts
 
 
-def _clipped_hits(model, peer):
+def _clipped_hits(model: collections.Counter, peer: collections.Counter) -> int:
     if len(peer) < len(model):
         return sum(min(c, model[g]) for g, c in peer.items() if g in model)
     return sum(min(c, peer[g]) for g, c in model.items() if g in peer)
@@ -159,8 +162,8 @@ class RougeScorer:
 
     _CACHE_SIZE = 2048
 
-    def __init__(self, rouge_types=DEFAULT_ROUGE_TYPES, use_stemmer=False, tokenizer=None,
-                 split_summaries=False, rouge_w_weight=1.2):
+    def __init__(self, rouge_types: Any = DEFAULT_ROUGE_TYPES, use_stemmer: bool = False, tokenizer: Any = None,
+                 split_summaries: bool = False, rouge_w_weight: float = 1.2) -> None:
         if rouge_types is None:
             rouge_types = DEFAULT_ROUGE_TYPES
         if isinstance(rouge_types, str):
@@ -186,7 +189,7 @@ class RougeScorer:
         self._cache = {}
 
     # -- documents -------------------------------------------------------------------------
-    def _doc(self, text):
+    def _doc(self, text: str) -> _Doc:
         cache = self._cache
         doc = cache.get(text)
         if doc is None:
@@ -195,7 +198,7 @@ class RougeScorer:
             doc = cache[text] = _Doc(text, self)
         return doc
 
-    def _power(self, k):
+    def _power(self, k: int) -> list[float]:
         powers = self._powers
         while len(powers) <= k:
             powers.append(len(powers) ** self.rouge_w_weight)
@@ -203,7 +206,7 @@ class RougeScorer:
 
     # -- the types --------------------------------------------------------------------------
     @staticmethod
-    def _score_n(target, prediction, n):
+    def _score_n(target: _Doc, prediction: _Doc, n: int) -> Score:
         t = target.ngrams(n)
         p = prediction.ngrams(n)
         hits = _clipped_hits(t, p)
@@ -214,7 +217,7 @@ class RougeScorer:
         return Score(precision, recall, _fmeasure(precision, recall))
 
     @staticmethod
-    def _score_lcs(target_tokens, prediction_tokens):
+    def _score_lcs(target_tokens: list[str], prediction_tokens: list[str]) -> Score:
         if not target_tokens or not prediction_tokens:
             return _ZERO
         lcs = lcs_length(target_tokens, prediction_tokens)
@@ -223,7 +226,7 @@ class RougeScorer:
         return Score(precision, recall, _fmeasure(precision, recall))
 
     @staticmethod
-    def _score_lsum(ref_sents, can_sents):
+    def _score_lsum(ref_sents: list[list[str]], can_sents: list[list[str]]) -> Score:
         # rouge-score's _summary_level_lcs
         if not ref_sents or not can_sents:
             return _ZERO
@@ -248,7 +251,7 @@ class RougeScorer:
         precision = hits / n
         return Score(precision, recall, _fmeasure(precision, recall))
 
-    def _score_w(self, target, prediction):
+    def _score_w(self, target: _Doc, prediction: _Doc) -> Score:
         # ROUGE-1.5.5 computeWLCSScore for one model (reference)
         w = self.rouge_w_weight
         model_sents = target.sents
@@ -288,7 +291,7 @@ class RougeScorer:
         return Score(precision, recall, _fmeasure_perl(precision, recall))
 
     @staticmethod
-    def _score_skip(target, prediction, gap, with_unigrams):
+    def _score_skip(target: _Doc, prediction: _Doc, gap: int | None, with_unigrams: bool) -> Score:
         # ROUGE-1.5.5 computeSkipBigramScore for one model
         model, model_total = target.skip_bigrams(gap, with_unigrams)
         peer, peer_total = prediction.skip_bigrams(gap, with_unigrams)
@@ -297,7 +300,7 @@ class RougeScorer:
         precision = hits / peer_total if peer_total else 0.0
         return Score(precision, recall, _fmeasure_perl(precision, recall))
 
-    def _score_docs(self, target, prediction):
+    def _score_docs(self, target: _Doc, prediction: _Doc) -> dict[str, Score]:
         out = {}
         for name, kind, param in self._kinds:
             if kind == "n":
@@ -314,11 +317,11 @@ class RougeScorer:
         return out
 
     # -- public -----------------------------------------------------------------------------
-    def score(self, target, prediction):
+    def score(self, target: str, prediction: str) -> dict[str, Score]:
         """``{rouge_type: Score}`` for one reference ``target`` and one ``prediction``."""
         return self._score_docs(self._doc(target), self._doc(prediction))
 
-    def score_multi(self, targets, prediction):
+    def score_multi(self, targets: list[str], prediction: str) -> dict[str, Score]:
         """Best F-measure over ``targets`` per type (first reference on ties)."""
         pred = self._doc(prediction)
         best = None

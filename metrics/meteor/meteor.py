@@ -37,6 +37,8 @@ Args:
     beta (float): shape of the fragmentation penalty. Default 3.
     gamma (float): weight of the fragmentation penalty. Default 0.5.
     use_aggregator (bool): True (default) gives the mean over examples; False per-example lists.
+    num_threads (int or None): threads of the compiled core; 1 (default), None or 0 for every
+        core. Scores do not depend on it.
 Returns:
     meteor (float, or list of float): in [0, 1].
 Examples:

@@ -51,6 +51,8 @@ Args:
     return_precision_recall (bool): also return <type>_precision and <type>_recall.
     bootstrap_samples (int): if > 0, add <type>_low and <type>_high, a percentile bootstrap
         interval of the mean at confidence_level (default 0.95), reproducible with seed.
+    num_threads (int or None): threads of the compiled core; 1 (default), None or 0 for every
+        core. Scores do not depend on it.
 Returns:
     dict: rouge type -> F-measure (float, or list of floats with use_aggregator=False).
 Examples:
