@@ -637,21 +637,64 @@ inline u64 skip_hits_any(const std::vector<u32>& x, const std::vector<u32>& y, W
     return hits;
 }
 
+// Clipped skip-bigram matches with at most `gap` tokens between, in O(n * gap) without hashing
+// pairs: the pairs are grouped by their first token (positions bucketed by token), and for each
+// first token the counts of the second tokens live in a small stamped array.
 inline u64 skip_hits_gap(const std::vector<u32>& x, const std::vector<u32>& y, long gap, Work& wk) {
-    wk.counter.clear();
-    size_t n = x.size();
-    for (size_t i = 0; i + 1 < n; ++i) {
-        size_t end = std::min(n, i + static_cast<size_t>(gap) + 2);
-        for (size_t j = i + 1; j < end; ++j) ++wk.counter.at((static_cast<u64>(x[i]) << 32) | x[j]);
-    }
+    // shared vocabulary -> compact ids; other tokens can start or end no matching pair
+    wk.cnt_a.reset();
+    for (u32 t : x) wk.cnt_a.ref(t) = 1;
+    wk.slot.reset();
+    u32 nv = 0;
+    for (u32 t : y)
+        if (wk.cnt_a.get(t) == 1 && !wk.slot.has(t)) wk.slot.ref(t) = nv++;
+    if (!nv) return 0;
+    const u32 NONE = 0xFFFFFFFFu;
+    wk.ka.resize(x.size());
+    wk.kb.resize(y.size());
+    for (size_t i = 0; i < x.size(); ++i) wk.ka[i] = wk.slot.has(x[i]) ? wk.slot.get(x[i]) : NONE;
+    for (size_t i = 0; i < y.size(); ++i) wk.kb[i] = wk.slot.has(y[i]) ? wk.slot.get(y[i]) : NONE;
+    // positions of each compact id in x and in y (counting sort)
+    std::vector<u32>& bx = wk.ida;
+    std::vector<u32>& by = wk.idb;
+    std::vector<u32>& px = wk.pos;
+    std::vector<u32>& py = wk.tmp;
+    auto bucket = [nv](const std::vector<u32>& k, std::vector<u32>& begin, std::vector<u32>& pos) {
+        begin.assign(static_cast<size_t>(nv) + 1, 0);
+        for (u32 t : k)
+            if (t != 0xFFFFFFFFu) ++begin[t + 1];
+        for (u32 v = 0; v < nv; ++v) begin[v + 1] += begin[v];
+        pos.resize(begin[nv]);
+        std::vector<u32> fill(begin.begin(), begin.end() - 1);
+        for (size_t i = 0; i < k.size(); ++i)
+            if (k[i] != 0xFFFFFFFFu) pos[fill[k[i]]++] = static_cast<u32>(i);
+    };
+    bucket(wk.ka, bx, px);
+    bucket(wk.kb, by, py);
+    std::vector<u32> cnt(nv, 0), stamp(nv, 0);
+    u32 now = 0;
     u64 hits = 0;
-    size_t m = y.size();
-    for (size_t i = 0; i + 1 < m; ++i) {
-        size_t end = std::min(m, i + static_cast<size_t>(gap) + 2);
-        for (size_t j = i + 1; j < end; ++j) {
-            u32* c = wk.counter.find((static_cast<u64>(y[i]) << 32) | y[j]);
-            if (c && *c) {
-                --*c;
+    size_t span = static_cast<size_t>(gap) + 2;
+    for (u32 a = 0; a < nv; ++a) {
+        ++now;
+        for (u32 q = bx[a]; q < bx[a + 1]; ++q) {
+            size_t i = px[q], end = std::min(x.size(), i + span);
+            for (size_t j = i + 1; j < end; ++j) {
+                u32 b = wk.ka[j];
+                if (b == NONE) continue;
+                if (stamp[b] != now) {
+                    stamp[b] = now;
+                    cnt[b] = 0;
+                }
+                ++cnt[b];
+            }
+        }
+        for (u32 q = by[a]; q < by[a + 1]; ++q) {
+            size_t i = py[q], end = std::min(y.size(), i + span);
+            for (size_t j = i + 1; j < end; ++j) {
+                u32 b = wk.kb[j];
+                if (b == NONE || stamp[b] != now || !cnt[b]) continue;
+                --cnt[b];
                 ++hits;
             }
         }
