@@ -75,45 +75,46 @@ inline bool is_ascii(std::string_view s) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Python's str.lower(), exactly: the interpreter's own full case mapping (_PyUnicode_ToLowerFull,
-// which is a pure table look-up and needs no GIL) and its final-sigma rule.
-inline bool py_is_cased(u32 c) { return _PyUnicode_IsCased(c); }
-inline bool py_is_case_ignorable(u32 c) { return _PyUnicode_IsCaseIgnorable(c); }
-
-inline u32 final_sigma(const std::vector<u32>& cps, size_t i) {
-    // CPython's handle_capital_sigma
-    long j;
-    u32 c = 0;
-    for (j = static_cast<long>(i) - 1; j >= 0; --j) {
-        c = cps[static_cast<size_t>(j)];
-        if (!py_is_case_ignorable(c)) break;
+// Python's str.lower(), exactly. Per code point, lower() is the simple lower-case mapping of the
+// interpreter's own tables (Py_UNICODE_TOLOWER, a pure table look-up that needs no GIL), except
+// for U+0130 (full mapping "i" + U+0307) and U+03A3, whose lower case depends on its context
+// (final sigma); a text holding U+03A3 is lowered by Python itself (the GIL is taken for it:
+// rare, Greek capitals only). tests/test_native.py checks every code point against str.lower.
+inline bool lower_cp(u32 c, std::vector<u32>& out) {
+    if (c < 0x80) {
+        out.push_back((c >= 'A' && c <= 'Z') ? c + 32 : c);
+    } else if (c == 0x130) {
+        out.push_back('i');
+        out.push_back(0x307);
+    } else if (c == 0x3A3) {
+        return false;
+    } else {
+        out.push_back(Py_UNICODE_TOLOWER(c));
     }
-    bool fin = j >= 0 && py_is_cased(c);
-    if (fin && i + 1 < cps.size()) {
-        size_t k;
-        for (k = i + 1; k < cps.size(); ++k) {
-            c = cps[k];
-            if (!py_is_case_ignorable(c)) break;
-        }
-        fin = k == cps.size() || !py_is_cased(c);
-    }
-    return fin ? 0x3C2 : 0x3C3;
+    return true;
 }
 
-inline void py_lower_cps(const std::vector<u32>& cps, std::vector<u32>& out) {
+// str.lower() run by Python (with the GIL), for the final-sigma rule.
+inline void python_lower(std::string_view s, std::string& out) {
+    PyGILState_STATE g = PyGILState_Ensure();
     out.clear();
-    Py_UCS4 mapped[3];
-    for (size_t i = 0; i < cps.size(); ++i) {
-        u32 c = cps[i];
-        if (c < 0x80) {
-            out.push_back((c >= 'A' && c <= 'Z') ? c + 32 : c);
-        } else if (c == 0x3A3) {
-            out.push_back(final_sigma(cps, i));
-        } else {
-            int n = _PyUnicode_ToLowerFull(c, mapped);
-            for (int k = 0; k < n; ++k) out.push_back(mapped[k]);
-        }
-    }
+    PyObject* u = PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "surrogatepass");
+    PyObject* l = u ? PyObject_CallMethod(u, "lower", nullptr) : nullptr;
+    PyObject* b = l ? PyUnicode_AsEncodedString(l, "utf-8", "surrogatepass") : nullptr;
+    if (b) out.assign(PyBytes_AS_STRING(b), static_cast<size_t>(PyBytes_GET_SIZE(b)));
+    else PyErr_Clear();
+    Py_XDECREF(b);
+    Py_XDECREF(l);
+    Py_XDECREF(u);
+    PyGILState_Release(g);
+}
+
+// str.lower() of code points; false when they hold U+03A3 (use python_lower).
+inline bool py_lower_cps(const std::vector<u32>& cps, std::vector<u32>& out) {
+    out.clear();
+    for (u32 c : cps)
+        if (!lower_cp(c, out)) return false;
+    return true;
 }
 
 // str.lower() of UTF-8 text into UTF-8.
@@ -129,7 +130,10 @@ inline void py_lower(std::string_view s, std::string& out) {
     }
     thread_local std::vector<u32> cps, low;
     utf8_to_cps(s, cps);
-    py_lower_cps(cps, low);
+    if (!py_lower_cps(cps, low)) {
+        python_lower(s, out);
+        return;
+    }
     for (u32 c : low) encode_utf8(c, out);
 }
 

@@ -257,6 +257,7 @@ class MeteorCore {
     }
 
     std::vector<std::string> synonyms(const std::string& word) {
+        py::gil_scoped_release release;  // never wait for the lock while holding the GIL
         std::lock_guard<std::mutex> lock(mutex_);
         if (states_.empty()) states_.emplace_back(new MeteorState());
         MeteorState& st = *states_[0];

@@ -288,7 +288,11 @@ inline std::string porter_stem(std::string_view word) {
     }
     std::vector<u32> cps, low;
     utf8_to_cps(word, cps);
-    py_lower_cps(cps, low);
+    if (!py_lower_cps(cps, low)) {
+        std::string l;
+        python_lower(word, l);
+        utf8_to_cps(l, low);
+    }
     std::u32string w(low.begin(), low.end());
     std::u32string st = Porter<std::u32string>::stem_lowered(w, cps.size());
     std::string out;

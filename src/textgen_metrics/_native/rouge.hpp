@@ -82,11 +82,10 @@ struct RougeTokenizer {
             u32 cp = decode_utf8(s, n, i);
             // lower() of the code point: only U+0130 ("i" + U+0307) and letters such as U+212A
             // KELVIN SIGN ("k") give ASCII letters; U+03A3 lowers to a Greek sigma either way
-            Py_UCS4 mapped[3];
-            int k = (cp == 0x3A3) ? 0 : _PyUnicode_ToLowerFull(cp, mapped);
-            if (k == 0) push(out);
-            for (int q = 0; q < k; ++q) {
-                u32 m = mapped[q];
+            thread_local std::vector<u32> mapped;
+            mapped.clear();
+            if (!lower_cp(cp, mapped)) mapped.push_back(0x3C3);
+            for (u32 m : mapped) {
                 if (m < 0x80 && ((m >= 'a' && m <= 'z') || (m >= '0' && m <= '9')))
                     buf.push_back(static_cast<char>(m));
                 else
