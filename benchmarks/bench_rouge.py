@@ -95,11 +95,12 @@ def main() -> dict[str, Any]:
                 header=("contender", "seconds", "1-thread: peer/ours", "all cores: peer/ours"))
 
     w30k = _one("rougeW", 30000)
+    w30k_cpu = _one("rougeW", 30000, cpu=True)
     s10k = _one("rougeS", 10000)
     lin = {}
     for t in ("rougeSU4", "rougeS4"):
         lin[t] = {n: _one(t, n, cpu=True) / n * 1e6 for n in (1000, 10000, 100000)}
-    rows = [["rougeW, one 30,000-token line", f"{w30k:.2f} s", "< 5 s"],
+    rows = [["rougeW, one 30,000-token line (wall / CPU)", f"{w30k:.2f} s / {w30k_cpu:.2f} s", "< 5 s"],
             ["rougeS (any gap), 10,000 tokens", f"{s10k:.3f} s", "< 10 s"]]
     for t, v in lin.items():
         rows.append([f"{t}, 1k / 10k / 100k tokens (CPU time, with tokenising)",
@@ -116,7 +117,7 @@ def main() -> dict[str, Any]:
     rows.append(["the same, CPU time", " / ".join(f"{c:.1f}" for _, c in tput.values()) + " us/pair",
                  f"within 20%: {spread:.2f}x spread"])
     print_table("ROUGE long inputs, first call, throughput", rows, header=("work", "measured", "target"))
-    results.update(rougeW_30k_s=w30k, rougeS_10k_s=s10k, linear_us_per_token=lin, import_first_call_s=first,
+    results.update(rougeW_30k_s=w30k, rougeW_30k_cpu_s=w30k_cpu, rougeS_10k_s=s10k, linear_us_per_token=lin, import_first_call_s=first,
                    throughput_us_per_pair=tput, throughput_spread=spread)
 
     small, large = _rss(10_000), _rss(100_000)

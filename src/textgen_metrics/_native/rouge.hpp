@@ -412,8 +412,8 @@ inline Score3 score_lsum(const Doc& t, const Doc& p, Work& wk) {
 // one block of moves at a time while walking back (memory O(n sqrt(m))), only for the columns
 // the walk can still reach.
 struct WlcsScratch {
-    std::vector<double> c0, c1, ck;
-    std::vector<u32> r0, r1, v0, v1, rk, vk;  // run lengths: row stamp and value, per column
+    std::vector<double> c0, c1, c2, ck;
+    std::vector<u32> r0, r1, r2, v0, v1, v2, rk, vk;  // run lengths: row stamp and value, per column
     std::vector<u64> moves;
 };
 
@@ -449,6 +449,82 @@ inline void wlcs_row(u32 tok, u32 i, const u32* peer, size_t n, const double* cp
     if (MOVES && (n & 31) != 31) mv[n >> 5] = acc;
 }
 
+// Rows i and i+1 in one sweep: row i+1 at column j needs row i at j-1 and j only, so the two
+// rows' running maxima are independent chains the CPU overlaps. Same operations as wlcs_row.
+template <bool MOVES>
+inline void wlcs_row2(u32 ta, u32 tb, u32 i, const u32* peer, size_t n, const double* cp, const u32* rp,
+                      const u32* vp, double* ca, u32* ra, u32* va, double* cb, u32* rb, u32* vb, u64* mva,
+                      u64* mvb, const double* P) {
+    ca[0] = 0.0;
+    cb[0] = 0.0;
+    double la = 0.0, lb = 0.0;
+    u64 acca = 0, accb = 0;
+    for (size_t j = 1; j <= n; ++j) {
+        u32 t = peer[j - 1];
+        u64 codea, codeb;
+        if (__builtin_expect(t == ta, 0)) {
+            u32 k = rp[j - 1] == i - 1 ? vp[j - 1] : 0;
+            la = cp[j - 1] + P[k + 1] - P[k];
+            ra[j] = i;
+            va[j] = k + 1;
+            codea = 1;
+        } else {
+            double up = cp[j];
+            codea = 3 - static_cast<u64>(up >= la);
+            la = up >= la ? up : la;
+        }
+        ca[j] = la;
+        if (__builtin_expect(t == tb, 0)) {
+            u32 k = ra[j - 1] == i ? va[j - 1] : 0;
+            lb = ca[j - 1] + P[k + 1] - P[k];
+            rb[j] = i + 1;
+            vb[j] = k + 1;
+            codeb = 1;
+        } else {
+            double up = ca[j];
+            codeb = 3 - static_cast<u64>(up >= lb);
+            lb = up >= lb ? up : lb;
+        }
+        cb[j] = lb;
+        if (MOVES) {
+            acca |= codea << (2 * (j & 31));
+            accb |= codeb << (2 * (j & 31));
+            if ((j & 31) == 31) {
+                mva[j >> 5] = acca;
+                mvb[j >> 5] = accb;
+                acca = accb = 0;
+            }
+        }
+    }
+    if (MOVES && (n & 31) != 31) {
+        mva[n >> 5] = acca;
+        mvb[n >> 5] = accb;
+    }
+}
+
+// Rows first..last (1-based) from the row before them in (c, r, v)[0] (left there at the end),
+// using (c, r, v)[1] and [2] as scratch; moves of row q at moves + (q - first) * words.
+template <bool MOVES>
+inline void wlcs_rows(const u32* model, size_t first, size_t last, const u32* peer, size_t n, double** c, u32** r,
+                      u32** v, u64* moves, size_t words, const double* P) {
+    size_t q = first;
+    for (; q + 1 <= last; q += 2) {
+        wlcs_row2<MOVES>(model[q - 1], model[q], static_cast<u32>(q), peer, n, c[0], r[0], v[0], c[1], r[1], v[1],
+                         c[2], r[2], v[2], MOVES ? moves + (q - first) * words : nullptr,
+                         MOVES ? moves + (q + 1 - first) * words : nullptr, P);
+        std::swap(c[0], c[2]);
+        std::swap(r[0], r[2]);
+        std::swap(v[0], v[2]);
+    }
+    if (q == last) {
+        wlcs_row<MOVES>(model[q - 1], static_cast<u32>(q), peer, n, c[0], r[0], v[0], c[1], r[1], v[1],
+                        MOVES ? moves + (q - first) * words : nullptr, P);
+        std::swap(c[0], c[1]);
+        std::swap(r[0], r[1]);
+        std::swap(v[0], v[1]);
+    }
+}
+
 inline u32 wlcs_move(const u64* row, size_t j) { return static_cast<u32>((row[j >> 5] >> (2 * (j & 31))) & 3); }
 
 constexpr size_t WLCS_FULL = size_t(1) << 30;
@@ -461,10 +537,16 @@ inline void wlcs_mark(const u32* model, size_t m, const u32* peer, size_t n, u8*
     const u32 NO_ROW = 0xFFFFFFFFu;
     ws.c0.assign(w1, 0.0);
     ws.c1.assign(w1, 0.0);
+    ws.c2.assign(w1, 0.0);
     ws.r0.assign(w1, NO_ROW);
     ws.r1.assign(w1, NO_ROW);
+    ws.r2.assign(w1, NO_ROW);
     ws.v0.assign(w1, 0);
     ws.v1.assign(w1, 0);
+    ws.v2.assign(w1, 0);
+    double* c[3] = {ws.c0.data(), ws.c1.data(), ws.c2.data()};
+    u32* r[3] = {ws.r0.data(), ws.r1.data(), ws.r2.data()};
+    u32* v[3] = {ws.v0.data(), ws.v1.data(), ws.v2.data()};
     auto walk = [&](size_t& i, size_t& j, size_t stop, size_t first_row) {
         while (i > stop && j) {
             u32 mv = wlcs_move(&ws.moves[(i - first_row) * words], j);
@@ -481,56 +563,35 @@ inline void wlcs_mark(const u32* model, size_t m, const u32* peer, size_t n, u8*
     };
     if (m * w1 <= full_cells) {
         ws.moves.assign(m * words, 0);
-        double *cp = ws.c0.data(), *cc = ws.c1.data();
-        u32 *rp = ws.r0.data(), *rc = ws.r1.data(), *vp = ws.v0.data(), *vc = ws.v1.data();
-        for (size_t i = 1; i <= m; ++i) {
-            wlcs_row<true>(model[i - 1], static_cast<u32>(i), peer, n, cp, rp, vp, cc, rc, vc,
-                           &ws.moves[(i - 1) * words], P);
-            std::swap(cp, cc);
-            std::swap(rp, rc);
-            std::swap(vp, vc);
-        }
+        wlcs_rows<true>(model, 1, m, peer, n, c, r, v, ws.moves.data(), words, P);
         size_t i = m, j = n;
         walk(i, j, 0, 1);
         return;
     }
-    size_t K = static_cast<size_t>(std::sqrt(static_cast<double>(m))) + 1;
-    size_t nck = m / K + 1;  // checkpoints at rows 0, K, 2K, ...
+    // checkpoints at rows 0, K, 2K, ... (K even: row pairs never straddle a checkpoint)
+    size_t K = (static_cast<size_t>(std::sqrt(static_cast<double>(m))) + 2) & ~size_t(1);
+    size_t nck = m / K + 1;
     ws.ck.assign(nck * w1, 0.0);
     ws.rk.assign(nck * w1, NO_ROW);
     ws.vk.assign(nck * w1, 0);
-    {
-        double *cp = ws.c0.data(), *cc = ws.c1.data();
-        u32 *rp = ws.r0.data(), *rc = ws.r1.data(), *vp = ws.v0.data(), *vc = ws.v1.data();
-        for (size_t i = 1; i <= m; ++i) {
-            wlcs_row<false>(model[i - 1], static_cast<u32>(i), peer, n, cp, rp, vp, cc, rc, vc, nullptr, P);
-            std::swap(cp, cc);
-            std::swap(rp, rc);
-            std::swap(vp, vc);
-            if (i % K == 0) {
-                std::memcpy(&ws.ck[(i / K) * w1], cp, w1 * sizeof(double));
-                std::memcpy(&ws.rk[(i / K) * w1], rp, w1 * sizeof(u32));
-                std::memcpy(&ws.vk[(i / K) * w1], vp, w1 * sizeof(u32));
-            }
+    for (size_t b = 0; b * K < m; ++b) {
+        size_t first = b * K + 1, last = std::min(m, (b + 1) * K);
+        wlcs_rows<false>(model, first, last, peer, n, c, r, v, nullptr, words, P);
+        if (last % K == 0) {
+            std::memcpy(&ws.ck[(last / K) * w1], c[0], w1 * sizeof(double));
+            std::memcpy(&ws.rk[(last / K) * w1], r[0], w1 * sizeof(u32));
+            std::memcpy(&ws.vk[(last / K) * w1], v[0], w1 * sizeof(u32));
         }
     }
     ws.moves.assign(K * words, 0);
     size_t i = m, j = n;
     while (i && j) {
         size_t s = ((i - 1) / K) * K;  // block rows s+1 .. i
-        double *cp = ws.c0.data(), *cc = ws.c1.data();
-        u32 *rp = ws.r0.data(), *rc = ws.r1.data(), *vp = ws.v0.data(), *vc = ws.v1.data();
-        std::memcpy(cp, &ws.ck[(s / K) * w1], w1 * sizeof(double));
-        std::memcpy(rp, &ws.rk[(s / K) * w1], w1 * sizeof(u32));
-        std::memcpy(vp, &ws.vk[(s / K) * w1], w1 * sizeof(u32));
+        std::memcpy(c[0], &ws.ck[(s / K) * w1], w1 * sizeof(double));
+        std::memcpy(r[0], &ws.rk[(s / K) * w1], w1 * sizeof(u32));
+        std::memcpy(v[0], &ws.vk[(s / K) * w1], w1 * sizeof(u32));
         // the walk only moves up and left: columns beyond j are never read again
-        for (size_t r = s + 1; r <= i; ++r) {
-            wlcs_row<true>(model[r - 1], static_cast<u32>(r), peer, j, cp, rp, vp, cc, rc, vc,
-                           &ws.moves[(r - s - 1) * words], P);
-            std::swap(cp, cc);
-            std::swap(rp, rc);
-            std::swap(vp, vc);
-        }
+        wlcs_rows<true>(model, s + 1, i, peer, j, c, r, v, ws.moves.data(), words, P);
         walk(i, j, s, s + 1);
     }
 }
