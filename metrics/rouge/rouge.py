@@ -53,6 +53,8 @@ Args:
         interval of the mean at confidence_level (default 0.95), reproducible with seed.
     confidence_level (float), n_resamples (int, default 1000), seed (int, default 12345): without
         bootstrap_samples, add <type>_ci = [low, high], the bootstrap interval of the mean.
+    num_threads (int or None): threads of the compiled core; 1 (default), None or 0 for every
+        core. Scores do not depend on it.
 Returns:
     dict: rouge type -> F-measure (float, or list of floats with use_aggregator=False), and
     signature (str): the settings that change the scores; report it with them.

@@ -1,5 +1,14 @@
 """WordNet 3.0 for METEOR, from Debian's ``wordnet-base`` and ``wordnet-sense-index`` packages.
 
+METEOR reads WordNet through a compact index (``wordnet_index``): what nltk's ``synsets(word)``
+and the synsets' lemma names need (lemma forms, their synsets per part of speech, the synsets'
+names, the morphological exception lists), built once by the compiled core from the WordNet files
+into one binary file under the user's cache folder, keyed by the files' identity (folder, names,
+sizes, modification times) and the index format. Every later process reads that file (a few
+MB, milliseconds) instead of parsing the WordNet text files again.
+
+``load_wordnet`` opens nltk's own reader over the same files (the reference of the parity tests).
+
 nltk's ``WordNetCorpusReader`` needs a folder with ``index.*``, ``data.*``, ``*.exc`` and a
 ``lexnames`` file; Debian ships all but ``lexnames`` in ``/usr/share/wordnet``. This module
 assembles such a folder (a copy of the Debian files plus the ``lexnames`` this package ships)
@@ -9,40 +18,51 @@ Where WordNet lives: ``$TEXTGEN_METRICS_WORDNET`` (a complete WordNet folder), e
 ``/usr/share/wordnet``.
 """
 
+from __future__ import annotations
+
+import hashlib
 import os
 import shutil
 import tempfile
 import threading
 import warnings
 
-__all__ = ["load_wordnet", "wordnet_dir", "WordNetMissingError"]
+__all__ = ["load_wordnet", "wordnet_dir", "wordnet_index", "wordnet_index_path", "WordNetMissingError"]
 
 DEBIAN_DIR = "/usr/share/wordnet"
 _REQUIRED = [f"{kind}.{pos}" for kind in ("index", "data") for pos in ("noun", "verb", "adj", "adv")]
 _NEEDED = _REQUIRED + [f"{pos}.exc" for pos in ("noun", "verb", "adj", "adv")]
 _LOCK = threading.Lock()
 _READER = None
+_INDEXES: dict[str, object] = {}
+# bump when the index's content or layout changes: old files are then simply not used
+INDEX_FORMAT = 1
 
 
 class WordNetMissingError(RuntimeError):
     pass
 
 
-def _cache_root():
+def _cache_root() -> str:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "textgen_metrics")
 
 
-def wordnet_dir():
-    """A folder nltk's WordNet reader can open; built once from the Debian files."""
+def _source_dir(required: list[str] = _REQUIRED) -> str:
     source = os.environ.get("TEXTGEN_METRICS_WORDNET") or DEBIAN_DIR
-    missing = [f for f in _REQUIRED if not os.path.isfile(os.path.join(source, f))]
+    missing = [f for f in required if not os.path.isfile(os.path.join(source, f))]
     if missing:
         raise WordNetMissingError(
             f"WordNet 3.0 not found in {source} (missing {', '.join(missing)}). METEOR needs it: "
             "install Debian's packages with `apt-get install wordnet-base wordnet-sense-index` "
             "(the Makefile does), or set TEXTGEN_METRICS_WORDNET to a WordNet 3.0 folder."
         )
+    return source
+
+
+def wordnet_dir() -> str:
+    """A folder nltk's WordNet reader can open; built once from the Debian files."""
+    source = _source_dir()
     if os.path.isfile(os.path.join(source, "lexnames")):
         return source
     lexnames = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "wordnet_lexnames")
@@ -94,3 +114,69 @@ def load_wordnet():
                 warnings.simplefilter("ignore", UserWarning)
                 _READER = LocalWordNet(root, None)
         return _READER
+
+
+def _index_key(source: str) -> str:
+    """Identity of the WordNet files the index is built from, and of the index format."""
+    h = hashlib.sha256(f"textgen-metrics wordnet index {INDEX_FORMAT}\n{os.path.realpath(source)}\n".encode())
+    for name in _NEEDED:
+        st = os.stat(os.path.join(source, name))
+        h.update(f"{name} {st.st_size} {st.st_mtime_ns}\n".encode())
+    return h.hexdigest()[:24]
+
+
+def wordnet_index_path(source: str | None = None) -> str:
+    """Where the index of ``source`` (default: the WordNet folder in use) lives in the cache."""
+    source = source or _source_dir(_NEEDED)
+    return os.path.join(_cache_root(), f"wordnet-index-{_index_key(source)}.bin")
+
+
+def _load_or_build(path: str, source: str):
+    from ._native import _core
+
+    if os.path.isfile(path):
+        try:
+            return _core.WordNetIndex(path)
+        except RuntimeError:
+            pass  # damaged (e.g. a full disk): rebuilt below
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+    try:
+        _core.WordNetIndex.build(source, tmp)
+        os.replace(tmp, path)  # atomic: concurrent builders each write their own file
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+    return _core.WordNetIndex(path)
+
+
+def wordnet_index(source: str | None = None):
+    """The compact WordNet index of ``source`` (default: ``$TEXTGEN_METRICS_WORDNET`` or
+    ``/usr/share/wordnet``), loaded once per process; built on first use into the user's cache
+    folder (``$XDG_CACHE_HOME/textgen_metrics``, else the temp folder when that is read-only)."""
+    source = source or _source_dir(_NEEDED)
+    missing = [f for f in _NEEDED if not os.path.isfile(os.path.join(source, f))]
+    if missing:
+        raise WordNetMissingError(
+            f"WordNet 3.0 not found in {source} (missing {', '.join(missing)}). METEOR needs it: "
+            "install Debian's packages with `apt-get install wordnet-base wordnet-sense-index` "
+            "(the Makefile does), or set TEXTGEN_METRICS_WORDNET to a WordNet 3.0 folder."
+        )
+    key = _index_key(source)
+    with _LOCK:
+        index = _INDEXES.get(key)
+        if index is None:
+            name = f"wordnet-index-{key}.bin"
+            errors = []
+            for root in (_cache_root(), tempfile.gettempdir()):
+                try:
+                    index = _load_or_build(os.path.join(root, name), source)
+                    break
+                except OSError as exc:
+                    errors.append(f"{root}: {exc}")
+                except RuntimeError as exc:  # the core's I/O errors
+                    errors.append(f"{root}: {exc}")
+            if index is None:
+                raise WordNetMissingError("could not write the WordNet index: " + "; ".join(errors))
+            _INDEXES[key] = index
+        return index

@@ -12,32 +12,47 @@ Per example and reference the scores are those of the reference implementations:
 
 With several references an example keeps, per type, the reference with the best F-measure (the
 first one on ties), as rouge-score's ``score_multi`` and the MATLAB ``rougeEvaluationScore``.
+
+Every score is computed by the compiled core (``textgen_metrics._native``): tokenising and
+stemming (rouge-score's default tokenizer), n-gram matching, LCS, union LCS, weighted LCS and
+skip-bigrams, over whole batches, without the GIL, on ``num_threads`` threads. Other tokenizers
+(``"unicode"``, ``"whitespace"``, a callable) tokenise in Python and the core scores their tokens.
 """
 
 from __future__ import annotations
 
 import collections
+import math
 import re
-from typing import Any, Optional
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, Callable, NamedTuple, Optional
 
 from .. import __version__
-from ..aggregation import RunningMean, bootstrap_interval
-from ..lcs import lcs_length, union_lcs_indices, wlcs_mark
+from .. import _native
+from ..aggregation import bootstrap_interval, mean
 from ..results import reported
-from ..tokenizers import _Tokenizer, get_tokenizer, split_sentences
+from ..tokenizers import RougeScoreTokenizer, _Tokenizer, get_tokenizer, split_sentences
 from ..validation import check_bool, check_number, check_references, check_same_length, check_texts
 
 __all__ = ["Score", "RougeScorer", "RougeAggregator", "rouge", "DEFAULT_ROUGE_TYPES", "parse_rouge_type"]
 
 DEFAULT_ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
 
-Score = collections.namedtuple("Score", ["precision", "recall", "fmeasure"])
-_ZERO = Score(0.0, 0.0, 0.0)
+# examples per call into the core when scoring a list: bounds the memory of the inputs'
+# views and of the per-example results whatever the number of examples
+_CHUNK = 8192
+
+
+class Score(NamedTuple):
+    precision: float
+    recall: float
+    fmeasure: float
+
 
 _TYPE_RE = re.compile(r"^rouge(?:(?P<n>[1-9])|(?P<l>L)|(?P<lsum>Lsum)|(?P<w>W)|(?P<s>SU?)(?P<gap>\d*))$")
 
 
-def parse_rouge_type(rouge_type):
+def parse_rouge_type(rouge_type: str) -> tuple[str, int | None]:
     """``rouge_type`` -> ``(kind, parameter)``: ``("n", 2)``, ``("L", None)``, ``("S", 4)``..."""
     m = _TYPE_RE.match(rouge_type) if isinstance(rouge_type, str) else None
     if m is None:
@@ -57,34 +72,66 @@ def parse_rouge_type(rouge_type):
     return m.group("s"), gap
 
 
-def _fmeasure(precision, recall):
+def _fmeasure(precision: float, recall: float) -> float:
     # rouge-score's scoring.fmeasure
     if precision + recall > 0:
         return 2 * precision * recall / (precision + recall)
     return 0.0
 
 
-def _fmeasure_perl(precision, recall, alpha=0.5):
+def _fmeasure_perl(precision: float, recall: float, alpha: float = 0.5) -> float:
     # ROUGE-1.5.5: P*R / ((1-alpha)*P + alpha*R)
     denom = (1 - alpha) * precision + alpha * recall
     return precision * recall / denom if denom > 0 else 0.0
 
 
-class _Doc:
-    """A text with its tokenizations and counts computed once, on first use."""
+class _NativeRougeScoreTokenizer:
+    """rouge-score 0.1.2's ``tokenize.tokenize`` (with nltk's Porter stemmer when asked), computed
+    by the compiled core; the same tokens as ``tokenizers.RougeScoreTokenizer``, without
+    importing nltk."""
 
-    __slots__ = ("text", "_tokens", "_sents", "_ngrams", "_skips", "_scorer")
+    name = "rouge_score"
 
-    def __init__(self, text, scorer):
-        self.text = text
-        self._scorer = scorer
-        self._tokens = None
-        self._sents = None
-        self._ngrams = {}
-        self._skips = {}
+    def __init__(self, use_stemmer: bool = False) -> None:
+        self.use_stemmer = bool(use_stemmer)
+        self._core = _native.RougeTokenizer(self.use_stemmer)
 
     @property
-    def tokens(self):
+    def signature(self) -> str:
+        return f"{self.name}{'+porter' if self.use_stemmer else ''}"
+
+    def __call__(self, text: str) -> list[str]:
+        return self._core.tokenize_batch([text], False)[0]
+
+    def lines(self, text: str) -> list[list[str]]:
+        """Tokens of each non-empty line."""
+        return self._core.tokenize_batch([text], True)[0]
+
+    def __repr__(self) -> str:
+        return f"RougeScoreTokenizer(use_stemmer={self.use_stemmer}, native=True)"
+
+
+def _resolve_tokenizer(tokenizer: Any, use_stemmer: bool) -> Any:
+    if tokenizer is None or (isinstance(tokenizer, str) and tokenizer in ("rouge_score", "default")):
+        return _NativeRougeScoreTokenizer(use_stemmer)
+    if type(tokenizer) is RougeScoreTokenizer:
+        return _NativeRougeScoreTokenizer(tokenizer.use_stemmer)
+    return get_tokenizer(tokenizer, use_stemmer)
+
+
+class _Doc:
+    """A text with its tokens and sentence units (computed on first use)."""
+
+    __slots__ = ("text", "_tokens", "_sents", "_scorer")
+
+    def __init__(self, text: str, scorer: RougeScorer) -> None:
+        self.text = text
+        self._scorer = scorer
+        self._tokens: list[str] | None = None
+        self._sents: list[list[str]] | None = None
+
+    @property
+    def tokens(self) -> list[str]:
         if self._tokens is None:
             scorer = self._scorer
             if scorer._derive_tokens:
@@ -96,65 +143,22 @@ class _Doc:
         return self._tokens
 
     @property
-    def sents(self):
+    def sents(self) -> list[list[str]]:
         """Token lists of the sentence units (rougeLsum, rougeW)."""
         if self._sents is None:
-            if self._scorer.split_summaries:
-                units = split_sentences(self.text)
-            else:
-                units = [s for s in self.text.split("\n") if len(s)]
             tok = self._scorer._tokenizer
-            self._sents = [tok(s) for s in units]
-        return self._sents
-
-    def ngrams(self, n):
-        c = self._ngrams.get(n)
-        if c is None:
-            toks = self.tokens
-            if n == 1:
-                c = collections.Counter(toks)
+            if self._scorer.split_summaries:
+                self._sents = [tok(s) for s in split_sentences(self.text)]
+            elif isinstance(tok, _NativeRougeScoreTokenizer):
+                self._sents = tok.lines(self.text)
             else:
-                c = collections.Counter(zip(*[toks[i:] for i in range(n)]))
-            self._ngrams[n] = c
-        return c
-
-    def skip_bigrams(self, gap, with_unigrams):
-        """ROUGE-1.5.5 ``createSkipBigram``: (counts, total)."""
-        key = (gap, with_unigrams)
-        got = self._skips.get(key)
-        if got is None:
-            toks = self.tokens
-            n = len(toks)
-            counts = collections.Counter()
-            for i in range(n - 1):
-                first = toks[i]
-                end = n if gap is None else min(n, i + gap + 2)
-                counts.update((first, second) for second in toks[i + 1:end])
-            total = sum(counts.values())
-            if with_unigrams and n > 1:
-                # the script adds a unigram inside the same loop, so the last token gets none
-                counts.update(toks[: n - 1])
-                total += n - 1
-            got = self._skips[key] = (counts, total)
-        return got
-
-
-def _token_counts(sents):
-    """Token counts over all sentences of a text (the clipping budget of Lsum and W)."""
-    counts = collections.Counter()
-    for s in sents:
-        counts.update(s)
-    return counts
-
-
-def _clipped_hits(model, peer):
-    if len(peer) < len(model):
-        return sum(min(c, model[g]) for g, c in peer.items() if g in model)
-    return sum(min(c, peer[g]) for g, c in model.items() if g in peer)
+                self._sents = [tok(s) for s in self.text.split("\n") if len(s)]
+        return self._sents
 
 
 class RougeScorer:
-    """Scores one prediction against one or several references (rouge-score's interface).
+    """Scores one prediction against one or several references (rouge-score's interface), or
+    whole lists at once (``score_batch``).
 
     The positional order is rouge-score's: ``RougeScorer(rouge_types, use_stemmer,
     split_summaries, tokenizer)``; ``rouge_w_weight`` comes after them.
@@ -166,7 +170,7 @@ class RougeScorer:
 
     _CACHE_SIZE = 2048
 
-    def __init__(self, rouge_types: Any = DEFAULT_ROUGE_TYPES, use_stemmer: bool = False,
+    def __init__(self, rouge_types: Sequence[str] | str | None = DEFAULT_ROUGE_TYPES, use_stemmer: bool = False,
                  split_summaries: bool = False, tokenizer: Any = None, rouge_w_weight: float = 1.2) -> None:
         if rouge_types is None:
             rouge_types = DEFAULT_ROUGE_TYPES
@@ -179,21 +183,23 @@ class RougeScorer:
         self._kinds = [(t,) + parse_rouge_type(t) for t in rouge_types]
         self.rouge_w_weight = float(check_number("rouge_w_weight", rouge_w_weight, minimum=1.0, min_open=True))
         self.split_summaries = check_bool("split_summaries", split_summaries)
-        self._tokenizer = get_tokenizer(tokenizer, check_bool("use_stemmer", use_stemmer))
+        self._tokenizer = _resolve_tokenizer(tokenizer, check_bool("use_stemmer", use_stemmer))
         self.use_stemmer = self._tokenizer.use_stemmer
-        self._derive_tokens = isinstance(self._tokenizer, _Tokenizer) and any(
-            k in ("Lsum", "W") for _, k, _ in self._kinds)
-        self._powers = [0.0, 1.0]
-        self._cache = {}
+        self._native_tokens = isinstance(self._tokenizer, _NativeRougeScoreTokenizer)
+        self._needs_sents = any(k in ("Lsum", "W") for _, k, _ in self._kinds)
+        self._derive_tokens = (isinstance(self._tokenizer, _Tokenizer) or self._native_tokens) and self._needs_sents
+        types = [(_native.ROUGE_KINDS[kind], (-1 if param is None else param)) for _, kind, param in self._kinds]
+        self._core = _native.RougeCore(types, self.use_stemmer, w)
+        self._cache: dict[str, _Doc] = {}
 
     @property
-    def signature(self):
+    def signature(self) -> str:
         """Every setting that changes a score, sacrebleu style."""
         parts = [
             "rouge",
             f"tok:{self._tokenizer.signature}",
             f"sent:{'split' if self.split_summaries else 'newline'}",
-            f"refs:best-f",
+            "refs:best-f",
         ]
         if any(k == "W" for _, k, _ in self._kinds):
             parts.append(f"w:{self.rouge_w_weight:g}")
@@ -201,7 +207,7 @@ class RougeScorer:
         return "|".join(parts)
 
     # -- documents -------------------------------------------------------------------------
-    def _doc(self, text):
+    def _doc(self, text: str) -> _Doc:
         cache = self._cache
         doc = cache.get(text)
         if doc is None:
@@ -210,188 +216,141 @@ class RougeScorer:
             doc = cache[text] = _Doc(text, self)
         return doc
 
-    def _power(self, k):
-        powers = self._powers
-        while len(powers) <= k:
-            powers.append(len(powers) ** self.rouge_w_weight)
-        return powers
-
-    # -- the types --------------------------------------------------------------------------
-    @staticmethod
-    def _score_n(target, prediction, n):
-        t = target.ngrams(n)
-        p = prediction.ngrams(n)
-        hits = _clipped_hits(t, p)
-        t_count = max(len(target.tokens) - n + 1, 0)
-        p_count = max(len(prediction.tokens) - n + 1, 0)
-        precision = hits / max(p_count, 1)
-        recall = hits / max(t_count, 1)
-        return Score(precision, recall, _fmeasure(precision, recall))
-
-    @staticmethod
-    def _score_lcs(target_tokens, prediction_tokens):
-        if not target_tokens or not prediction_tokens:
-            return _ZERO
-        lcs = lcs_length(target_tokens, prediction_tokens)
-        precision = lcs / len(prediction_tokens)
-        recall = lcs / len(target_tokens)
-        return Score(precision, recall, _fmeasure(precision, recall))
-
-    @staticmethod
-    def _score_lsum(ref_sents, can_sents):
-        # rouge-score's _summary_level_lcs
-        if not ref_sents or not can_sents:
-            return _ZERO
-        m = sum(map(len, ref_sents))
-        n = sum(map(len, can_sents))
-        if not n or not m:
-            return _ZERO
-        if len(ref_sents) == 1 and len(can_sents) == 1:
-            hits = lcs_length(ref_sents[0], can_sents[0])  # one LCS: no clipping can apply
-        else:
-            cnt_r = _token_counts(ref_sents)
-            cnt_c = _token_counts(can_sents)
-            hits = 0
-            for r, union in zip(ref_sents, union_lcs_indices(ref_sents, can_sents)):
-                for i in union:
-                    tok = r[i]
-                    if cnt_c[tok] > 0 and cnt_r[tok] > 0:
-                        hits += 1
-                        cnt_c[tok] -= 1
-                        cnt_r[tok] -= 1
-        recall = hits / m
-        precision = hits / n
-        return Score(precision, recall, _fmeasure(precision, recall))
-
-    def _score_w(self, target, prediction):
-        # ROUGE-1.5.5 computeWLCSScore for one model (reference)
-        w = self.rouge_w_weight
-        model_sents = target.sents
-        peer_sents = prediction.sents
-        longest = max([len(s) for s in model_sents] + [len(s) for s in peer_sents] + [1])
-        powers = self._power(longest + 1)
-        model_counts = _token_counts(model_sents)
-        peer_counts = _token_counts(peer_sents)
-        n_peer = sum(map(len, peer_sents))
-        hit = 0
-        base = 0
-        for ms in model_sents:
-            size = len(ms)
-            mask = [0] * size
-            base += powers[size]
-            for ps in peer_sents:
-                wlcs_mark(ms, ps, mask, powers)
-            run = 0
-            for j in range(size):
-                if mask[j] == 1:
-                    tok = ms[j]
-                    if model_counts[tok] > 0 and peer_counts[tok] > 0:
-                        run += 1
-                        if j + 1 < size and mask[j + 1] == 0:
-                            hit += powers[run]
-                            run = 0
-                        elif j + 1 == size:
-                            hit += powers[run]
-                            run = 0
-                        model_counts[tok] -= 1
-                        peer_counts[tok] -= 1
-        count = base ** w
-        count_p = n_peer ** w
-        inv = 1 / w
-        recall = (hit / count) ** inv if count != 0 else 0.0
-        precision = (hit / count_p) ** inv if count_p != 0 else 0.0
-        return Score(precision, recall, _fmeasure_perl(precision, recall))
-
-    @staticmethod
-    def _score_skip(target, prediction, gap, with_unigrams):
-        # ROUGE-1.5.5 computeSkipBigramScore for one model
-        model, model_total = target.skip_bigrams(gap, with_unigrams)
-        peer, peer_total = prediction.skip_bigrams(gap, with_unigrams)
-        hits = _clipped_hits(model, peer)
-        recall = hits / model_total if model_total else 0.0
-        precision = hits / peer_total if peer_total else 0.0
-        return Score(precision, recall, _fmeasure_perl(precision, recall))
-
-    def _score_docs(self, target, prediction):
-        out = {}
-        for name, kind, param in self._kinds:
-            if kind == "n":
-                s = self._score_n(target, prediction, param)
-            elif kind == "L":
-                s = self._score_lcs(target.tokens, prediction.tokens)
-            elif kind == "Lsum":
-                s = self._score_lsum(target.sents, prediction.sents)
-            elif kind == "W":
-                s = self._score_w(target, prediction)
-            else:
-                s = self._score_skip(target, prediction, param, kind == "SU")
-            out[name] = s
-        return out
+    def _inputs(self, texts: Sequence[str]) -> tuple[list[Any], int]:
+        """Texts as the core takes them, and the core's input mode."""
+        if self._native_tokens:
+            if self.split_summaries:
+                return [split_sentences(t) for t in texts], _native.MODE_UNITS
+            return list(texts), _native.MODE_TEXT
+        out = []
+        for t in texts:
+            doc = self._doc(t)
+            out.append((doc.tokens, doc.sents if self._needs_sents else []))
+        return out, _native.MODE_TOKENS
 
     # -- public -----------------------------------------------------------------------------
-    def score(self, target, prediction):
-        """``{rouge_type: Score}`` for one reference ``target`` and one ``prediction``."""
-        return self._score_docs(self._doc(target), self._doc(prediction))
+    def score_batch(self, predictions: Sequence[str], references: Sequence[Sequence[str]],
+                    num_threads: int | None = 1) -> dict[str, list[Score]]:
+        """``{rouge_type: [Score per example]}``, each the best F-measure over the example's
+        references (first reference on ties). ``num_threads``: threads of the core (None or 0:
+        every core)."""
+        raw = self._score_raw(predictions, references, num_threads)
+        out = {}
+        for k, name in enumerate(self.rouge_types):
+            out[name] = [Score(p, r, f) for p, r, f in zip(raw[3 * k], raw[3 * k + 1], raw[3 * k + 2])]
+        return out
 
-    def score_multi(self, targets, prediction):
+    def _score_raw(self, predictions: Sequence[str], references: Sequence[Sequence[str]],
+                   num_threads: int | None = 1) -> list[list[float]]:
+        threads = _native.resolve_threads(num_threads)
+        preds, mode = self._inputs(predictions)
+        if mode == _native.MODE_TOKENS:
+            refs = [self._inputs(rs)[0] for rs in references]
+        else:
+            refs = [self._inputs(rs)[0] for rs in references] if mode == _native.MODE_UNITS else references
+        return self._core.score(preds, refs, mode, threads)
+
+    def score(self, target: str, prediction: str) -> dict[str, Score]:
+        """``{rouge_type: Score}`` for one reference ``target`` and one ``prediction``."""
+        return self.score_multi([target], prediction)
+
+    def score_multi(self, targets: Sequence[str], prediction: str) -> dict[str, Score]:
         """Best F-measure over ``targets`` per type (first reference on ties)."""
-        pred = self._doc(prediction)
-        best = None
-        for target in targets:
-            scores = self._score_docs(self._doc(target), pred)
-            if best is None:
-                best = scores
-            else:
-                for k, s in scores.items():
-                    if s.fmeasure > best[k].fmeasure:
-                        best[k] = s
-        return best
+        raw = self._score_raw([prediction], [list(targets)])
+        return {name: Score(raw[3 * k][0], raw[3 * k + 1][0], raw[3 * k + 2][0])
+                for k, name in enumerate(self.rouge_types)}
+
+
+def _keys(rouge_types: Sequence[str], return_precision_recall: bool) -> list[str]:
+    keys = []
+    for t in rouge_types:
+        keys.append(t)
+        if return_precision_recall:
+            keys += [f"{t}_precision", f"{t}_recall"]
+    return keys
+
+
+def _columns(raw: list[list[float]], rouge_types: Sequence[str], return_precision_recall: bool
+             ) -> Iterator[tuple[str, list[float]]]:
+    """(key, values) in output order from the core's P, R, F lists."""
+    for k, t in enumerate(rouge_types):
+        yield t, raw[3 * k + 2]
+        if return_precision_recall:
+            yield f"{t}_precision", raw[3 * k]
+            yield f"{t}_recall", raw[3 * k + 1]
+
+
+class _ExactMean:
+    """Mean of a stream, fed whole lists, as exact as ``aggregation.mean`` (fsum's partials)."""
+
+    __slots__ = ("_sum",)
+
+    def __init__(self) -> None:
+        self._sum = _native._core.ExactSum()
+
+    def add_many(self, values: list[float]) -> None:
+        self._sum.add_many(values)
+
+    @property
+    def count(self) -> int:
+        return self._sum.count
+
+    @property
+    def value(self) -> float | None:
+        if not self._sum.count:
+            return None
+        return math.fsum(self._sum.partials) / self._sum.count
 
 
 class RougeAggregator:
     """Streams examples into exact means in constant memory (per-example scores not kept)."""
 
-    def __init__(self, scorer, return_precision_recall=False):
+    def __init__(self, scorer: RougeScorer, return_precision_recall: bool = False) -> None:
         self.scorer = scorer
         self.return_precision_recall = return_precision_recall
-        self._means = {}
-        for t in scorer.rouge_types:
-            self._means[t] = RunningMean()
-            if return_precision_recall:
-                self._means[f"{t}_precision"] = RunningMean()
-                self._means[f"{t}_recall"] = RunningMean()
+        self._means = {k: _ExactMean() for k in _keys(scorer.rouge_types, return_precision_recall)}
 
-    def add(self, prediction, references):
+    def add(self, prediction: str, references: str | Sequence[str]) -> None:
         if isinstance(references, str):
             references = [references]
-        scores = self.scorer.score_multi(references, prediction)
-        means = self._means
-        for t, s in scores.items():
-            means[t].add(s.fmeasure)
-            if self.return_precision_recall:
-                means[f"{t}_precision"].add(s.precision)
-                means[f"{t}_recall"].add(s.recall)
+        self.add_batch([prediction], [list(references)])
+
+    def add_batch(self, predictions: Sequence[str], references: Sequence[Sequence[str]],
+                  num_threads: int | None = 1) -> None:
+        """Adds many examples in one call into the core (references: a list per example)."""
+        raw = self.scorer._score_raw(predictions, references, num_threads)
+        for key, values in _columns(raw, self.scorer.rouge_types, self.return_precision_recall):
+            self._means[key].add_many(values)
 
     @property
-    def count(self):
+    def count(self) -> int:
         return self._means[self.scorer.rouge_types[0]].count
 
-    def result(self):
+    def result(self) -> dict[str, float | None]:
         return {k: m.value for k, m in self._means.items()}
 
 
 @reported(lambda a, _: RougeScorer(a["rouge_types"], use_stemmer=a["use_stemmer"], tokenizer=a["tokenizer"],
                                    split_summaries=a["split_summaries"], rouge_w_weight=a["rouge_w_weight"]).signature)
-def rouge(predictions: Any, references: Any, rouge_types: Any = None, use_aggregator: bool = True,
-          use_stemmer: bool = False, tokenizer: Any = None, split_summaries: bool = False,
+def _chunks(predictions: list[str], references: list[list[str]]) -> Iterable[tuple[list[str], list[list[str]]]]:
+    for start in range(0, len(predictions), _CHUNK):
+        yield predictions[start:start + _CHUNK], references[start:start + _CHUNK]
+
+
+def rouge(predictions: Sequence[str], references: Sequence[str | Sequence[str]],
+          rouge_types: Sequence[str] | None = None, use_aggregator: bool = True, use_stemmer: bool = False,
+          tokenizer: str | Callable[[str], list[str]] | None = None, split_summaries: bool = False,
           rouge_w_weight: float = 1.2, return_precision_recall: bool = False, bootstrap_samples: int = 0,
-          confidence_level: float = 0.95, seed: Optional[int] = None) -> dict[str, Any]:
+          confidence_level: float = 0.95, seed: int | None = None, num_threads: int | None = 1
+          ) -> dict[str, Any]:
     """ROUGE of ``predictions`` against ``references`` (a string or a list of strings each).
 
     Returns ``{rouge_type: F}`` (the exact mean over examples with ``use_aggregator=True``, the
     per-example list otherwise); ``return_precision_recall=True`` adds ``<type>_precision`` and
     ``<type>_recall``; ``bootstrap_samples=N`` adds ``<type>_low`` and ``<type>_high``, a
     percentile bootstrap interval of the mean at ``confidence_level``, fixed by ``seed``.
+    ``num_threads``: threads of the compiled core (1 by default; None or 0: every core); the
+    scores do not depend on it.
     """
     predictions = check_texts("predictions", predictions)
     references = check_references("references", references)
@@ -405,29 +364,21 @@ def rouge(predictions: Any, references: Any, rouge_types: Any = None, use_aggreg
     bootstrap_samples = check_number("bootstrap_samples", bootstrap_samples, minimum=0, integer=True)
     if bootstrap_samples:
         check_number("confidence_level", confidence_level, minimum=0.0, maximum=1.0, min_open=True, max_open=True)
+    _native.resolve_threads(num_threads)  # checks the value before any work
     if use_aggregator and not bootstrap_samples:
         agg = RougeAggregator(scorer, return_precision_recall)
-        for pred, refs in zip(predictions, references):
-            agg.add(pred, refs)
+        for preds, refs in _chunks(predictions, references):
+            agg.add_batch(preds, refs, num_threads)
         return agg.result()
 
-    per_example = {}
-    for t in scorer.rouge_types:
-        per_example[t] = []
-        if return_precision_recall:
-            per_example[f"{t}_precision"] = []
-            per_example[f"{t}_recall"] = []
-    for pred, refs in zip(predictions, references):
-        for t, s in scorer.score_multi(refs, pred).items():
-            per_example[t].append(s.fmeasure)
-            if return_precision_recall:
-                per_example[f"{t}_precision"].append(s.precision)
-                per_example[f"{t}_recall"].append(s.recall)
+    per_example: dict[str, list[float]] = {k: [] for k in _keys(scorer.rouge_types, return_precision_recall)}
+    for preds, refs in _chunks(predictions, references):
+        raw = scorer._score_raw(preds, refs, num_threads)
+        for key, values in _columns(raw, scorer.rouge_types, return_precision_recall):
+            per_example[key].extend(values)
     if not use_aggregator:
         return per_example
-    from ..aggregation import mean
-
-    result = {}
+    result: dict[str, Any] = {}
     for key, values in per_example.items():
         result[key] = mean(values)
     for key, values in per_example.items():

@@ -1,0 +1,145 @@
+"""The compiled core of the lexical metrics: one home for every hot kernel.
+
+``_core`` is a C++17 extension built by the package's own build (``setup.py``, with pybind11 from
+PyPI as a build requirement; only gcc/g++ and Python's headers are needed on the machine). The
+kernels take whole batches of Python strings and give back numbers (or tokens where a tokenizer
+is the product), and release the GIL while they run, so ``num_threads`` and Python threads scale.
+
+Kernels (each the one implementation in the product; the slow Python versions live only in
+``tests/`` as references, held equal by property tests):
+
+- rouge-score's tokenizer, nltk's Porter stemmer (NLTK_EXTENSIONS mode, nltk 3.10's rules,
+  every word, any Unicode) and Python's exact ``str.lower`` (CPython's own case tables);
+- ROUGE-N n-gram matching, LCS (bit-parallel), the summary-level union LCS of rougeLsum, the
+  weighted LCS of ROUGE-1.5.5 (rougeW; linear memory for long lines) and skip-bigrams (rougeS
+  with any gap without listing the O(n^2) pairs; gap-limited rougeS and rougeSU in linear time);
+- METEOR's alignment and score over a compact WordNet index (built once, kept on disk);
+- sacrebleu's 13a and nltk's Treebank tokenizers, BLEU and GLEU n-gram statistics.
+
+Why pybind11, and not Cython, nanobind or the bare C API:
+
+- the kernels are C++ (hash tables, bit-parallel rows, threads), and pybind11 binds C++ classes,
+  exceptions and ``py::gil_scoped_release`` directly, without a second language (Cython) between
+  Python and the C++ code;
+- it is headers only and installs from PyPI as a build requirement, and
+  ``pybind11.setup_helpers`` builds with plain setuptools: no CMake and no scikit-build, which
+  nanobind's supported build needs (nanobind also compiles its own runtime library);
+- its per-call cost (about a microsecond) does not matter for batch APIs, and the hot paths read
+  ``str`` buffers through CPython's C API (``PyUnicode_AsUTF8AndSize``) without conversions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+try:
+    from . import _core
+except ImportError as exc:  # pragma: no cover - exercised only on a broken install
+    raise ImportError(
+        "textgen_metrics._native._core is not built. Install the package with "
+        "`pip install -e .` (or `pip install .`), or build in place with "
+        "`python setup.py build_ext --inplace`; it needs g++ and Python's headers."
+    ) from exc
+
+__all__ = [
+    "RougeCore",
+    "RougeTokenizer",
+    "lcs_length",
+    "lcs_indices",
+    "lcs_table",
+    "union_lcs_indices",
+    "wlcs_hits",
+    "porter_stem",
+    "lower",
+    "treebank_tokenize",
+    "tokenize_13a",
+    "split_whitespace",
+    "resolve_threads",
+    "MODE_TEXT",
+    "MODE_UNITS",
+    "MODE_TOKENS",
+    "ROUGE_KINDS",
+]
+
+RougeCore = _core.RougeCore
+RougeTokenizer = _core.RougeTokenizer
+
+MODE_TEXT = 0
+MODE_UNITS = 1
+MODE_TOKENS = 2
+ROUGE_KINDS = {"n": 0, "L": 1, "Lsum": 2, "W": 3, "S": 4, "SU": 5}
+
+
+def resolve_threads(num_threads: int | None) -> int:
+    """``num_threads``: None or 0 means every core; otherwise a positive count."""
+    if num_threads is None:
+        return 0
+    if isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 0:
+        raise ValueError(f"num_threads: {num_threads!r} must be a non-negative integer or None")
+    return num_threads
+
+
+def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
+    """Length of the longest common subsequence of two token sequences."""
+    return _core.lcs_length(a, b)
+
+
+def lcs_indices(ref: Sequence[str], can: Sequence[str]) -> list[int]:
+    """Indices into ``ref`` of the LCS that rouge-score's ``lcs_ind(ref, can)`` returns."""
+    return _core.lcs_indices(ref, can)
+
+
+def lcs_table(a: Sequence[str], b: Sequence[str]) -> list[list[int]]:
+    """The full ``(len(a)+1) x (len(b)+1)`` LCS table (small inputs)."""
+    return _core.lcs_table(a, b)
+
+
+def union_lcs_indices(ref_sents: Sequence[Sequence[str]], can_sents: Sequence[Sequence[str]]) -> list[list[int]]:
+    """Per reference sentence, the sorted union of its LCS indices against every candidate
+    sentence (rouge-score's ``_union_lcs``, the summary-level LCS of rougeLsum)."""
+    return _core.union_lcs_indices(ref_sents, can_sents)
+
+
+def wlcs_hits(model: Sequence[str], peer: Sequence[str], weight: float, max_table_cells: int | None = None) -> list[int]:
+    """ROUGE-1.5.5 ``wlcs_inner`` + ``markLCS``: 1 at the model positions on the weighted LCS.
+
+    Tables of more than ``max_table_cells`` cells (default 2**24) are walked back from rows
+    kept every ~sqrt(len(model)) rows instead of a full table of moves (same result)."""
+    if max_table_cells is None:
+        return _core.wlcs_hits(model, peer, weight)
+    return _core.wlcs_hits(model, peer, weight, max_table_cells)
+
+
+def porter_stem(words: Sequence[str]) -> list[str]:
+    """nltk ``PorterStemmer().stem(word)`` of every word (NLTK_EXTENSIONS mode)."""
+    return _core.porter_stem(words)
+
+
+def lower(texts: Sequence[str]) -> list[str]:
+    """``str.lower()`` of every text, computed in the core (exact: the interpreter's tables)."""
+    return _core.lower(texts)
+
+
+def treebank_tokenize(texts: Sequence[str]) -> list[list[str]]:
+    """nltk ``word_tokenize(text, preserve_line=True)`` of every text (NLTKWordTokenizer's rules)."""
+    return _core.treebank_tokenize(texts)
+
+
+_BLEU = None
+
+
+def _bleu_core() -> "_core.BleuCore":
+    global _BLEU
+    if _BLEU is None:
+        _BLEU = _core.BleuCore()
+    return _BLEU
+
+
+def tokenize_13a(texts: Sequence[str], lowercase: bool = False) -> list[list[str]]:
+    """sacrebleu's ``13a`` tokens of every ``text.rstrip()`` (lower-cased first when asked)."""
+    return _bleu_core().tokenize(texts, 0, lowercase)
+
+
+def split_whitespace(texts: Sequence[str], lowercase: bool = False) -> list[list[str]]:
+    """``text.split()`` (``text.lower().split()``) of every text: sacrebleu's ``none``."""
+    return _bleu_core().tokenize(texts, 1, lowercase)

@@ -1,0 +1,219 @@
+// textgen_metrics._native._core: the compiled core of the lexical metrics (see __init__.py).
+#include "pyutil.hpp"
+#include "rouge_py.hpp"
+#include "meteor.hpp"
+#include "bleu_py.hpp"
+#include "treebank.hpp"
+
+#include <pybind11/stl.h>
+
+namespace tgm {
+
+// Token lists (list[str]) as ids of one interner.
+struct Seqs {
+    Interner vocab;
+    Keep keep;
+    std::vector<u32> ids(py::handle seq, const char* what) {
+        std::vector<StrRef> s = str_list(seq, keep, what);
+        std::vector<u32> out;
+        out.reserve(s.size());
+        for (auto& r : s) out.push_back(vocab.intern(r.sv()));
+        return out;
+    }
+};
+
+static u32 py_lcs_length(py::handle a, py::handle b) {
+    Seqs s;
+    std::vector<u32> x = s.ids(a, "a"), y = s.ids(b, "b");
+    py::gil_scoped_release release;
+    Work wk;
+    wk.ensure_vocab(s.vocab.size());
+    return lcs_length(x.data(), x.size(), y.data(), y.size(), wk);
+}
+
+static std::vector<u32> py_lcs_indices(py::handle ref, py::handle can) {
+    Seqs s;
+    std::vector<u32> r = s.ids(ref, "ref"), c = s.ids(can, "can");
+    std::vector<u32> out;
+    if (r.empty() || c.empty()) return out;
+    py::gil_scoped_release release;
+    Work wk;
+    wk.ensure_vocab(s.vocab.size());
+    size_t W = build_masks(c.data(), c.size(), wk);
+    std::vector<u8> flag(r.size(), 0);
+    lcs_indices_mark(r.data(), r.size(), c.size(), W, wk, flag.data());
+    for (size_t i = 0; i < r.size(); ++i)
+        if (flag[i]) out.push_back(static_cast<u32>(i));
+    return out;
+}
+
+static std::vector<std::vector<u32>> py_union_lcs_indices(py::handle refs, py::handle cans) {
+    Seqs s;
+    std::vector<std::vector<u32>> R, C;
+    py::object rf = fast_seq(refs, "ref_sents"), cf = fast_seq(cans, "can_sents");
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(rf.ptr()); ++i)
+        R.push_back(s.ids(PySequence_Fast_GET_ITEM(rf.ptr(), i), "ref_sents"));
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(cf.ptr()); ++i)
+        C.push_back(s.ids(PySequence_Fast_GET_ITEM(cf.ptr(), i), "can_sents"));
+    std::vector<std::vector<u32>> out(R.size());
+    py::gil_scoped_release release;
+    Work wk;
+    wk.ensure_vocab(s.vocab.size());
+    std::vector<std::vector<u8>> flags(R.size());
+    for (size_t i = 0; i < R.size(); ++i) flags[i].assign(R[i].size(), 0);
+    for (auto& c : C) {
+        if (c.empty()) continue;
+        size_t W = build_masks(c.data(), c.size(), wk);
+        for (size_t i = 0; i < R.size(); ++i) lcs_indices_mark(R[i].data(), R[i].size(), c.size(), W, wk, flags[i].data());
+    }
+    for (size_t i = 0; i < R.size(); ++i)
+        for (size_t k = 0; k < R[i].size(); ++k)
+            if (flags[i][k]) out[i].push_back(static_cast<u32>(k));
+    return out;
+}
+
+static std::vector<std::vector<u32>> py_lcs_table(py::handle a, py::handle b) {
+    Seqs s;
+    std::vector<u32> x = s.ids(a, "a"), y = s.ids(b, "b");
+    std::vector<std::vector<u32>> t(x.size() + 1, std::vector<u32>(y.size() + 1, 0));
+    for (size_t i = 1; i <= x.size(); ++i)
+        for (size_t j = 1; j <= y.size(); ++j)
+            t[i][j] = x[i - 1] == y[j - 1] ? t[i - 1][j - 1] + 1 : std::max(t[i - 1][j], t[i][j - 1]);
+    return t;
+}
+
+static std::vector<u8> py_wlcs_hits(py::handle model, py::handle peer, double weight, size_t max_table_cells) {
+    Seqs s;
+    std::vector<u32> m = s.ids(model, "model"), p = s.ids(peer, "peer");
+    std::vector<u8> hit(m.size(), 0);
+    py::gil_scoped_release release;
+    Work wk;
+    WlcsScratch ws;
+    const double* P = wk.powers_upto(std::min(m.size(), p.size()) + 2, weight);
+    wlcs_mark(m.data(), m.size(), p.data(), p.size(), hit.data(), P, ws, max_table_cells);
+    return hit;
+}
+
+static py::list py_porter_stem(py::handle words) {
+    Keep keep;
+    std::vector<StrRef> w = str_list(words, keep, "words");
+    std::vector<std::string> out(w.size());
+    {
+        py::gil_scoped_release release;
+        for (size_t i = 0; i < w.size(); ++i) out[i] = porter_stem(w[i].sv());
+    }
+    return to_pylist(out);
+}
+
+static py::list py_treebank_tokenize(py::handle texts) {
+    Keep keep;
+    std::vector<StrRef> t = str_list(texts, keep, "texts");
+    std::vector<std::vector<std::string>> out(t.size());
+    {
+        py::gil_scoped_release release;
+        TreebankTokenizer tb;
+        for (size_t i = 0; i < t.size(); ++i) tb.tokenize(t[i].sv(), out[i]);
+    }
+    py::list res(t.size());
+    for (size_t i = 0; i < t.size(); ++i) res[i] = to_pylist(out[i]);
+    return res;
+}
+
+static py::list py_lower_batch(py::handle texts) {
+    Keep keep;
+    std::vector<StrRef> w = str_list(texts, keep, "texts");
+    std::vector<std::string> out(w.size());
+    {
+        py::gil_scoped_release release;
+        for (size_t i = 0; i < w.size(); ++i) py_lower(w[i].sv(), out[i]);
+    }
+    return to_pylist(out);
+}
+
+// Shewchuk's exact running sum (the partials of math.fsum), fed whole lists at a time.
+class ExactSum {
+  public:
+    void add_many(py::handle values) {
+        py::object f = fast_seq(values, "values");
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(f.ptr());
+        for (Py_ssize_t i = 0; i < n; ++i) {
+            double x = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(f.ptr(), i));
+            if (x == -1.0 && PyErr_Occurred()) throw py::error_already_set();
+            add(x);
+        }
+        count_ += static_cast<size_t>(n);
+    }
+    std::vector<double> partials() const { return partials_; }
+    size_t count() const { return count_; }
+
+  private:
+    void add(double x) {
+        size_t i = 0;
+        for (double y : partials_) {
+            if (std::fabs(x) < std::fabs(y)) std::swap(x, y);
+            double hi = x + y;
+            double lo = y - (hi - x);
+            if (lo != 0.0) partials_[i++] = lo;
+            x = hi;
+        }
+        partials_.resize(i);
+        partials_.push_back(x);
+    }
+    std::vector<double> partials_;
+    size_t count_ = 0;
+};
+
+}  // namespace tgm
+
+PYBIND11_MODULE(_core, m) {
+    using namespace tgm;
+    m.doc() = "Compiled kernels of textgen_metrics' lexical metrics (see textgen_metrics._native).";
+
+    py::class_<RougeCore>(m, "RougeCore")
+        .def(py::init<const std::vector<std::pair<int, long>>&, bool, double>(), py::arg("types"),
+             py::arg("use_stemmer"), py::arg("weight"))
+        .def("score", &RougeCore::score, py::arg("predictions"), py::arg("references"), py::arg("mode"),
+             py::arg("num_threads"));
+    py::class_<RougeTokenizerPy>(m, "RougeTokenizer")
+        .def(py::init<bool>(), py::arg("use_stemmer"))
+        .def("tokenize_batch", &RougeTokenizerPy::tokenize_batch, py::arg("texts"), py::arg("split_lines"));
+
+    py::class_<ExactSum>(m, "ExactSum")
+        .def(py::init<>())
+        .def("add_many", &ExactSum::add_many, py::arg("values"))
+        .def_property_readonly("partials", &ExactSum::partials)
+        .def_property_readonly("count", &ExactSum::count);
+
+    py::class_<WordNetIndex, std::shared_ptr<WordNetIndex>>(m, "WordNetIndex")
+        .def(py::init<const std::string&>(), py::arg("path"))
+        .def_static("build", [](const std::string& dir, const std::string& out) {
+            py::gil_scoped_release release;
+            WordNetIndex::build(dir, out);
+        }, py::arg("wordnet_dir"), py::arg("out_path"))
+        .def_property_readonly("n_forms", &WordNetIndex::n_forms)
+        .def_property_readonly("n_synsets", &WordNetIndex::n_synsets);
+    py::class_<MeteorCore>(m, "MeteorCore")
+        .def(py::init<std::shared_ptr<WordNetIndex>>(), py::arg("index"))
+        .def("score", &MeteorCore::score, py::arg("predictions"), py::arg("references"), py::arg("alpha"),
+             py::arg("beta"), py::arg("gamma"), py::arg("num_threads"), py::arg("texts"))
+        .def("align", &MeteorCore::align, py::arg("hypothesis"), py::arg("reference"))
+        .def("synonyms", &MeteorCore::synonyms, py::arg("word"));
+
+    py::class_<BleuCore>(m, "BleuCore")
+        .def(py::init<>())
+        .def("bleu_stats", &BleuCore::bleu_stats, py::arg("predictions"), py::arg("references"), py::arg("tokenizer"),
+             py::arg("lowercase"), py::arg("max_order"), py::arg("num_threads"))
+        .def("gleu_stats", &BleuCore::gleu_stats, py::arg("predictions"), py::arg("references"), py::arg("tokenizer"),
+             py::arg("lowercase"), py::arg("min_len"), py::arg("max_len"), py::arg("num_threads"))
+        .def("tokenize", &BleuCore::tokenize, py::arg("texts"), py::arg("tokenizer"), py::arg("lowercase"));
+
+    m.def("lcs_length", &py_lcs_length, py::arg("a"), py::arg("b"));
+    m.def("lcs_indices", &py_lcs_indices, py::arg("ref"), py::arg("can"));
+    m.def("union_lcs_indices", &py_union_lcs_indices, py::arg("ref_sents"), py::arg("can_sents"));
+    m.def("lcs_table", &py_lcs_table, py::arg("a"), py::arg("b"));
+    m.def("wlcs_hits", &py_wlcs_hits, py::arg("model"), py::arg("peer"), py::arg("weight"),
+          py::arg("max_table_cells") = WLCS_FULL);
+    m.def("porter_stem", &py_porter_stem, py::arg("words"));
+    m.def("lower", &py_lower_batch, py::arg("texts"));
+    m.def("treebank_tokenize", &py_treebank_tokenize, py::arg("texts"));
+}

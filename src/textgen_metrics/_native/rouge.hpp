@@ -1,0 +1,813 @@
+// ROUGE: rouge-score's tokenizer and stemmer use, n-gram matching, LCS, the summary-level union
+// LCS, ROUGE-1.5.5's weighted LCS and skip-bigrams. Token sequences are vectors of interned ids;
+// ids only need to agree within one (prediction, reference) pair.
+#pragma once
+
+#include <cmath>
+#include <memory>
+
+#include "common.hpp"
+#include "porter.hpp"
+
+namespace tgm {
+
+// ---------------------------------------------------------------------------------------------
+// rouge-score 0.1.2 tokenize(): lower(), every run outside [a-z0-9] becomes a space, split; with
+// the stemmer, Porter on tokens longer than 3 characters, then tokens that are not [a-z0-9]+
+// dropped.
+struct RougeTokenizer {
+    bool use_stemmer = false;
+    Interner vocab;                // raw words and stems
+    std::vector<u32> stem_of;      // raw word id -> final id, DROP, or UNKNOWN
+    static constexpr u32 UNKNOWN = 0xFFFFFFFFu;
+    static constexpr u32 DROP = 0xFFFFFFFEu;
+    std::string buf;
+
+    u32 finish_word(const char* p, size_t n) {
+        u32 id = vocab.intern(p, n);
+        if (!use_stemmer || n <= 3) return id;
+        if (id >= stem_of.size()) stem_of.resize(std::max<size_t>(id + 1, stem_of.size() * 2), UNKNOWN);
+        u32 f = stem_of[id];
+        if (f == UNKNOWN) {
+            std::string st = porter_stem_ascii_lower(std::string_view(p, n));
+            bool valid = !st.empty();
+            for (char c : st)
+                if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))) valid = false;
+            f = valid ? vocab.intern(st) : DROP;
+            if (id >= stem_of.size()) stem_of.resize(id + 1, UNKNOWN);
+            stem_of[id] = f;
+        }
+        return f;
+    }
+
+    void push(std::vector<u32>& out) {
+        if (buf.empty()) return;
+        u32 f = finish_word(buf.data(), buf.size());
+        if (f != DROP) out.push_back(f);
+        buf.clear();
+    }
+
+    // Tokens of s appended to out; with split_lines, a '\n' ends a sentence: sentence starts
+    // (indices into out) are appended to starts for each non-empty line.
+    void tokenize(const char* s, size_t n, std::vector<u32>& out, std::vector<u32>* starts) {
+        buf.clear();
+        bool line_open = false;
+        size_t i = 0;
+        while (i < n) {
+            u8 c = static_cast<u8>(s[i]);
+            if (c < 0x80) {
+                ++i;
+                if (c == '\n' && starts) {
+                    push(out);
+                    line_open = false;
+                    continue;
+                }
+                if (starts && !line_open) {
+                    starts->push_back(static_cast<u32>(out.size()));
+                    line_open = true;
+                }
+                if (c >= 'A' && c <= 'Z') {
+                    buf.push_back(static_cast<char>(c + 32));
+                } else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) {
+                    buf.push_back(static_cast<char>(c));
+                } else {
+                    push(out);
+                }
+                continue;
+            }
+            if (starts && !line_open) {
+                starts->push_back(static_cast<u32>(out.size()));
+                line_open = true;
+            }
+            u32 cp = decode_utf8(s, n, i);
+            // lower() of the code point: only U+0130 ("i" + U+0307) and letters such as U+212A
+            // KELVIN SIGN ("k") give ASCII letters; U+03A3 lowers to a Greek sigma either way
+            thread_local std::vector<u32> mapped;
+            mapped.clear();
+            if (!lower_cp(cp, mapped)) mapped.push_back(0x3C3);
+            for (u32 m : mapped) {
+                if (m < 0x80 && ((m >= 'a' && m <= 'z') || (m >= '0' && m <= '9')))
+                    buf.push_back(static_cast<char>(m));
+                else
+                    push(out);
+            }
+        }
+        push(out);
+    }
+
+    void reset_if_large() {
+        if (vocab.size() > (1u << 22)) {
+            vocab.clear();
+            stem_of.clear();
+        }
+    }
+};
+
+// ---------------------------------------------------------------------------------------------
+// A text ready for scoring: all tokens, and the tokens of its sentence units.
+struct Doc {
+    std::vector<u32> toks;
+    std::vector<u32> stoks;  // sentence tokens, end to end
+    std::vector<u32> sbeg;   // sentence k is stoks[sbeg[k] .. sbeg[k+1])
+    void clear() {
+        toks.clear();
+        stoks.clear();
+        sbeg.clear();
+    }
+    size_t nsent() const { return sbeg.empty() ? 0 : sbeg.size() - 1; }
+};
+
+struct Score3 {
+    double p = 0.0, r = 0.0, f = 0.0;
+};
+
+inline double fmeasure(double p, double r) { return (p + r > 0) ? 2 * p * r / (p + r) : 0.0; }
+inline double fmeasure_perl(double p, double r) {
+    double d = (1 - 0.5) * p + 0.5 * r;
+    return d > 0 ? p * r / d : 0.0;
+}
+
+inline int popcount64(u64 x) { return __builtin_popcountll(x); }
+
+// ---------------------------------------------------------------------------------------------
+// Scratch space of one thread.
+struct Work {
+    Stamped slot;    // token -> mask index (LCS) / compressed id (skip-bigrams)
+    Stamped cnt_a;   // token counts
+    Stamped cnt_b;
+    U64Counter counter;
+    U64Counter pairmap;
+    std::vector<u64> masks, rows, v;
+    std::vector<u32> ka, kb, ida, idb, pos, tmp;
+    std::vector<u8> flags;
+    std::vector<double> powers;
+    double powers_w = -1.0;
+
+    void ensure_vocab(size_t n) {
+        slot.ensure(n);
+        cnt_a.ensure(n);
+        cnt_b.ensure(n);
+    }
+    const double* powers_upto(size_t k, double w) {
+        if (powers_w != w) {
+            powers.clear();
+            powers_w = w;
+        }
+        while (powers.size() <= k) powers.push_back(std::pow(static_cast<double>(powers.size()), w));
+        return powers.data();
+    }
+};
+
+// Length of the LCS of a and b (bit-parallel, Allison-Dix / Hyyro).
+inline u32 lcs_length(const u32* a, size_t na, const u32* b, size_t nb, Work& wk) {
+    if (!na || !nb) return 0;
+    if (na < nb) {
+        std::swap(a, b);
+        std::swap(na, nb);
+    }
+    size_t W = (nb + 63) / 64;
+    wk.slot.reset();
+    wk.masks.clear();
+    u32 nm = 0;
+    for (size_t j = 0; j < nb; ++j) {
+        u32 t = b[j];
+        u32 idx;
+        if (!wk.slot.has(t)) {
+            wk.slot.ref(t) = idx = nm++;
+            wk.masks.resize(static_cast<size_t>(nm) * W, 0);
+        } else {
+            idx = wk.slot.get(t);
+        }
+        wk.masks[idx * W + j / 64] |= 1ULL << (j % 64);
+    }
+    wk.v.assign(W, ~0ULL);
+    u64* V = wk.v.data();
+    if (W == 1) {
+        u64 v = ~0ULL;
+        for (size_t i = 0; i < na; ++i) {
+            u32 t = a[i];
+            if (!wk.slot.has(t)) continue;
+            u64 m = wk.masks[wk.slot.get(t)];
+            u64 u = v & m;
+            v = (v + u) | (v & ~m);
+        }
+        u64 full = nb == 64 ? ~0ULL : ((1ULL << nb) - 1);
+        return static_cast<u32>(nb - popcount64(v & full));
+    }
+    for (size_t i = 0; i < na; ++i) {
+        u32 t = a[i];
+        if (!wk.slot.has(t)) continue;
+        const u64* M = &wk.masks[wk.slot.get(t) * W];
+        unsigned char carry = 0;
+        for (size_t w = 0; w < W; ++w) {
+            u64 vw = V[w], m = M[w];
+            u64 u = vw & m;
+            unsigned long long sum;
+            carry = static_cast<unsigned char>(__builtin_uaddll_overflow(vw, u, &sum) |
+                                               __builtin_uaddll_overflow(sum, carry, &sum));
+            V[w] = sum | (vw & ~m);
+        }
+    }
+    size_t ones = 0;
+    for (size_t w = 0; w + 1 < W; ++w) ones += popcount64(V[w]);
+    size_t rem = nb - (W - 1) * 64;
+    u64 full = rem == 64 ? ~0ULL : ((1ULL << rem) - 1);
+    ones += popcount64(V[W - 1] & full);
+    return static_cast<u32>(nb - ones);
+}
+
+// Bit helpers over multi-word rows.
+inline size_t prefix_popcount(const u64* r, size_t j) {  // bits [0, j)
+    size_t full = j / 64, c = 0;
+    for (size_t w = 0; w < full; ++w) c += popcount64(r[w]);
+    size_t rem = j % 64;
+    if (rem) c += popcount64(r[full] & ((1ULL << rem) - 1));
+    return c;
+}
+inline long highest_bit_below(const u64* m, size_t j) {  // highest set bit < j, or -1
+    if (j == 0) return -1;
+    long w = static_cast<long>((j - 1) / 64);
+    size_t rem = j - static_cast<size_t>(w) * 64;
+    u64 x = m[w];
+    if (rem < 64) x &= (1ULL << rem) - 1;
+    while (true) {
+        if (x) return w * 64 + 63 - __builtin_clzll(x);
+        if (--w < 0) return -1;
+        x = m[w];
+    }
+}
+
+// Marks in flag[] the positions of ref that rouge-score's lcs_ind(ref, can) returns, where the
+// masks of can's tokens are already in wk.slot / wk.masks (W words each, can of length nc).
+inline void lcs_indices_mark(const u32* ref, size_t nr, size_t nc, size_t W, Work& wk, u8* flag) {
+    wk.pos.clear();
+    for (size_t i = 0; i < nr; ++i)
+        if (wk.slot.has(ref[i])) wk.pos.push_back(static_cast<u32>(i));
+    size_t K = wk.pos.size();
+    if (!K) return;
+    wk.rows.assign((K + 1) * W, ~0ULL);
+    for (size_t k = 0; k < K; ++k) {
+        const u64* M = &wk.masks[wk.slot.get(ref[wk.pos[k]]) * W];
+        const u64* Vp = &wk.rows[k * W];
+        u64* Vn = &wk.rows[(k + 1) * W];
+        unsigned char carry = 0;
+        for (size_t w = 0; w < W; ++w) {
+            u64 vw = Vp[w], m = M[w];
+            u64 u = vw & m;
+            unsigned long long sum;
+            carry = static_cast<unsigned char>(__builtin_uaddll_overflow(vw, u, &sum) |
+                                               __builtin_uaddll_overflow(sum, carry, &sum));
+            Vn[w] = sum | (vw ^ u);
+        }
+    }
+    // bits beyond nc never reach the walk: it reads bits below j <= nc only
+    size_t j = nc, k = K;
+    while (k && j) {
+        --k;
+        const u64* M = &wk.masks[wk.slot.get(ref[wk.pos[k]]) * W];
+        if ((M[(j - 1) / 64] >> ((j - 1) % 64)) & 1ULL) {
+            flag[wk.pos[k]] = 1;
+            --j;
+        } else if (prefix_popcount(&wk.rows[k * W], j) > prefix_popcount(&wk.rows[(k + 1) * W], j)) {
+            j = static_cast<size_t>(highest_bit_below(M, j - 1));
+            flag[wk.pos[k]] = 1;
+        }
+    }
+}
+
+// Fill wk.slot / wk.masks with the per-token masks of c; returns the word count W.
+inline size_t build_masks(const u32* c, size_t nc, Work& wk) {
+    size_t W = (nc + 63) / 64;
+    wk.slot.reset();
+    wk.masks.clear();
+    u32 nm = 0;
+    for (size_t j = 0; j < nc; ++j) {
+        u32 t = c[j];
+        u32 idx;
+        if (!wk.slot.has(t)) {
+            wk.slot.ref(t) = idx = nm++;
+            wk.masks.resize(static_cast<size_t>(nm) * W, 0);
+        } else {
+            idx = wk.slot.get(t);
+        }
+        wk.masks[idx * W + j / 64] |= 1ULL << (j % 64);
+    }
+    return W;
+}
+
+// ROUGE-N: rouge-score's _score_ngrams on n-gram counts. n-grams get pair-local ids, order by
+// order: id_k(i) = id of (id_{k-1}(i), token i+k-1), one map per order for both texts.
+inline void ngram_step(std::vector<u32>& ids, const std::vector<u32>& toks, int k, Work& wk, u32& next_id,
+                       std::vector<u32>& tmp) {
+    if (ids.size() < 2) {
+        ids.clear();
+        return;
+    }
+    tmp.resize(ids.size() - 1);
+    for (size_t i = 0; i + 1 < ids.size(); ++i) {
+        u32& v = wk.pairmap.at((static_cast<u64>(ids[i]) << 32) | toks[i + static_cast<size_t>(k) - 1]);
+        if (!v) v = ++next_id;
+        tmp[i] = v;
+    }
+    ids.swap(tmp);
+}
+
+inline Score3 score_n(const Doc& t, const Doc& p, int n, Work& wk) {
+    u64 hits = 0;
+    if (n == 1) {
+        wk.cnt_a.reset();
+        for (u32 x : t.toks) ++wk.cnt_a.ref(x);
+        for (u32 x : p.toks) {
+            if (wk.cnt_a.has(x)) {
+                u32& c = wk.cnt_a.ref(x);
+                if (c) {
+                    --c;
+                    ++hits;
+                }
+            }
+        }
+    } else {
+        wk.ida.assign(t.toks.begin(), t.toks.end());
+        wk.idb.assign(p.toks.begin(), p.toks.end());
+        for (int k = 2; k <= n; ++k) {
+            wk.pairmap.clear();
+            u32 next_id = 0;
+            ngram_step(wk.ida, t.toks, k, wk, next_id, wk.tmp);
+            ngram_step(wk.idb, p.toks, k, wk, next_id, wk.tmp);
+        }
+        wk.counter.clear();
+        for (u32 x : wk.ida) ++wk.counter.at(x);
+        for (u32 x : wk.idb) {
+            u32* c = wk.counter.find(x);
+            if (c && *c) {
+                --*c;
+                ++hits;
+            }
+        }
+    }
+    long tc = std::max<long>(static_cast<long>(t.toks.size()) - n + 1, 0);
+    long pc = std::max<long>(static_cast<long>(p.toks.size()) - n + 1, 0);
+    Score3 s;
+    s.p = static_cast<double>(hits) / static_cast<double>(std::max<long>(pc, 1));
+    s.r = static_cast<double>(hits) / static_cast<double>(std::max<long>(tc, 1));
+    s.f = fmeasure(s.p, s.r);
+    return s;
+}
+
+inline Score3 score_l(const Doc& t, const Doc& p, Work& wk) {
+    Score3 s;
+    if (t.toks.empty() || p.toks.empty()) return s;
+    double lcs = lcs_length(t.toks.data(), t.toks.size(), p.toks.data(), p.toks.size(), wk);
+    s.p = lcs / static_cast<double>(p.toks.size());
+    s.r = lcs / static_cast<double>(t.toks.size());
+    s.f = fmeasure(s.p, s.r);
+    return s;
+}
+
+// rouge-score's _summary_level_lcs (ROUGE-Lsum).
+inline Score3 score_lsum(const Doc& t, const Doc& p, Work& wk) {
+    Score3 s;
+    size_t m = t.stoks.size(), n = p.stoks.size();
+    if (!m || !n) return s;
+    u64 hits = 0;
+    if (t.nsent() == 1 && p.nsent() == 1) {
+        hits = lcs_length(t.stoks.data(), m, p.stoks.data(), n, wk);
+    } else {
+        wk.flags.assign(m, 0);
+        for (size_t c = 0; c < p.nsent(); ++c) {
+            const u32* cs = p.stoks.data() + p.sbeg[c];
+            size_t nc = p.sbeg[c + 1] - p.sbeg[c];
+            size_t W = build_masks(cs, nc, wk);
+            for (size_t r = 0; r < t.nsent(); ++r) {
+                size_t b = t.sbeg[r];
+                lcs_indices_mark(t.stoks.data() + b, t.sbeg[r + 1] - b, nc, W, wk, wk.flags.data() + b);
+            }
+        }
+        wk.cnt_a.reset();
+        wk.cnt_b.reset();
+        for (u32 x : t.stoks) ++wk.cnt_a.ref(x);
+        for (u32 x : p.stoks) ++wk.cnt_b.ref(x);
+        for (size_t i = 0; i < m; ++i) {
+            if (!wk.flags[i]) continue;
+            u32 tok = t.stoks[i];
+            if (wk.cnt_b.get(tok) > 0 && wk.cnt_a.get(tok) > 0) {
+                ++hits;
+                --wk.cnt_b.ref(tok);
+                --wk.cnt_a.ref(tok);
+            }
+        }
+    }
+    s.r = static_cast<double>(hits) / static_cast<double>(m);
+    s.p = static_cast<double>(hits) / static_cast<double>(n);
+    s.f = fmeasure(s.p, s.r);
+    return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// ROUGE-1.5.5 wlcs_inner + markLCS: marks in hit[] the model positions on the weighted LCS.
+// The script keeps a table of scores c, run lengths l and moves b; here a row of c is rolled,
+// l is kept only where it is not 0 (at matches, stamped with their row), and the moves are
+// 2-bit codes (1 diagonal, 2 up, 3 left). Tables of up to max_cells cells (2**30: 256 MB of
+// moves) keep every move; larger ones keep a row of c and l every K ~ sqrt(m) rows and recompute
+// one block of moves at a time while walking back (memory O(n sqrt(m))), only for the columns
+// the walk can still reach.
+struct WlcsScratch {
+    std::vector<double> c0, c1, c2, ck;
+    std::vector<u32> r0, r1, r2, v0, v1, v2, rk, vk;  // run lengths: row stamp and value, per column
+    std::vector<u64> moves;
+};
+
+// One row i (1-based) of the table over peer[0..n): cp -> cc; (rp, vp) -> (rc, vc).
+template <bool MOVES>
+inline void wlcs_row(u32 tok, u32 i, const u32* peer, size_t n, const double* cp, const u32* rp, const u32* vp,
+                     double* cc, u32* rc, u32* vc, u64* mv, const double* P) {
+    cc[0] = 0.0;
+    double left = 0.0;
+    u64 acc = 0;
+    for (size_t j = 1; j <= n; ++j) {
+        u64 code;
+        if (__builtin_expect(peer[j - 1] == tok, 0)) {
+            u32 k = rp[j - 1] == i - 1 ? vp[j - 1] : 0;
+            left = cp[j - 1] + P[k + 1] - P[k];
+            rc[j] = i;
+            vc[j] = k + 1;
+            code = 1;
+        } else {
+            double up = cp[j];
+            code = 3 - static_cast<u64>(up >= left);
+            left = up >= left ? up : left;
+        }
+        cc[j] = left;
+        if (MOVES) {
+            acc |= code << (2 * (j & 31));
+            if ((j & 31) == 31) {
+                mv[j >> 5] = acc;
+                acc = 0;
+            }
+        }
+    }
+    if (MOVES && (n & 31) != 31) mv[n >> 5] = acc;
+}
+
+// Rows i and i+1 in one sweep: row i+1 at column j needs row i at j-1 and j only, so the two
+// rows' running maxima are independent chains the CPU overlaps. Same operations as wlcs_row.
+template <bool MOVES>
+inline void wlcs_row2(u32 ta, u32 tb, u32 i, const u32* peer, size_t n, const double* cp, const u32* rp,
+                      const u32* vp, double* ca, u32* ra, u32* va, double* cb, u32* rb, u32* vb, u64* mva,
+                      u64* mvb, const double* P) {
+    ca[0] = 0.0;
+    cb[0] = 0.0;
+    double la = 0.0, lb = 0.0;
+    u64 acca = 0, accb = 0;
+    for (size_t j = 1; j <= n; ++j) {
+        u32 t = peer[j - 1];
+        u64 codea, codeb;
+        if (__builtin_expect(t == ta, 0)) {
+            u32 k = rp[j - 1] == i - 1 ? vp[j - 1] : 0;
+            la = cp[j - 1] + P[k + 1] - P[k];
+            ra[j] = i;
+            va[j] = k + 1;
+            codea = 1;
+        } else {
+            double up = cp[j];
+            codea = 3 - static_cast<u64>(up >= la);
+            la = up >= la ? up : la;
+        }
+        ca[j] = la;
+        if (__builtin_expect(t == tb, 0)) {
+            u32 k = ra[j - 1] == i ? va[j - 1] : 0;
+            lb = ca[j - 1] + P[k + 1] - P[k];
+            rb[j] = i + 1;
+            vb[j] = k + 1;
+            codeb = 1;
+        } else {
+            double up = ca[j];
+            codeb = 3 - static_cast<u64>(up >= lb);
+            lb = up >= lb ? up : lb;
+        }
+        cb[j] = lb;
+        if (MOVES) {
+            acca |= codea << (2 * (j & 31));
+            accb |= codeb << (2 * (j & 31));
+            if ((j & 31) == 31) {
+                mva[j >> 5] = acca;
+                mvb[j >> 5] = accb;
+                acca = accb = 0;
+            }
+        }
+    }
+    if (MOVES && (n & 31) != 31) {
+        mva[n >> 5] = acca;
+        mvb[n >> 5] = accb;
+    }
+}
+
+// Rows first..last (1-based) from the row before them in (c, r, v)[0] (left there at the end),
+// using (c, r, v)[1] and [2] as scratch; moves of row q at moves + (q - first) * words.
+template <bool MOVES>
+inline void wlcs_rows(const u32* model, size_t first, size_t last, const u32* peer, size_t n, double** c, u32** r,
+                      u32** v, u64* moves, size_t words, const double* P) {
+    size_t q = first;
+    for (; q + 1 <= last; q += 2) {
+        wlcs_row2<MOVES>(model[q - 1], model[q], static_cast<u32>(q), peer, n, c[0], r[0], v[0], c[1], r[1], v[1],
+                         c[2], r[2], v[2], MOVES ? moves + (q - first) * words : nullptr,
+                         MOVES ? moves + (q + 1 - first) * words : nullptr, P);
+        std::swap(c[0], c[2]);
+        std::swap(r[0], r[2]);
+        std::swap(v[0], v[2]);
+    }
+    if (q == last) {
+        wlcs_row<MOVES>(model[q - 1], static_cast<u32>(q), peer, n, c[0], r[0], v[0], c[1], r[1], v[1],
+                        MOVES ? moves + (q - first) * words : nullptr, P);
+        std::swap(c[0], c[1]);
+        std::swap(r[0], r[1]);
+        std::swap(v[0], v[1]);
+    }
+}
+
+inline u32 wlcs_move(const u64* row, size_t j) { return static_cast<u32>((row[j >> 5] >> (2 * (j & 31))) & 3); }
+
+constexpr size_t WLCS_FULL = size_t(1) << 30;
+
+inline void wlcs_mark(const u32* model, size_t m, const u32* peer, size_t n, u8* hit, const double* P,
+                      WlcsScratch& ws, size_t full_cells = WLCS_FULL) {
+    if (!m || !n) return;
+    size_t w1 = n + 1;
+    size_t words = (n >> 5) + 1;  // 2-bit moves of columns 0..n
+    const u32 NO_ROW = 0xFFFFFFFFu;
+    ws.c0.assign(w1, 0.0);
+    ws.c1.assign(w1, 0.0);
+    ws.c2.assign(w1, 0.0);
+    ws.r0.assign(w1, NO_ROW);
+    ws.r1.assign(w1, NO_ROW);
+    ws.r2.assign(w1, NO_ROW);
+    ws.v0.assign(w1, 0);
+    ws.v1.assign(w1, 0);
+    ws.v2.assign(w1, 0);
+    double* c[3] = {ws.c0.data(), ws.c1.data(), ws.c2.data()};
+    u32* r[3] = {ws.r0.data(), ws.r1.data(), ws.r2.data()};
+    u32* v[3] = {ws.v0.data(), ws.v1.data(), ws.v2.data()};
+    auto walk = [&](size_t& i, size_t& j, size_t stop, size_t first_row) {
+        while (i > stop && j) {
+            u32 mv = wlcs_move(&ws.moves[(i - first_row) * words], j);
+            if (mv == 1) {
+                --i;
+                --j;
+                hit[i] = 1;
+            } else if (mv == 2) {
+                --i;
+            } else {
+                --j;
+            }
+        }
+    };
+    if (m * w1 <= full_cells) {
+        ws.moves.assign(m * words, 0);
+        wlcs_rows<true>(model, 1, m, peer, n, c, r, v, ws.moves.data(), words, P);
+        size_t i = m, j = n;
+        walk(i, j, 0, 1);
+        return;
+    }
+    // checkpoints at rows 0, K, 2K, ... (K even: row pairs never straddle a checkpoint)
+    size_t K = (static_cast<size_t>(std::sqrt(static_cast<double>(m))) + 2) & ~size_t(1);
+    size_t nck = m / K + 1;
+    ws.ck.assign(nck * w1, 0.0);
+    ws.rk.assign(nck * w1, NO_ROW);
+    ws.vk.assign(nck * w1, 0);
+    for (size_t b = 0; b * K < m; ++b) {
+        size_t first = b * K + 1, last = std::min(m, (b + 1) * K);
+        wlcs_rows<false>(model, first, last, peer, n, c, r, v, nullptr, words, P);
+        if (last % K == 0) {
+            std::memcpy(&ws.ck[(last / K) * w1], c[0], w1 * sizeof(double));
+            std::memcpy(&ws.rk[(last / K) * w1], r[0], w1 * sizeof(u32));
+            std::memcpy(&ws.vk[(last / K) * w1], v[0], w1 * sizeof(u32));
+        }
+    }
+    ws.moves.assign(K * words, 0);
+    size_t i = m, j = n;
+    while (i && j) {
+        size_t s = ((i - 1) / K) * K;  // block rows s+1 .. i
+        std::memcpy(c[0], &ws.ck[(s / K) * w1], w1 * sizeof(double));
+        std::memcpy(r[0], &ws.rk[(s / K) * w1], w1 * sizeof(u32));
+        std::memcpy(v[0], &ws.vk[(s / K) * w1], w1 * sizeof(u32));
+        // the walk only moves up and left: columns beyond j are never read again
+        wlcs_rows<true>(model, s + 1, i, peer, j, c, r, v, ws.moves.data(), words, P);
+        walk(i, j, s, s + 1);
+    }
+}
+
+// ROUGE-1.5.5 computeWLCSScore for one model (reference), sentence units as the script's.
+inline Score3 score_w(const Doc& t, const Doc& p, double w, Work& wk, WlcsScratch& ws) {
+    size_t longest = 1;
+    for (size_t k = 0; k < t.nsent(); ++k) longest = std::max<size_t>(longest, t.sbeg[k + 1] - t.sbeg[k]);
+    for (size_t k = 0; k < p.nsent(); ++k) longest = std::max<size_t>(longest, p.sbeg[k + 1] - p.sbeg[k]);
+    const double* P = wk.powers_upto(longest + 1, w);
+    wk.cnt_a.reset();
+    wk.cnt_b.reset();
+    for (u32 x : t.stoks) ++wk.cnt_a.ref(x);
+    for (u32 x : p.stoks) ++wk.cnt_b.ref(x);
+    double n_peer = static_cast<double>(p.stoks.size());
+    double hit = 0.0, base = 0.0;
+    for (size_t r = 0; r < t.nsent(); ++r) {
+        const u32* ms = t.stoks.data() + t.sbeg[r];
+        size_t size = t.sbeg[r + 1] - t.sbeg[r];
+        wk.flags.assign(size, 0);
+        base += P[size];
+        for (size_t c = 0; c < p.nsent(); ++c)
+            wlcs_mark(ms, size, p.stoks.data() + p.sbeg[c], p.sbeg[c + 1] - p.sbeg[c], wk.flags.data(), P, ws);
+        u32 run = 0;
+        for (size_t j = 0; j < size; ++j) {
+            if (wk.flags[j] != 1) continue;
+            u32 tok = ms[j];
+            if (wk.cnt_a.get(tok) > 0 && wk.cnt_b.get(tok) > 0) {
+                ++run;
+                if (j + 1 < size && wk.flags[j + 1] == 0) {
+                    hit += P[run];
+                    run = 0;
+                } else if (j + 1 == size) {
+                    hit += P[run];
+                    run = 0;
+                }
+                --wk.cnt_a.ref(tok);
+                --wk.cnt_b.ref(tok);
+            }
+        }
+    }
+    double count = std::pow(base, w);
+    double count_p = std::pow(n_peer, w);
+    double inv = 1 / w;
+    Score3 s;
+    s.r = count != 0 ? std::pow(hit / count, inv) : 0.0;
+    s.p = count_p != 0 ? std::pow(hit / count_p, inv) : 0.0;
+    s.f = fmeasure_perl(s.p, s.r);
+    return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// ROUGE-1.5.5 computeSkipBigramScore. gap < 0: any gap. With unigrams (SU), every token but the
+// last also counts as a unigram unit.
+inline u64 skip_total(size_t n, long gap) {
+    if (n < 2) return 0;
+    if (gap < 0) return static_cast<u64>(n) * (n - 1) / 2;
+    u64 tot = 0;
+    for (size_t i = 0; i + 1 < n; ++i) tot += std::min<u64>(n - 1 - i, static_cast<u64>(gap) + 1);
+    return tot;
+}
+
+// Clipped skip-bigram matches with any gap, without listing the O(n^2) pairs: for each token b
+// of the shared vocabulary, one right-to-left sweep per text counts every (a, b) pair at once.
+inline u64 skip_hits_any(const std::vector<u32>& x, const std::vector<u32>& y, Work& wk) {
+    // shared vocabulary -> compact ids
+    wk.cnt_a.reset();
+    for (u32 t : x) wk.cnt_a.ref(t) = 1;
+    wk.slot.reset();
+    u32 nv = 0;
+    for (u32 t : y)
+        if (wk.cnt_a.get(t) == 1 && !wk.slot.has(t)) wk.slot.ref(t) = nv++;
+    if (!nv) return 0;
+    wk.ka.clear();
+    wk.kb.clear();
+    for (u32 t : x)
+        if (wk.slot.has(t)) wk.ka.push_back(wk.slot.get(t));
+    for (u32 t : y)
+        if (wk.slot.has(t)) wk.kb.push_back(wk.slot.get(t));
+    std::vector<u32>& last = wk.tmp;  // last position of each id in ka, kb
+    last.assign(2 * static_cast<size_t>(nv), 0);
+    for (size_t i = 0; i < wk.ka.size(); ++i) last[wk.ka[i]] = static_cast<u32>(i + 1);
+    for (size_t i = 0; i < wk.kb.size(); ++i) last[nv + wk.kb[i]] = static_cast<u32>(i + 1);
+    std::vector<u64> colx(nv), coly(nv);
+    u64 hits = 0;
+    for (u32 b = 0; b < nv; ++b) {
+        std::fill(colx.begin(), colx.end(), 0);
+        std::fill(coly.begin(), coly.end(), 0);
+        u64 after = 0;
+        for (long i = static_cast<long>(last[b]) - 1; i >= 0; --i) {
+            u32 t = wk.ka[static_cast<size_t>(i)];
+            colx[t] += after;
+            if (t == b) ++after;
+        }
+        after = 0;
+        for (long i = static_cast<long>(last[nv + b]) - 1; i >= 0; --i) {
+            u32 t = wk.kb[static_cast<size_t>(i)];
+            coly[t] += after;
+            if (t == b) ++after;
+        }
+        for (u32 a = 0; a < nv; ++a) hits += std::min(colx[a], coly[a]);
+    }
+    return hits;
+}
+
+// Clipped skip-bigram matches with at most `gap` tokens between, in O(n * gap) without hashing
+// pairs: the pairs are grouped by their first token (positions bucketed by token), and for each
+// first token the counts of the second tokens live in a small stamped array.
+inline u64 skip_hits_gap(const std::vector<u32>& x, const std::vector<u32>& y, long gap, Work& wk) {
+    // shared vocabulary -> compact ids; other tokens can start or end no matching pair
+    wk.cnt_a.reset();
+    for (u32 t : x) wk.cnt_a.ref(t) = 1;
+    wk.slot.reset();
+    u32 nv = 0;
+    for (u32 t : y)
+        if (wk.cnt_a.get(t) == 1 && !wk.slot.has(t)) wk.slot.ref(t) = nv++;
+    if (!nv) return 0;
+    const u32 NONE = 0xFFFFFFFFu;
+    wk.ka.resize(x.size());
+    wk.kb.resize(y.size());
+    for (size_t i = 0; i < x.size(); ++i) wk.ka[i] = wk.slot.has(x[i]) ? wk.slot.get(x[i]) : NONE;
+    for (size_t i = 0; i < y.size(); ++i) wk.kb[i] = wk.slot.has(y[i]) ? wk.slot.get(y[i]) : NONE;
+    // positions of each compact id in x and in y (counting sort)
+    std::vector<u32>& bx = wk.ida;
+    std::vector<u32>& by = wk.idb;
+    std::vector<u32>& px = wk.pos;
+    std::vector<u32>& py = wk.tmp;
+    auto bucket = [nv](const std::vector<u32>& k, std::vector<u32>& begin, std::vector<u32>& pos) {
+        begin.assign(static_cast<size_t>(nv) + 1, 0);
+        for (u32 t : k)
+            if (t != 0xFFFFFFFFu) ++begin[t + 1];
+        for (u32 v = 0; v < nv; ++v) begin[v + 1] += begin[v];
+        pos.resize(begin[nv]);
+        std::vector<u32> fill(begin.begin(), begin.end() - 1);
+        for (size_t i = 0; i < k.size(); ++i)
+            if (k[i] != 0xFFFFFFFFu) pos[fill[k[i]]++] = static_cast<u32>(i);
+    };
+    bucket(wk.ka, bx, px);
+    bucket(wk.kb, by, py);
+    std::vector<u32> cnt(nv, 0), stamp(nv, 0);
+    u32 now = 0;
+    u64 hits = 0;
+    size_t span = static_cast<size_t>(gap) + 2;
+    for (u32 a = 0; a < nv; ++a) {
+        ++now;
+        for (u32 q = bx[a]; q < bx[a + 1]; ++q) {
+            size_t i = px[q], end = std::min(x.size(), i + span);
+            for (size_t j = i + 1; j < end; ++j) {
+                u32 b = wk.ka[j];
+                if (b == NONE) continue;
+                if (stamp[b] != now) {
+                    stamp[b] = now;
+                    cnt[b] = 0;
+                }
+                ++cnt[b];
+            }
+        }
+        for (u32 q = by[a]; q < by[a + 1]; ++q) {
+            size_t i = py[q], end = std::min(y.size(), i + span);
+            for (size_t j = i + 1; j < end; ++j) {
+                u32 b = wk.kb[j];
+                if (b == NONE || stamp[b] != now || !cnt[b]) continue;
+                --cnt[b];
+                ++hits;
+            }
+        }
+    }
+    return hits;
+}
+
+inline Score3 score_s(const Doc& t, const Doc& p, long gap, bool unigrams, Work& wk) {
+    const std::vector<u32>& x = t.toks;
+    const std::vector<u32>& y = p.toks;
+    u64 hits = gap < 0 ? skip_hits_any(x, y, wk) : skip_hits_gap(x, y, gap, wk);
+    u64 tx = skip_total(x.size(), gap), ty = skip_total(y.size(), gap);
+    if (unigrams) {
+        if (x.size() > 1) tx += x.size() - 1;
+        if (y.size() > 1) ty += y.size() - 1;
+        if (x.size() > 1 && y.size() > 1) {
+            wk.cnt_a.reset();
+            for (size_t i = 0; i + 1 < x.size(); ++i) ++wk.cnt_a.ref(x[i]);
+            for (size_t i = 0; i + 1 < y.size(); ++i) {
+                if (!wk.cnt_a.has(y[i])) continue;
+                u32& c = wk.cnt_a.ref(y[i]);
+                if (c) {
+                    --c;
+                    ++hits;
+                }
+            }
+        }
+    }
+    Score3 s;
+    s.r = tx ? static_cast<double>(hits) / static_cast<double>(tx) : 0.0;
+    s.p = ty ? static_cast<double>(hits) / static_cast<double>(ty) : 0.0;
+    s.f = fmeasure_perl(s.p, s.r);
+    return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+enum Kind : int { K_N = 0, K_L = 1, K_LSUM = 2, K_W = 3, K_S = 4, K_SU = 5 };
+
+struct RougeType {
+    int kind;
+    long param;  // n for K_N; the gap for K_S / K_SU (-1: any)
+};
+
+inline Score3 score_type(const RougeType& ty, const Doc& t, const Doc& p, double w, Work& wk,
+                         WlcsScratch& ws) {
+    switch (ty.kind) {
+        case K_N: return score_n(t, p, static_cast<int>(ty.param), wk);
+        case K_L: return score_l(t, p, wk);
+        case K_LSUM: return score_lsum(t, p, wk);
+        case K_W: return score_w(t, p, w, wk, ws);
+        case K_S: return score_s(t, p, ty.param, false, wk);
+        default: return score_s(t, p, ty.param, true, wk);
+    }
+}
+
+}  // namespace tgm
