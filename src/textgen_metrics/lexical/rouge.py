@@ -189,7 +189,7 @@ class RougeScorer:
         self._needs_sents = any(k in ("Lsum", "W") for _, k, _ in self._kinds)
         self._derive_tokens = (isinstance(self._tokenizer, _Tokenizer) or self._native_tokens) and self._needs_sents
         types = [(_native.ROUGE_KINDS[kind], (-1 if param is None else param)) for _, kind, param in self._kinds]
-        self._core = _native.RougeCore(types, self.use_stemmer, w)
+        self._core = _native.RougeCore(types, self.use_stemmer, self.rouge_w_weight)
         self._cache: dict[str, _Doc] = {}
 
     @property
@@ -330,13 +330,13 @@ class RougeAggregator:
         return {k: m.value for k, m in self._means.items()}
 
 
-@reported(lambda a, _: RougeScorer(a["rouge_types"], use_stemmer=a["use_stemmer"], tokenizer=a["tokenizer"],
-                                   split_summaries=a["split_summaries"], rouge_w_weight=a["rouge_w_weight"]).signature)
 def _chunks(predictions: list[str], references: list[list[str]]) -> Iterable[tuple[list[str], list[list[str]]]]:
     for start in range(0, len(predictions), _CHUNK):
         yield predictions[start:start + _CHUNK], references[start:start + _CHUNK]
 
 
+@reported(lambda a, _: RougeScorer(a["rouge_types"], use_stemmer=a["use_stemmer"], tokenizer=a["tokenizer"],
+                                   split_summaries=a["split_summaries"], rouge_w_weight=a["rouge_w_weight"]).signature)
 def rouge(predictions: Sequence[str], references: Sequence[str | Sequence[str]],
           rouge_types: Sequence[str] | None = None, use_aggregator: bool = True, use_stemmer: bool = False,
           tokenizer: str | Callable[[str], list[str]] | None = None, split_summaries: bool = False,
