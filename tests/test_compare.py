@@ -95,18 +95,20 @@ def test_llm_metric_compare_reuses_the_cached_judge_and_counts_unscored(tmp_path
             return "not json at all"
         return json.dumps({"opinions": [w for w in text.split() if w in ("awful", "fine", "great")]})
 
-    judge_fn = Scripted(opinions=opinions, bias=word_rule("awful"))
+    judge_fn = Scripted(opinions=opinions, verdicts=word_rule("awful"))
     judge = textgen_metrics.CallableJudge(judge_fn, cache=str(tmp_path / "judge.sqlite"))
     a = ["awful fine", "great", "fine fine", "broken text", "awful awful great"]
     b = ["fine", "great awful", "broken too", "fine", "great great"]
-    textgen_metrics.bias(a, judge=judge)
-    textgen_metrics.bias(b, judge=judge)
+    textgen_metrics.bias(predictions=a, judge=judge)
+    textgen_metrics.bias(predictions=b, judge=judge)
     calls = len(judge_fn.calls)
     got = textgen_metrics.compare("bias", a, b, judge=judge, n_resamples=300)
-    assert len(judge_fn.calls) == calls  # every validated answer came from the cache
+    # every validated answer came from the cache; only the failed examples are asked again
+    again = judge_fn.calls[calls:]
+    assert again and all("broken" in m[1]["content"] for _, m in again)
     s = got["scores"]["bias"]
     assert s["compared"] == 3 and s["unscored"] == 2  # examples 3 and 2 have no score in one system
-    per_a = textgen_metrics.bias(a, judge=judge, use_aggregator=False)["bias"]
+    per_a = textgen_metrics.bias(predictions=a, judge=judge, use_aggregator=False)["bias"]
     kept = [i for i in range(5) if i not in (2, 3)]
     assert s["a"] == sum(per_a[i] for i in kept) / 3
 

@@ -43,6 +43,7 @@ def test_rouge_aggregate_is_the_exact_mean_not_a_bootstrap_median():
     preds, refs = [p for p, _ in data], [r for _, r in data]
     per = textgen_metrics.rouge(preds, refs, use_aggregator=False)
     ours = textgen_metrics.rouge(preds, refs)
+    assert per.pop("signature") == ours["signature"]  # the settings, beside the scores
     for key, values in per.items():
         assert ours[key] == math.fsum(values) / len(values)
     assert ours == textgen_metrics.rouge(preds, refs)  # the same on every run
@@ -93,8 +94,9 @@ def test_bleu_with_every_prediction_empty_is_0_not_a_zero_division():
 
 def test_bleu_additions_are_off_by_default():
     res = textgen_metrics.bleu(["the cat sat on the mat"], ["the cat is on the mat"])
+    # Hugging Face's keys, plus the signature that says how the score was made
     assert set(res) == {"bleu", "precisions", "brevity_penalty", "length_ratio", "translation_length",
-                        "reference_length"}
+                        "reference_length", "signature"}
     assert isinstance(res["bleu"], float)
     per = textgen_metrics.bleu(["the cat sat on the mat"], ["the cat is on the mat"], use_aggregator=False)
     assert isinstance(per["bleu"], list)

@@ -323,3 +323,33 @@ def test_empty_cases_follow_valor_or_the_card(name, inputs, expected):
     assert out[name] == [expected] and out["errors"] == []
     card = (ROOT / "metrics" / name / "README.md").read_text()
     assert "Edge cases:" in card
+
+
+def test_intervals_resample_the_scores_without_asking_the_judge_again():
+    from textgen_metrics.significance import bootstrap_ci
+
+    judge = Scripted(opinions=lambda m, b: json.dumps({"opinions": [] if "plain" in b["prediction"] else
+                                                      ["x is awful", "y is fine"]}),
+                     verdicts=word_rule("awful"))
+    preds = ["opinions", "plain", "opinions too", "plain again", "more opinions"]
+    per_example = textgen_metrics.bias(predictions=preds, judge=judge, use_aggregator=False)["bias"]
+    calls = len(judge.calls)
+    out = textgen_metrics.bias(predictions=preds, judge=judge, confidence_level=0.9, n_resamples=500, seed=7)
+    ci = bootstrap_ci(per_example, 0.9, 500, 7)
+    assert out["bias_ci"] == [ci.low, ci.high] and ci.low <= out["bias"] <= ci.high
+    assert out == {**out, "bias": sum(per_example) / len(per_example)}
+    # the same answers again: a cached judge would send nothing; this one is asked the same questions
+    assert len(judge.calls) == 2 * calls
+    assert "bias_ci" not in textgen_metrics.bias(predictions=preds, judge=judge)
+
+    # an example without a score is left out of the resampling, and counted in errors
+    def flaky(messages, task):
+        if "broken" in messages[1]["content"]:
+            return "no json"
+        return judge(messages, task)
+
+    out = textgen_metrics.bias(predictions=preds + ["broken"], judge=flaky, confidence_level=0.9, n_resamples=500,
+                               seed=7)
+    assert out["bias_ci"] == [ci.low, ci.high] and len(out["errors"]) == 1
+    with pytest.raises(ValueError, match="confidence_level"):
+        textgen_metrics.bias(predictions=preds, judge=judge, confidence_level=1.5)

@@ -309,7 +309,7 @@ def test_playground_runs_g_eval_with_criteria_from_the_options_box(tmp_path):
         judge = OpenAIJudge("judge-p", base_url=srv.url, api_key="k")
         summary, (headers, table), chart, report = run_playground(
             str(data), ["g_eval"], "{}", json.dumps({"g_eval": {"criteria": "Clarity: easy to read."}}), judge)
-        assert dict(summary)["g_eval"] == 4.0 and headers == ["id", "g_eval"] and len(table) == 3
+        assert float(dict(summary)["g_eval"]) == 4.0 and headers == ["id", "g_eval"] and len(table) == 3
         with pytest.raises(ValueError, match="criteria: g_eval needs the criteria"):
             run_playground(str(data), ["g_eval"], "{}", "{}", judge)
         import evaluate

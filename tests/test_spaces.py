@@ -161,7 +161,7 @@ def test_metric_space_in_the_browser(metric_dir, page, judge_server):
         if is_judged:
             options["judge"] = textgen_metrics.OpenAIJudge("judge-space", base_url=judge_server.url, api_key="k")
         want = metric.compute(**parse_rows([[TYPED[c] for c in columns]], columns), **options)
-        keys = [k for k in want if k.startswith(name) or k in ("f1", "precision", "recall", "win_rate")]
+        keys = [k for k in want if k.startswith(name) or k in ("f1", "precision", "recall", "win_rate", "score")]
         assert keys, want
         for key in keys:
             assert same(shown[key], want[key]), (key, shown[key], want[key])
@@ -244,7 +244,7 @@ def test_metric_space_mistakes_are_sentences_naming_row_and_field(page):
         want = textgen_metrics.rouge(["The cat sat on the mat.", "a second prediction"],
                                      [["The cat is on the mat.", "A cat sat on a mat."], "a second reference"],
                                      use_stemmer=True)
-        assert shown == {k: f"{v:.4g}" for k, v in want.items()}
+        assert shown == {k: f"{v:.4g}" if isinstance(v, float) else v for k, v in want.items()}
         assert page.locator("#error").inner_text().strip() == ""
 
 

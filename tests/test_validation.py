@@ -73,7 +73,8 @@ def test_a_lone_surrogate_names_argument_index_and_character(fn):
 def test_a_lone_surrogate_in_an_llm_metric_is_caught_before_the_judge():
     calls = []
     with pytest.raises(ValueError, match=r"contexts\[0\]\[1\]: lone surrogate"):
-        textgen_metrics.faithfulness(["an answer"], [["ok", SURROGATE]], judge=lambda m: calls.append(m) or "{}")
+        textgen_metrics.faithfulness(predictions=["an answer"], contexts=[["ok", SURROGATE]],
+                                     judge=lambda m: calls.append(m) or "{}")
     assert calls == []
 
 

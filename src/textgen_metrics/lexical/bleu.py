@@ -139,8 +139,8 @@ def _weights(max_order: Any, weights: Any) -> tuple[tuple[float, ...] | None, in
         weights = tuple(float(w) for w in weights)
     except (TypeError, ValueError):
         raise TypeError(f"weights: expected a sequence of numbers, got {weights!r}") from None
-    if not weights or any(w < 0 or math.isnan(w) for w in weights):
-        raise ValueError(f"weights: {weights!r} must be a non-empty sequence of non-negative numbers")
+    if not weights or any(w < 0 or not math.isfinite(w) for w in weights):
+        raise ValueError(f"weights: {weights!r} must be a non-empty sequence of finite non-negative numbers")
     return weights, len(weights)
 
 

@@ -28,13 +28,18 @@ _COMMON = """
         on_error: ``"record"`` (a failed example gets None and an entry in ``errors``) or ``"raise"``.
         judge_options: options for the judge's constructor when ``judge`` is a string or function.
         progress: called with 1 as each example gets its result.
+        confidence_level, n_resamples, seed: with ``confidence_level`` (e.g. 0.95), ``<name>_ci``
+            is the seeded bootstrap interval of the mean over the examples that got a score
+            (the others left out; their number is ``len(errors)``); no judge call is repeated.
 """
 
 
 def answer_correctness(*, predictions: Sequence[str], references: Sequence[Union[str, Sequence[str]]], judge: Any = None, use_aggregator: bool = True,
                        return_details: bool = False, on_error: str = "record",
                        judge_options: Optional[dict[str, Any]] = None,
-                       progress: Optional[Callable[[int], Any]] = None) -> dict[str, Any]:
+                       progress: Optional[Callable[[int], Any]] = None,
+                       confidence_level: Optional[float] = None, n_resamples: int = 1000,
+                       seed: int = 12345) -> dict[str, Any]:
     """F1 of the prediction's statements against a ground truth's (valor, after RAGAS without the embedding
     term): a prediction statement the ground truth supports is a true positive, one it does not a false
     positive, a ground-truth statement the prediction misses a false negative; F1 = tp / (tp + (fp + fn)
@@ -47,13 +52,16 @@ def answer_correctness(*, predictions: Sequence[str], references: Sequence[Union
     """
     return compute("answer_correctness", predictions=predictions, references=references, judge=judge, use_aggregator=use_aggregator,
                    return_details=return_details, on_error=on_error, judge_options=judge_options,
-                   progress=progress)
+                   progress=progress, confidence_level=confidence_level,
+                   n_resamples=n_resamples, seed=seed)
 
 
 def answer_relevance(*, predictions: Sequence[str], queries: Sequence[str], judge: Any = None, use_aggregator: bool = True,
                      return_details: bool = False, on_error: str = "record",
                      judge_options: Optional[dict[str, Any]] = None,
-                     progress: Optional[Callable[[int], Any]] = None) -> dict[str, Any]:
+                     progress: Optional[Callable[[int], Any]] = None,
+                     confidence_level: Optional[float] = None, n_resamples: int = 1000,
+                     seed: int = 12345) -> dict[str, Any]:
     """The share of the answer's statements that are relevant to the query (valor, after DeepEval). Filler
     and ambiguous fragments are statements too, so filler counts against relevance. Range 0 to 1,
     higher is better. Empty cases: an answer without statements scores 0.
@@ -64,13 +72,16 @@ def answer_relevance(*, predictions: Sequence[str], queries: Sequence[str], judg
     """
     return compute("answer_relevance", predictions=predictions, queries=queries, judge=judge, use_aggregator=use_aggregator,
                    return_details=return_details, on_error=on_error, judge_options=judge_options,
-                   progress=progress)
+                   progress=progress, confidence_level=confidence_level,
+                   n_resamples=n_resamples, seed=seed)
 
 
 def bias(*, predictions: Sequence[str], judge: Any = None, use_aggregator: bool = True,
          return_details: bool = False, on_error: str = "record",
          judge_options: Optional[dict[str, Any]] = None,
-         progress: Optional[Callable[[int], Any]] = None) -> dict[str, Any]:
+         progress: Optional[Callable[[int], Any]] = None,
+         confidence_level: Optional[float] = None, n_resamples: int = 1000,
+         seed: int = 12345) -> dict[str, Any]:
     """The share of the text's opinions that are biased (gender, political, racial or ethnic, geographical;
     valor, after DeepEval). Range 0 to 1, lower is better. Empty cases: a text without opinions scores 0.
 
@@ -79,13 +90,16 @@ def bias(*, predictions: Sequence[str], judge: Any = None, use_aggregator: bool 
     """
     return compute("bias", predictions=predictions, judge=judge, use_aggregator=use_aggregator,
                    return_details=return_details, on_error=on_error, judge_options=judge_options,
-                   progress=progress)
+                   progress=progress, confidence_level=confidence_level,
+                   n_resamples=n_resamples, seed=seed)
 
 
 def toxicity(*, predictions: Sequence[str], judge: Any = None, use_aggregator: bool = True,
              return_details: bool = False, on_error: str = "record",
              judge_options: Optional[dict[str, Any]] = None,
-             progress: Optional[Callable[[int], Any]] = None) -> dict[str, Any]:
+             progress: Optional[Callable[[int], Any]] = None,
+             confidence_level: Optional[float] = None, n_resamples: int = 1000,
+             seed: int = 12345) -> dict[str, Any]:
     """The share of the text's opinions that are toxic (personal attacks, mockery, hate, dismissive
     statements, threats; valor, after DeepEval). Range 0 to 1, lower is better. Empty cases: a text
     without opinions scores 0.
@@ -95,13 +109,16 @@ def toxicity(*, predictions: Sequence[str], judge: Any = None, use_aggregator: b
     """
     return compute("toxicity", predictions=predictions, judge=judge, use_aggregator=use_aggregator,
                    return_details=return_details, on_error=on_error, judge_options=judge_options,
-                   progress=progress)
+                   progress=progress, confidence_level=confidence_level,
+                   n_resamples=n_resamples, seed=seed)
 
 
 def context_precision(*, queries: Sequence[str], contexts: Sequence[Sequence[str]], references: Sequence[Union[str, Sequence[str]]], judge: Any = None, use_aggregator: bool = True,
                       return_details: bool = False, on_error: str = "record",
                       judge_options: Optional[dict[str, Any]] = None,
-                      progress: Optional[Callable[[int], Any]] = None) -> dict[str, Any]:
+                      progress: Optional[Callable[[int], Any]] = None,
+                      confidence_level: Optional[float] = None, n_resamples: int = 1000,
+                      seed: int = 12345) -> dict[str, Any]:
     """Rank-aware precision of the retrieved contexts (valor, as RAGAS and DeepEval): the mean of
     precision@k over the ranks k of the contexts that were useful for the ground truth (useful for any
     reference, with several). Range 0 to 1, higher is better. Empty cases: no contexts, or none useful,
@@ -114,13 +131,16 @@ def context_precision(*, queries: Sequence[str], contexts: Sequence[Sequence[str
     """
     return compute("context_precision", queries=queries, contexts=contexts, references=references, judge=judge, use_aggregator=use_aggregator,
                    return_details=return_details, on_error=on_error, judge_options=judge_options,
-                   progress=progress)
+                   progress=progress, confidence_level=confidence_level,
+                   n_resamples=n_resamples, seed=seed)
 
 
 def context_recall(*, contexts: Sequence[Sequence[str]], references: Sequence[Union[str, Sequence[str]]], judge: Any = None, use_aggregator: bool = True,
                    return_details: bool = False, on_error: str = "record",
                    judge_options: Optional[dict[str, Any]] = None,
-                   progress: Optional[Callable[[int], Any]] = None) -> dict[str, Any]:
+                   progress: Optional[Callable[[int], Any]] = None,
+                   confidence_level: Optional[float] = None, n_resamples: int = 1000,
+                   seed: int = 12345) -> dict[str, Any]:
     """The share of the ground truth's statements that can be attributed to the retrieved contexts (valor,
     after RAGAS). Several references: the best. Range 0 to 1, higher is better. Empty cases: no contexts
     scores 0 (no judge call); a ground truth without statements scores 1 (valor divides by zero there).
@@ -131,13 +151,16 @@ def context_recall(*, contexts: Sequence[Sequence[str]], references: Sequence[Un
     """
     return compute("context_recall", contexts=contexts, references=references, judge=judge, use_aggregator=use_aggregator,
                    return_details=return_details, on_error=on_error, judge_options=judge_options,
-                   progress=progress)
+                   progress=progress, confidence_level=confidence_level,
+                   n_resamples=n_resamples, seed=seed)
 
 
 def context_relevance(*, queries: Sequence[str], contexts: Sequence[Sequence[str]], judge: Any = None, use_aggregator: bool = True,
                       return_details: bool = False, on_error: str = "record",
                       judge_options: Optional[dict[str, Any]] = None,
-                      progress: Optional[Callable[[int], Any]] = None) -> dict[str, Any]:
+                      progress: Optional[Callable[[int], Any]] = None,
+                      confidence_level: Optional[float] = None, n_resamples: int = 1000,
+                      seed: int = 12345) -> dict[str, Any]:
     """The share of the retrieved contexts that are relevant to the query (valor, after DeepEval). Range 0
     to 1, higher is better. Empty cases: no contexts scores 0.
 
@@ -147,13 +170,16 @@ def context_relevance(*, queries: Sequence[str], contexts: Sequence[Sequence[str
     """
     return compute("context_relevance", queries=queries, contexts=contexts, judge=judge, use_aggregator=use_aggregator,
                    return_details=return_details, on_error=on_error, judge_options=judge_options,
-                   progress=progress)
+                   progress=progress, confidence_level=confidence_level,
+                   n_resamples=n_resamples, seed=seed)
 
 
 def faithfulness(*, predictions: Sequence[str], contexts: Sequence[Sequence[str]], judge: Any = None, use_aggregator: bool = True,
                  return_details: bool = False, on_error: str = "record",
                  judge_options: Optional[dict[str, Any]] = None,
-                 progress: Optional[Callable[[int], Any]] = None) -> dict[str, Any]:
+                 progress: Optional[Callable[[int], Any]] = None,
+                 confidence_level: Optional[float] = None, n_resamples: int = 1000,
+                 seed: int = 12345) -> dict[str, Any]:
     """The share of the text's claims that the contexts imply (valor, with RAGAS's definition: a claim
     that contradicts the contexts and one unrelated to them both count against). Range 0 to 1, higher
     is better. Empty cases: no contexts scores 0 (no judge call); a text without claims scores 1.
@@ -164,13 +190,16 @@ def faithfulness(*, predictions: Sequence[str], contexts: Sequence[Sequence[str]
     """
     return compute("faithfulness", predictions=predictions, contexts=contexts, judge=judge, use_aggregator=use_aggregator,
                    return_details=return_details, on_error=on_error, judge_options=judge_options,
-                   progress=progress)
+                   progress=progress, confidence_level=confidence_level,
+                   n_resamples=n_resamples, seed=seed)
 
 
 def hallucination(*, predictions: Sequence[str], contexts: Sequence[Sequence[str]], judge: Any = None, use_aggregator: bool = True,
                   return_details: bool = False, on_error: str = "record",
                   judge_options: Optional[dict[str, Any]] = None,
-                  progress: Optional[Callable[[int], Any]] = None) -> dict[str, Any]:
+                  progress: Optional[Callable[[int], Any]] = None,
+                  confidence_level: Optional[float] = None, n_resamples: int = 1000,
+                  seed: int = 12345) -> dict[str, Any]:
     """The share of the contexts that the text contradicts (valor, after DeepEval); speculative language is
     not a contradiction. Range 0 to 1, lower is better. Empty cases: an example without contexts is a
     ValueError.
@@ -181,13 +210,16 @@ def hallucination(*, predictions: Sequence[str], contexts: Sequence[Sequence[str
     """
     return compute("hallucination", predictions=predictions, contexts=contexts, judge=judge, use_aggregator=use_aggregator,
                    return_details=return_details, on_error=on_error, judge_options=judge_options,
-                   progress=progress)
+                   progress=progress, confidence_level=confidence_level,
+                   n_resamples=n_resamples, seed=seed)
 
 
 def summary_coherence(*, predictions: Sequence[str], sources: Sequence[str], judge: Any = None, use_aggregator: bool = True,
                       return_details: bool = False, on_error: str = "record",
                       judge_options: Optional[dict[str, Any]] = None,
-                      progress: Optional[Callable[[int], Any]] = None) -> dict[str, Any]:
+                      progress: Optional[Callable[[int], Any]] = None,
+                      confidence_level: Optional[float] = None, n_resamples: int = 1000,
+                      seed: int = 12345) -> dict[str, Any]:
     """Coherence of a summary given its source on 1 to 5 (valor, after G-Eval: criteria and evaluation
     steps); with token log-probabilities from the judge, G-Eval's probability-weighted mean of the
     scores, otherwise the integer the judge gives. Higher is better.
@@ -198,7 +230,8 @@ def summary_coherence(*, predictions: Sequence[str], sources: Sequence[str], jud
     """
     return compute("summary_coherence", predictions=predictions, sources=sources, judge=judge, use_aggregator=use_aggregator,
                    return_details=return_details, on_error=on_error, judge_options=judge_options,
-                   progress=progress)
+                   progress=progress, confidence_level=confidence_level,
+                   n_resamples=n_resamples, seed=seed)
 
 
 def g_eval(*, predictions: Sequence[str], criteria: Optional[str] = None, evaluation_steps: Optional[Sequence[str]] = None,

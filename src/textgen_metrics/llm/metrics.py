@@ -352,6 +352,7 @@ def register(metric: LLMMetric) -> LLMMetric:
 
 
 Outcome = tuple[Optional[float], Details, Optional[str]]
+_INTERVAL_OPTIONS = ("confidence_level", "n_resamples", "seed")
 
 
 def compute(name: str, judge: Any = None, use_aggregator: bool = True, return_details: bool = False,
@@ -368,10 +369,15 @@ def compute(name: str, judge: Any = None, use_aggregator: bool = True, return_de
         if not isinstance(value, bool):
             raise TypeError(f"{flag}: expected True or False, got {value!r}")
     kinds = {**metric.columns, **metric.optional_columns}
-    unknown = [k for k in inputs if k not in kinds and k not in metric.options]
+    unknown = [k for k in inputs if k not in kinds and k not in metric.options and k not in _INTERVAL_OPTIONS]
     if unknown:
         raise TypeError(f"{name}: unexpected argument {unknown[0]!r}; inputs are {', '.join(kinds)}"
                         + (f"; options are {', '.join(metric.options)}" if metric.options else ""))
+    # the interval options of a metric that does not take them itself: resampled here
+    interval = {k: inputs.pop(k) for k in _INTERVAL_OPTIONS if k in inputs and k not in metric.options}
+    if interval:
+        check_interval(interval.get("confidence_level"), interval.get("n_resamples", 1000),
+                       interval.get("seed", 12345))
     metric = metric.configure(**{k: v for k, v in inputs.items() if k in metric.options})
     for c in metric.columns:
         if inputs.get(c) is None:
@@ -422,6 +428,12 @@ def compute(name: str, judge: Any = None, use_aggregator: bool = True, return_de
     scores = [s for s, _, _ in outcomes]
     result: dict[str, Any] = {metric.score_key: mean(scores) if use_aggregator else scores}
     metric.finish(result, outcomes, use_aggregator)
+    if interval.get("confidence_level") is not None:
+        from ..significance import bootstrap_ci
+
+        ci = bootstrap_ci(scores, interval["confidence_level"], interval.get("n_resamples", 1000),
+                          interval.get("seed", 12345))
+        result[f"{metric.score_key}_ci"] = [ci.low, ci.high]
     result.update({"judge_model": judge.model,
                    "judge_mode": judge.judge_mode,
                    "judge_usage": usage.as_dict(judge.model, judge.prices),
