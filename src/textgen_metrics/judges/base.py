@@ -225,7 +225,12 @@ class Judge:
         return []
 
     def redact(self, text: Optional[str]) -> Optional[str]:
-        return Redactor(self.secrets())(text)
+        secrets = self.secrets()
+        cached = self.__dict__.get("_redactor")
+        if cached is None or cached[0] != secrets:  # built once per set of secrets
+            cached = (secrets, Redactor(secrets))
+            self.__dict__["_redactor"] = cached
+        return cached[1](text)
 
     def default_budget(self) -> Optional[int]:
         """The answer budget (tokens) when a request names none; None: the server's default."""
