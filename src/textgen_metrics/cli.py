@@ -169,6 +169,15 @@ def _columns(items: Optional[list[str]]) -> dict[str, str]:
     return out
 
 
+def _input_fields(args: argparse.Namespace) -> dict[str, str]:
+    """``{input: field}`` from ``--column`` and the ``--prediction-column``/``--reference-column``
+    shorthands (score and compare take the same)."""
+    columns = _columns(args.column)
+    columns.update({k: v for k, v in (("predictions", args.prediction_column),
+                                      ("references", args.reference_column)) if v})
+    return columns
+
+
 # -- output -------------------------------------------------------------------------------------
 _WIDTH = 23  # the score column of the table (longer names push their value right)
 
@@ -228,9 +237,7 @@ def score(args: argparse.Namespace) -> int:
         if name not in METRICS:
             raise UsageError(f"--metrics: unknown metric {name!r}; available: {', '.join(sorted(METRICS))}")
     options = _metric_options(args.option, names)
-    columns = _columns(args.column)
-    columns.update({k: v for k, v in (("predictions", args.prediction_column),
-                                      ("references", args.reference_column)) if v})
+    columns = _input_fields(args)
     inputs = {c for n in names for c in METRICS[n].columns}
     stray = sorted(set(columns) - inputs)
     if stray:
@@ -320,9 +327,7 @@ def compare_files(args: argparse.Namespace) -> int:
                          "compare needs the two systems' outputs for the same rows")
     for name in names:
         get_metric(name)  # an unknown name is a clear error before any work
-    columns = _columns(args.column)
-    columns.update({k: v for k, v in (("predictions", args.prediction_column),
-                                      ("references", args.reference_column)) if v})
+    columns = _input_fields(args)
     options = _metric_options(args.option, names)
     judge = _judge(args)
     results = []
