@@ -1,6 +1,8 @@
 """The judge engine against the ideal: 1,000 calls to a local chat-completions server with
 50 ms latency, concurrency 16. Ideal = calls x latency / concurrency. The server runs as its
-own process (aiohttp), as a real inference server would. Then the same run again from the
+own process, as a real inference server would, and answers each request 50 ms after it arrived
+while spending as little CPU as it can (``latency_server.py``), so the time over the ideal is the
+client's. Then the same run again from the
 cache: the server must see zero new calls. Also valor's way, one call at a time, on 100 calls,
 and 200 faithfulness examples (claims, then verdicts) side by side with a sequential loop of the
 same calls.
@@ -16,14 +18,14 @@ import time
 from common import print_table
 
 CALLS, LATENCY, CONCURRENCY = 1000, 0.05, 16  # timed after a warm-up of CONCURRENCY calls
+REPEATS = 3  # the 1,000-call run, each time with a new judge and cache: the median is reported
 SCHEMA = {"type": "object", "required": ["verdicts"], "properties": {"verdicts": {
     "type": "array", "minItems": 2, "maxItems": 2, "items": {"type": "string", "enum": ["yes", "no"]}}}}
 
 
 class Server:
     def __init__(self, latency, *extra):
-        here = os.path.dirname(os.path.abspath(__file__))
-        script = os.path.join(os.path.dirname(here), "tests", "chat_server.py")
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "latency_server.py")
         self.proc = subprocess.Popen([sys.executable, script, "--latency", str(latency), "--answer",
                                       '{"verdicts": ["yes", "no"]}', *extra],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
@@ -73,16 +75,20 @@ def main():
     reqs = [JudgeRequest([{"role": "user", "content": f"question {i}"}], schema=SCHEMA) for i in range(CALLS)]
     ideal = CALLS * LATENCY / CONCURRENCY
     with tempfile.TemporaryDirectory() as tmp:
-        cache = os.path.join(tmp, "judge.sqlite")
         server = Server(LATENCY)
         try:
             # one tiny warm-up call first (imports, the server's first answers), as every benchmark here
             warm = [JudgeRequest([{"role": "user", "content": f"warm-up {i}"}], schema=SCHEMA) for i in range(CONCURRENCY)]
             OpenAIJudge("bench", base_url=server.url, api_key="unused", concurrency=CONCURRENCY).judge(warm)
-            judge = OpenAIJudge("bench", base_url=server.url, api_key="unused", concurrency=CONCURRENCY, cache=cache)
-            start = time.perf_counter()
-            first = judge.judge(reqs)
-            t_first = time.perf_counter() - start
+            times = []
+            for rep in range(REPEATS):
+                cache = os.path.join(tmp, f"judge-{rep}.sqlite")
+                judge = OpenAIJudge("bench", base_url=server.url, api_key="unused", concurrency=CONCURRENCY, cache=cache)
+                start = time.perf_counter()
+                first = judge.judge(reqs)
+                times.append(time.perf_counter() - start)
+                assert all(r.ok for r in first)
+            t_first = sorted(times)[REPEATS // 2]
             again = OpenAIJudge("bench", base_url=server.url, api_key="unused", concurrency=CONCURRENCY, cache=cache)
             start = time.perf_counter()
             second = again.judge(reqs)
@@ -93,11 +99,12 @@ def main():
             t_seq100 = time.perf_counter() - start
         finally:
             stats = server.stop()
-    assert all(r.ok for r in first) and all(r.ok for r in second)
-    assert stats["count"] == CONCURRENCY + CALLS + 100, stats  # the cached rerun sent nothing
+    assert all(r.ok for r in second)
+    assert stats["count"] == CONCURRENCY + REPEATS * CALLS + 100, stats  # the cached rerun sent nothing
     rows = [
-        [f"{CALLS} calls, concurrency {CONCURRENCY}, {LATENCY * 1000:.0f} ms latency", f"{t_first:.3f}",
-         f"{t_first / ideal:.3f}x of ideal ({ideal:.3f} s)"],
+        [f"{CALLS} calls, concurrency {CONCURRENCY}, {LATENCY * 1000:.0f} ms latency (median of {REPEATS})",
+         f"{t_first:.3f}", f"{t_first / ideal:.3f}x of ideal ({ideal:.3f} s; runs "
+                           + ", ".join(f"{t / ideal:.3f}x" for t in times) + ")"],
         ["the same again, from the cache", f"{t_cached:.3f}", f"{again.usage.requests} calls sent, {again.usage.cached} cached"],
         ["one at a time (as valor), 100 calls", f"{t_seq100:.3f}", f"{t_seq100 * CALLS / 100 / t_first:.1f}x slower per call"],
     ]
@@ -108,6 +115,7 @@ def main():
     print_table("Judge engine (OpenAI-compatible server on 127.0.0.1, separate process)", rows,
                 header=("run", "seconds", "result"))
     return {"seconds": t_first, "ideal": ideal, "ratio_to_ideal": t_first / ideal,
+            "ratios_to_ideal": [t / ideal for t in times],
             "cached_seconds": t_cached, "cached_calls_sent": again.usage.requests,
             "max_in_flight": stats["max_in_flight"], "sequential_100_seconds": t_seq100,
             "faithfulness_200_seconds": t_faith, "faithfulness_200_sequential_seconds": t_faith_seq,

@@ -188,9 +188,19 @@ def test_a_users_callable_that_fails_fails_only_its_example():
 
 def test_a_cache_that_fills_up_is_turned_off_with_one_warning(tmp_path):
     path = str(tmp_path / "small.sqlite")
-    cache = JudgeCache(path)
-    conn = cache._conn()
-    conn.execute("PRAGMA max_page_count = " + str(conn.execute("PRAGMA page_count").fetchone()[0] + 1))
+
+    class FullDisk(JudgeCache):
+        """Every connection (the writer thread has its own) may grow the file by one page."""
+
+        def _conn(self):
+            new = getattr(self._local, "conn", None) is None
+            conn = super()._conn()
+            if new:
+                conn.execute("PRAGMA max_page_count = " + str(conn.execute("PRAGMA page_count").fetchone()[0] + 1))
+            return conn
+
+    JudgeCache(path)  # the file with its table, then no room for more
+    cache = FullDisk(path)
     preds, ctxs = examples(40, seed=9)
     with ChatServer(good_answer) as srv:
         clean = textgen_metrics.faithfulness(predictions=preds, contexts=ctxs, judge="openai:judge",

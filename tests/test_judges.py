@@ -185,6 +185,32 @@ def test_cache_makes_reruns_free_and_resumes_interrupted_runs(tmp_path, server):
     assert other.usage.cached == 6 and other.usage.requests == 0
 
 
+def test_staged_answers_are_seen_at_once_and_stored_in_batches(tmp_path):
+    path = str(tmp_path / "staged.sqlite")
+    cache = JudgeCache(path)
+    for i in range(JudgeCache.STAGE_LIMIT * 2 + 5):
+        cache.stage(f"k{i}", {"text": str(i)})
+        assert cache.get(f"k{i}") == {"text": str(i)}  # before any write
+    other = JudgeCache(path)  # another reader: the last, partial batch is not written before the flush
+    assert other.get(f"k{JudgeCache.STAGE_LIMIT * 2}") is None
+    cache.flush()
+    assert len(other) == JudgeCache.STAGE_LIMIT * 2 + 5 and other.get("k132") == {"text": "132"}
+
+
+def test_answers_got_before_a_fatal_error_are_cached(tmp_path):
+    """A run stopped by a fatal error (here the key revoked mid-run) keeps what it was answered:
+    the rerun asks only for the rest."""
+    path = str(tmp_path / "c.sqlite")
+    with ChatServer(lambda body: GOOD) as srv:
+        srv.faults.extend([None] * 5 + [("status", 401, "Incorrect API key provided")])
+        with pytest.raises(JudgeFatalError, match="authentication failed"):
+            judge_for(srv, cache=path, concurrency=1).judge([request(i) for i in range(8)])
+        again = judge_for(srv, cache=path)
+        results = again.judge([request(i) for i in range(8)])
+    assert all(r.ok for r in results)
+    assert again.usage.cached == 5 and again.usage.requests == 3
+
+
 def _writer(path, start):
     cache = JudgeCache(path)
     for i in range(start, start + 200):

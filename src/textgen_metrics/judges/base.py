@@ -332,6 +332,8 @@ class Judge:
                 if session.fatal is not None:
                     raise session.fatal
                 completion = await self._acomplete(messages, current, session.ctx, result)
+            # the freed slot's next request goes out before this answer is parsed and checked
+            await asyncio.sleep(0)
             result.prompt_tokens += _count(completion.prompt_tokens)
             result.completion_tokens += _count(completion.completion_tokens)
             text = self.redact(completion.text if isinstance(completion.text, str) else "") or ""
@@ -359,7 +361,10 @@ class Judge:
                 continue
             result.value = value
             if self.cache is not None:
-                self.cache.put(key, dataclasses.asdict(dataclasses.replace(completion, text=text)))
+                self.cache.stage(key, {"text": text, "prompt_tokens": completion.prompt_tokens,
+                                       "completion_tokens": completion.completion_tokens,
+                                       "finish_reason": completion.finish_reason,
+                                       "logprobs": completion.logprobs})
             return
 
     @contextlib.asynccontextmanager
@@ -367,8 +372,12 @@ class Judge:
         """A context for many requests asked in any order (multi-stage metrics): all share the
         backend context and the ``concurrency`` limit. ``await session.ask(request)``."""
         sem = asyncio.Semaphore(self.concurrency)
-        async with self._open() as ctx:
-            yield JudgeSession(self, ctx, sem)
+        try:
+            async with self._open() as ctx:
+                yield JudgeSession(self, ctx, sem)
+        finally:
+            if self.cache is not None:
+                self.cache.flush()  # the answers staged during the run (also when it stops early)
 
     async def ajudge(self, requests: list[JudgeRequest]) -> list[JudgeResult]:
         """Answer every request, ``concurrency`` calls in flight. A ``JudgeFatalError`` stops

@@ -13,6 +13,7 @@ warning.
 
 from __future__ import annotations
 
+import concurrent.futures
 import hashlib
 import json
 import logging
@@ -46,7 +47,16 @@ def _warn(message: str) -> None:
 
 
 class JudgeCache:
-    """``get(key)`` / ``put(key, value)`` of JSON values in one SQLite file (WAL mode)."""
+    """``get(key)`` / ``put(key, value)`` of JSON values in one SQLite file (WAL mode).
+
+    ``stage(key, value)`` keeps a value in memory (``get`` sees it at once); a writer thread
+    stores the staged values, ``STAGE_LIMIT`` at a time in one transaction, and ``flush()`` waits
+    until all are stored. The judge engine stages its answers and flushes at the end of every run
+    (also a run stopped by an error or Ctrl-C): an answer costs its event loop a dictionary
+    entry, not a JSON encoding and a transaction, which would hold up every answer in flight.
+    """
+
+    STAGE_LIMIT = 64
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.path.abspath(os.path.expanduser(str(path)))
@@ -54,6 +64,10 @@ class JudgeCache:
         self.writable = True
         self.readable = True
         self._lock = threading.Lock()
+        self._staged: dict[str, Any] = {}  # staged or being written: get() sees them
+        self._batch: list[str] = []  # keys staged since the last batch went to the writer
+        self._writer: Optional[concurrent.futures.ThreadPoolExecutor] = None
+        self._writes: list[concurrent.futures.Future[None]] = []
         folder = os.path.dirname(self.path)
         try:
             os.makedirs(folder, exist_ok=True)
@@ -97,6 +111,9 @@ class JudgeCache:
 
     def get(self, key: str) -> Optional[Any]:
         """The stored value, or None (also when reading fails: then the cache is turned off)."""
+        staged = self._staged.get(key)
+        if staged is not None:
+            return staged
         if not self.readable:
             return None
         try:
@@ -107,12 +124,61 @@ class JudgeCache:
             return None
 
     def put(self, key: str, value: Any) -> None:
-        """Store ``value``; a failed write (a full disk, a lost file) turns writing off."""
+        """Store ``value`` now; a failed write (a full disk, a lost file) turns writing off."""
+        self._write([(key, json.dumps(value, ensure_ascii=False))])
+
+    def stage(self, key: str, value: Any) -> None:
+        """Store ``value`` soon, in a batch, by the writer thread (``get`` sees it at once)."""
         if not self.writable:
             return
+        with self._lock:
+            self._staged[key] = value
+            self._batch.append(key)
+            if len(self._batch) < self.STAGE_LIMIT:
+                return
+            batch, self._batch = self._batch, []
+        self._submit(batch)
+
+    def flush(self) -> None:
+        """Store everything staged; return when it is written."""
+        with self._lock:
+            batch, self._batch = self._batch, []
+        if batch:
+            self._submit(batch)
+        with self._lock:
+            writes, self._writes = self._writes, []
+        for write in writes:
+            write.result()
+
+    def _submit(self, keys: list[str]) -> None:
+        with self._lock:
+            if self._writer is None:
+                self._writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="judge-cache")
+            self._writes = [w for w in self._writes if not w.done()]
+            self._writes.append(self._writer.submit(self._write_staged, keys))
+
+    def _write_staged(self, keys: list[str]) -> None:
         try:
-            self._conn().execute("INSERT OR REPLACE INTO calls (key, value, created) VALUES (?, ?, ?)",
-                                 (key, json.dumps(value, ensure_ascii=False), time.time()))
+            rows = [(key, json.dumps(self._staged[key], ensure_ascii=False)) for key in keys]
+            self._write(rows)
+        except (TypeError, ValueError) as e:  # a value that is not JSON: a bug, said once
+            self._off("writable", f"cache: an answer could not be stored ({e}); new answers are not "
+                                  "stored for the rest of this run")
+        finally:
+            with self._lock:
+                for key in keys:
+                    self._staged.pop(key, None)
+
+    def _write(self, rows: list[tuple[str, str]]) -> None:
+        if not self.writable:
+            return
+        now = time.time()
+        conn = self._conn()
+        try:
+            with conn:  # one transaction
+                conn.execute("BEGIN")
+                conn.executemany("INSERT OR REPLACE INTO calls (key, value, created) VALUES (?, ?, ?)",
+                                 [(key, value, now) for key, value in rows])
         except (sqlite3.Error, ValueError, OSError) as e:
             self._off("writable", f"cache: writing to {self.path} failed ({e}); new answers are not "
                                   "stored for the rest of this run")
@@ -125,6 +191,7 @@ class JudgeCache:
         _warn(message)
 
     def __len__(self) -> int:
+        self.flush()
         return int(self._conn().execute("SELECT COUNT(*) FROM calls").fetchone()[0])
 
     def __repr__(self) -> str:
