@@ -4,48 +4,37 @@ The metric functions work on plain lists of strings; the ``evaluate`` modules un
 ``metrics/`` are thin layers over them. Submodules load lazily, so importing the package
 costs nothing until a metric is used; ``dir(textgen_metrics)`` lists the public API all the
 same.
+
+Where names come from: every metric function (``textgen_metrics.rouge``,
+``textgen_metrics.faithfulness``...) is the one its entry in ``textgen_metrics.registry`` names,
+the same table the command line, the Spaces and the Trainer hook read; the rest of the public
+API (scorer classes, judges, ``compare``...) is listed in ``_API`` below. The imports under
+``TYPE_CHECKING`` are for type checkers and IDEs only (``tests/test_public_api.py`` holds them
+equal to what the package gives at run time).
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-_LAZY: dict[str, tuple[str, str]] = {
-    "rouge": ("textgen_metrics.lexical.rouge", "rouge"),
+# the public API beside the metric functions: name -> (module, attribute), imported on first use
+_API: dict[str, tuple[str, str]] = {
     "RougeScorer": ("textgen_metrics.lexical.rouge", "RougeScorer"),
     "RougeAggregator": ("textgen_metrics.lexical.rouge", "RougeAggregator"),
-    "bleu": ("textgen_metrics.lexical.bleu", "bleu"),
-    "google_bleu": ("textgen_metrics.lexical.bleu", "google_bleu"),
-    "chrf": ("textgen_metrics.lexical.chrf", "chrf"),
-    "ter": ("textgen_metrics.lexical.ter", "ter"),
+    "MeteorScorer": ("textgen_metrics.lexical.meteor", "MeteorScorer"),
+    "BertScorer": ("textgen_metrics.semantic.bertscore", "BertScorer"),
     "compare": ("textgen_metrics.comparison", "compare"),
     "bootstrap_ci": ("textgen_metrics.significance", "bootstrap_ci"),
-    "meteor": ("textgen_metrics.lexical.meteor", "meteor"),
-    "MeteorScorer": ("textgen_metrics.lexical.meteor", "MeteorScorer"),
-    "answer_correctness": ("textgen_metrics.llm", "answer_correctness"),
-    "answer_relevance": ("textgen_metrics.llm", "answer_relevance"),
-    "bias": ("textgen_metrics.llm", "bias"),
-    "toxicity": ("textgen_metrics.llm", "toxicity"),
-    "context_precision": ("textgen_metrics.llm", "context_precision"),
-    "context_recall": ("textgen_metrics.llm", "context_recall"),
-    "context_relevance": ("textgen_metrics.llm", "context_relevance"),
-    "faithfulness": ("textgen_metrics.llm", "faithfulness"),
-    "hallucination": ("textgen_metrics.llm", "hallucination"),
-    "summary_coherence": ("textgen_metrics.llm", "summary_coherence"),
-    "g_eval": ("textgen_metrics.llm", "g_eval"),
-    "pairwise_preference": ("textgen_metrics.llm", "pairwise_preference"),
     "agreement": ("textgen_metrics.human_agreement", "agreement"),
-    "bertscore": ("textgen_metrics.semantic.bertscore", "bertscore"),
-    "BertScorer": ("textgen_metrics.semantic.bertscore", "BertScorer"),
     "get_tokenizer": ("textgen_metrics.tokenizers", "get_tokenizer"),
     "OpenAIJudge": ("textgen_metrics.judges.openai", "OpenAIJudge"),
     "AzureOpenAIJudge": ("textgen_metrics.judges.openai", "AzureOpenAIJudge"),
     "GeminiJudge": ("textgen_metrics.judges.openai", "GeminiJudge"),
     "AnthropicJudge": ("textgen_metrics.judges.anthropic", "AnthropicJudge"),
-    "HFJudge": ("textgen_metrics.judges.hf", "HFJudge"),
+    "HFJudge": ("textgen_metrics.judges.local", "HFJudge"),
     "CallableJudge": ("textgen_metrics.judges.function", "CallableJudge"),
     "JudgeCache": ("textgen_metrics.judges.cache", "JudgeCache"),
     "get_judge": ("textgen_metrics.judges", "get_judge"),
@@ -54,19 +43,52 @@ _LAZY: dict[str, tuple[str, str]] = {
     "Usage": ("textgen_metrics.judges.base", "Usage"),
 }
 
-__all__ = ["__version__", *_LAZY]
+if TYPE_CHECKING:
+    from .comparison import compare
+    from .human_agreement import agreement
+    from .judges import get_judge
+    from .judges.anthropic import AnthropicJudge
+    from .judges.base import JudgeError, JudgeFatalError, Usage
+    from .judges.cache import JudgeCache
+    from .judges.function import CallableJudge
+    from .judges.local import HFJudge
+    from .judges.openai import AzureOpenAIJudge, GeminiJudge, OpenAIJudge
+    from .lexical.bleu import bleu, google_bleu
+    from .lexical.chrf import chrf
+    from .lexical.meteor import MeteorScorer, meteor
+    from .lexical.rouge import RougeAggregator, RougeScorer, rouge
+    from .lexical.ter import ter
+    from .llm.functions import *  # noqa: F403  (the LLM-guided metrics: llm.functions.__all__)
+    from .semantic.bertscore import BertScorer, bertscore
+    from .significance import bootstrap_ci
+    from .tokenizers import get_tokenizer
+
+
+def _metric_names() -> list[str]:
+    from .registry import METRICS
+
+    return list(METRICS)
 
 
 def __getattr__(name: str) -> Any:
-    try:
-        module, attr = _LAZY[name]
-    except KeyError:
-        raise AttributeError(f"module 'textgen_metrics' has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(module), attr)
+    if name == "__all__":
+        return ["__version__", *_metric_names(), *_API]
+    if name in _API:
+        module, attr = _API[name]
+        value = getattr(importlib.import_module(module), attr)
+    elif not name.startswith("_"):
+        from .registry import METRICS
+
+        if name not in METRICS:
+            raise AttributeError(f"module 'textgen_metrics' has no attribute {name!r}")
+        value = METRICS[name].function
+    else:
+        raise AttributeError(f"module 'textgen_metrics' has no attribute {name!r}")
     globals()[name] = value  # later look-ups skip this function
     return value
 
 
 def __dir__() -> list[str]:
     """The public API (loaded lazily) and the submodules already imported."""
-    return sorted(set(__all__) | {k for k in globals() if not k.startswith("_")} - {"annotations", "importlib", "Any"})
+    imported = {k for k, v in globals().items() if not k.startswith("_") and type(v).__name__ == "module"}
+    return sorted({"__version__", *_metric_names(), *_API} | (imported - {"importlib"}))

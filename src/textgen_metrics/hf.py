@@ -8,7 +8,7 @@ index instead of a pyarrow message.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Mapping, Optional, Sequence
 
 import datasets
 import evaluate
@@ -21,13 +21,13 @@ __all__ = ["TextgenMetric", "features_for"]
 _KINDS = ("text", "text_or_list", "list")
 
 
-def features_for(columns):
+def features_for(columns: Mapping[str, str]) -> Any:
     """evaluate features for ``{"predictions": "text", "references": "text_or_list"}``.
 
     A ``text_or_list`` column accepts a string or a list of strings per example (the list form
     comes first, as Hugging Face's own rouge and bleu).
     """
-    variants = [{}]
+    variants: list[dict[str, Any]] = [{}]
     for name, kind in columns.items():
         if kind not in _KINDS:
             raise ValueError(f"columns: unknown kind {kind!r} for {name!r}; one of {_KINDS}")
@@ -44,13 +44,13 @@ def features_for(columns):
     return feats if len(feats) > 1 else feats[0]
 
 
-class TextgenMetric(evaluate.Metric):
+class TextgenMetric(evaluate.Metric):  # type: ignore[misc]  # evaluate ships no types
     """Base of the textgen-metrics modules: declared columns, early input checks."""
 
-    columns = {"predictions": "text", "references": "text_or_list"}
-    reference_urls = ()
+    columns: dict[str, str] = {"predictions": "text", "references": "text_or_list"}
+    reference_urls: tuple[str, ...] = ()
 
-    def _info(self):
+    def _info(self) -> Any:
         """The info from the script module's ``_DESCRIPTION``, ``_CITATION`` and
         ``_KWARGS_DESCRIPTION`` and the class's ``reference_urls``."""
         import sys
@@ -59,7 +59,8 @@ class TextgenMetric(evaluate.Metric):
         return self.metric_info(module._DESCRIPTION, module._CITATION, module._KWARGS_DESCRIPTION,
                                 self.reference_urls)
 
-    def metric_info(self, description, citation, inputs_description, reference_urls=(), codebase_urls=()):
+    def metric_info(self, description: str, citation: str, inputs_description: str,
+                    reference_urls: Sequence[str] = (), codebase_urls: Sequence[str] = ()) -> Any:
         return evaluate.MetricInfo(
             description=description,
             citation=citation,
@@ -69,30 +70,31 @@ class TextgenMetric(evaluate.Metric):
             reference_urls=list(reference_urls),
         )
 
-    def _split_inputs(self, predictions, references, kwargs):
+    def _split_inputs(self, predictions: Any, references: Any, kwargs: Mapping[str, Any]) -> dict[str, Any]:
         inputs = {"predictions": predictions, "references": references}
         inputs.update({k: kwargs[k] for k in self.columns if k in kwargs})
         return {k: inputs.get(k) for k in self.columns}
 
-    def _no_examples(self, checked: dict[str, Any]) -> bool:
+    def _no_examples(self, checked: Mapping[str, Any]) -> bool:
         """True when every given column is an empty list (evaluate cannot encode an empty batch:
         it reads the first example to pick the features, an IndexError from inside it)."""
         return bool(checked) and all(len(v) == 0 for v in checked.values())
 
-    def compute(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> Optional[dict]:
+    def compute(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> Optional[dict[str, Any]]:
         """Compute the metric over the given inputs (and any added with ``add_batch``).
 
         Empty lists with nothing added before are a ValueError naming the first input.
 """
-        checked = check_columns(self.columns, self._split_inputs(predictions, references, kwargs),
-                                normalize_references=True)
+        checked: dict[str, Any] = check_columns(self.columns, self._split_inputs(predictions, references, kwargs),
+                                                normalize_references=True)
         if self._no_examples(checked):
             if self.writer is None and self.num_process == 1:
                 first = next(iter(self.columns))
                 raise ValueError(f"{first}: no examples (empty lists); give at least one example")
             checked = {k: None for k in checked}  # nothing to add: score what add_batch gave
         kwargs.update(checked)
-        return super().compute(**kwargs)
+        result: Optional[dict[str, Any]] = super().compute(**kwargs)
+        return result
 
     def add_batch(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> None:
         """Add a batch of inputs; they are checked (argument and index) before evaluate's encoder.
@@ -100,22 +102,22 @@ class TextgenMetric(evaluate.Metric):
         checked = check_columns(self.columns, self._split_inputs(predictions, references, kwargs),
                                 normalize_references=True)
         if self._no_examples(checked):
-            return None
+            return
         kwargs.update(checked)
-        return super().add_batch(**kwargs)
+        super().add_batch(**kwargs)
 
-    def add(self, *, prediction=None, reference=None, **kwargs):
+    def add(self, *, prediction: Any = None, reference: Any = None, **kwargs: Any) -> None:
         """Add one example; checked like a batch of one (a text reference becomes a list of one)."""
         one = {"predictions": prediction, "references": reference}
         one.update({k: kwargs.pop(k) for k in self.columns if k in kwargs})
         one = {k: None if one.get(k) is None else [one[k]] for k in self.columns}
         checked = check_columns(self.columns, one, normalize_references=True)
         example = {k: v[0] for k, v in checked.items()}
-        return super().add(prediction=example.pop("predictions", None),
-                           reference=example.pop("references", None), **example, **kwargs)
+        super().add(prediction=example.pop("predictions", None),
+                    reference=example.pop("references", None), **example, **kwargs)
 
     @property
-    def library_version(self):
+    def library_version(self) -> str:
         return __version__
 
 
@@ -156,18 +158,19 @@ class JudgeMetric(TextgenMetric):
     required ``criteria``)."""
 
     metric_name = ""
-    optional_columns = {}
-    space_options = {}
+    optional_columns: dict[str, str] = {}
+    space_options: dict[str, Any] = {}
 
-    reference_urls = ("https://striveworks.github.io/valor/text_generation/metrics/",)
+    reference_urls: tuple[str, ...] = ("https://striveworks.github.io/valor/text_generation/metrics/",)
 
-    def __init__(self, *args, judge=None, judge_options=None, **kwargs):
+    def __init__(self, *args: Any, judge: Any = None, judge_options: Optional[dict[str, Any]] = None,
+                 **kwargs: Any) -> None:
         self.judge = judge
         self.judge_options = judge_options
-        self._optional_inputs = {}
+        self._optional_inputs: dict[str, Any] = {}
         super().__init__(*args, **kwargs)
 
-    def compute(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> Optional[dict]:
+    def compute(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> Optional[dict[str, Any]]:
         """Compute the metric; optional inputs (``sources=``...) go with the other arguments."""
         optional = {c: kwargs.pop(c) for c in list(kwargs) if c in self.optional_columns}
         if "references" in self.optional_columns and "references" not in self.columns:
@@ -178,7 +181,7 @@ class JudgeMetric(TextgenMetric):
         finally:
             self._optional_inputs = {}
 
-    def _compute(self, **kwargs):
+    def _compute(self, **kwargs: Any) -> dict[str, Any]:
         from .llm import compute
 
         judge = kwargs.pop("judge", None) or self.judge

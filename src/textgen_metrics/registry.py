@@ -48,10 +48,10 @@ _INTERVAL_KINDS = {"confidence_level": "float", "n_resamples": "int", "seed": "i
 FRONT_END_ARGS = frozenset({"use_aggregator", "judge", "judge_options", "progress"})
 
 
-def score_columns(result: Mapping[str, Any], n: int) -> dict[str, list]:
+def score_columns(result: Mapping[str, Any], n: int) -> dict[str, list[Any]]:
     """The per-example score lists of ``result``: values that are lists of ``n`` numbers (or None);
     never an interval (``<key>_ci``, a list of two numbers)."""
-    out = {}
+    out: dict[str, list[Any]] = {}
     for key, value in result.items():
         if (isinstance(value, list) and len(value) == n and not key.endswith("_ci")
                 and all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in value)):
@@ -113,9 +113,10 @@ class MetricSpec:
         self.reports_progress = reports_progress or judge
 
     @property
-    def function(self) -> Callable[..., dict]:
+    def function(self) -> Callable[..., dict[str, Any]]:
         module, attr = self._target
-        return getattr(importlib.import_module(module), attr)
+        function: Callable[..., dict[str, Any]] = getattr(importlib.import_module(module), attr)
+        return function
 
     @property
     def statistics(self) -> Optional[Callable[..., Any]]:
@@ -123,7 +124,8 @@ class MetricSpec:
         if self._statistics is None:
             return None
         module, attr = self._statistics
-        return getattr(importlib.import_module(module), attr)
+        statistics: Callable[..., Any] = getattr(importlib.import_module(module), attr)
+        return statistics
 
     @property
     def main_key(self) -> str:
@@ -164,13 +166,13 @@ class MetricSpec:
             return False
         return self._chunkable(options) if self._chunkable else True
 
-    def compute(self, inputs: Mapping[str, list], per_example: bool = False, **options: Any) -> dict:
+    def compute(self, inputs: Mapping[str, list[Any]], per_example: bool = False, **options: Any) -> dict[str, Any]:
         """The library function over ``inputs`` ({column: values}); per-example lists when asked."""
         given = {c: inputs[c] for c in (*self.columns, *self.optional_columns) if inputs.get(c) is not None}
         return self.function(**given, use_aggregator=not per_example, **options)
 
-    def compute_both(self, inputs: Mapping[str, list], progress: Optional[Callable[[int], Any]] = None,
-                     chunk_size: int = 512, **options: Any) -> tuple[dict, dict]:
+    def compute_both(self, inputs: Mapping[str, list[Any]], progress: Optional[Callable[[int], Any]] = None,
+                     chunk_size: int = 512, **options: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         """(aggregate, per-example) results, computing once where the aggregate is a mean.
 
         ``progress(k)`` is called as ``k`` more examples are scored.
@@ -181,12 +183,12 @@ class MetricSpec:
         if self.reports_progress:
             per_example = self.compute(inputs, per_example=True, progress=progress, **options)
         elif progress is not None and self.chunkable(options) and n > chunk_size:
-            per_example = None
+            per_example = {}
             for start in range(0, n, chunk_size):
                 part = {c: v[start:start + chunk_size] for c, v in inputs.items()}
                 size = len(part[next(iter(self.columns))])
                 res = self.compute(part, per_example=True, **options)
-                if per_example is None:
+                if not per_example:
                     per_example = res
                 else:  # per-example lists grow; the rest (a hashcode) is the same for every slice
                     for key, values in res.items():

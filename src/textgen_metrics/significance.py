@@ -47,16 +47,18 @@ DEFAULT_TRIALS = 10000     # sacrebleu's --paired-ar-n default
 
 
 def check_interval_options(confidence_level: Any, n_resamples: Any, seed: Any,
-                           resamples_name: str = "n_resamples") -> None:
+                           resamples_name: str = "n_resamples", optional: bool = False) -> None:
     """ValueError/TypeError naming the option: a level strictly between 0 and 1, a positive
-    whole number of resamples, a seed that is a non-negative integer."""
-    if isinstance(confidence_level, bool) or not isinstance(confidence_level, (int, float)):
-        raise TypeError(f"confidence_level: expected a number such as 0.95, got {confidence_level!r}")
-    if not (math.isfinite(confidence_level) and 0 < confidence_level < 1):
-        raise ValueError(f"confidence_level: {confidence_level!r} must lie strictly between 0 and 1")
+    whole number of resamples, a seed that is a non-negative integer. ``optional=True`` also
+    takes ``confidence_level=None`` (no interval) and ``seed=None`` (the LLM-guided metrics')."""
+    if not (optional and confidence_level is None):
+        if isinstance(confidence_level, bool) or not isinstance(confidence_level, (int, float)):
+            raise TypeError(f"confidence_level: expected a number such as 0.95, got {confidence_level!r}")
+        if not (math.isfinite(confidence_level) and 0 < confidence_level < 1):
+            raise ValueError(f"confidence_level: {confidence_level!r} must lie strictly between 0 and 1")
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 1:
         raise ValueError(f"{resamples_name}: {n_resamples!r} must be a positive integer")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+    if not (optional and seed is None) and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
         raise ValueError(f"seed: {seed!r} must be a non-negative integer")
 
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any, Mapping, Optional, Sequence
 
-__all__ = ["as_list", "check_texts", "check_references", "check_same_length", "check_choice", "check_columns",
+__all__ = ["as_list", "check_texts", "check_references", "check_same_length", "check_columns",
            "check_bool", "check_number", "check_unicode"]
 
 
-def as_list(name: str, values: Any) -> list:
+def as_list(name: str, values: Any) -> list[Any]:
     """``values`` as a list; a string, bytes, a mapping or a non-iterable is a TypeError."""
     if values is None:
         raise ValueError(f"{name}: missing (got None); pass a list with one entry per example")
@@ -49,13 +49,13 @@ def check_unicode(label: str, text: str) -> None:
 
 def check_texts(name: str, values: Any) -> list[str]:
     """A list of strings, one per example."""
-    values = as_list(name, values)
-    for i, v in enumerate(values):
+    texts: list[str] = as_list(name, values)
+    for i, v in enumerate(texts):
         if not isinstance(v, str):
             raise _text_error(name, i, v)
         if not v.isascii():
             check_unicode(f"{name}[{i}]", v)
-    return values
+    return texts
 
 
 def check_references(name: str, values: Any, allow_empty_list: bool = False) -> list[list[str]]:
@@ -82,20 +82,13 @@ def check_references(name: str, values: Any, allow_empty_list: bool = False) -> 
     return out
 
 
-def check_same_length(**columns: list) -> int:
+def check_same_length(**columns: Sequence[Any]) -> int:
     """Every column has the same number of examples."""
     lengths = {k: len(v) for k, v in columns.items()}
     if len(set(lengths.values())) > 1:
         desc = ", ".join(f"{k}={n}" for k, n in lengths.items())
         raise ValueError(f"inputs differ in length ({desc}); each needs one entry per example")
     return next(iter(lengths.values()), 0)
-
-
-def check_choice(name: str, value: Any, choices: Iterable[Any]) -> Any:
-    choices = list(choices)
-    if value not in choices:
-        raise ValueError(f"{name}: {value!r} is not one of {sorted(choices, key=str)}")
-    return value
 
 
 def check_bool(name: str, value: Any) -> bool:
@@ -154,7 +147,7 @@ def check_number(name: str, value: Any, *, minimum: Optional[float] = None, maxi
 
 
 def check_columns(columns: Mapping[str, str], inputs: Mapping[str, Any],
-                  normalize_references: bool = False) -> dict[str, list]:
+                  normalize_references: bool = False) -> dict[str, list[Any]]:
     """Check the given input columns (all declared columns come together) and return them.
 
     Kinds: ``text`` (a string each), ``text_or_list`` (a string or a non-empty list of strings
@@ -169,7 +162,7 @@ def check_columns(columns: Mapping[str, str], inputs: Mapping[str, Any],
     for name in columns:
         if name not in given:
             raise ValueError(f"{name}: missing; give {', '.join(columns)} together")
-    checked = {}
+    checked: dict[str, list[Any]] = {}
     for name, kind in columns.items():
         if kind == "text":
             checked[name] = check_texts(name, given[name])

@@ -29,7 +29,7 @@ BACKENDS = {"openai": "an OpenAI-compatible chat-completions API (openai:<model>
 # name -> (module, class): the string prefixes of get_judge and the lazy attributes below
 _CLASSES = {"openai": (".openai", "OpenAIJudge"), "azure": (".openai", "AzureOpenAIJudge"),
             "gemini": (".openai", "GeminiJudge"), "anthropic": (".anthropic", "AnthropicJudge"),
-            "hf": (".hf", "HFJudge"), "callable": (".function", "CallableJudge")}
+            "hf": (".local", "HFJudge"), "callable": (".function", "CallableJudge")}
 
 
 def _load(backend: str) -> Any:

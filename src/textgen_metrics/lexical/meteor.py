@@ -27,7 +27,7 @@ from ..results import meteor_signature, reported
 from ..validation import check_bool, check_number, check_references, check_same_length, check_texts
 from ..wordnet import wordnet_index
 
-__all__ = ["meteor", "single_meteor", "word_tokenize", "MeteorScorer"]
+__all__ = ["meteor", "word_tokenize", "MeteorScorer"]
 
 
 def word_tokenize(text: str) -> list[str]:
@@ -50,18 +50,20 @@ class MeteorScorer:
         self.alpha, self.beta, self.gamma = alpha, beta, gamma
         if wordnet is None or isinstance(wordnet, str):
             wordnet = wordnet_index(wordnet)
-        self._core = _native._core.MeteorCore(wordnet)
+        self._core: Any = _native._core.MeteorCore(wordnet)
 
     def tokenize(self, text: str) -> list[str]:
         return word_tokenize(text)
 
     def align(self, hyp_tokens: Sequence[str], ref_tokens: Sequence[str]) -> list[tuple[int, int]]:
         """Sorted (hypothesis index, reference index) matches, as nltk's ``align_words``."""
-        return self._core.align(list(hyp_tokens), list(ref_tokens))
+        matches: list[tuple[int, int]] = self._core.align(list(hyp_tokens), list(ref_tokens))
+        return matches
 
     def synonyms(self, word: str) -> list[str]:
         """The words METEOR's WordNet stage accepts for ``word`` (itself included), sorted."""
-        return self._core.synonyms(word)
+        words: list[str] = self._core.synonyms(word)
+        return words
 
     def single(self, hyp_tokens: Sequence[str], ref_tokens: Sequence[str]) -> float:
         """nltk ``single_meteor_score``."""
@@ -70,8 +72,9 @@ class MeteorScorer:
     def score_tokens(self, hyps: Sequence[Sequence[str]], refs: Sequence[Sequence[Sequence[str]]],
                      num_threads: int | None = 1) -> list[float]:
         """Per example, the best ``single`` score over its references (token lists in)."""
-        return self._core.score(hyps, refs, float(self.alpha), float(self.beta), float(self.gamma),
-                                _native.resolve_threads(num_threads), False)
+        scores: list[float] = self._core.score(hyps, refs, float(self.alpha), float(self.beta), float(self.gamma),
+                                               _native.resolve_threads(num_threads), False)
+        return scores
 
     def score(self, prediction: str, references: Sequence[str]) -> float:
         """METEOR of one prediction: the maximum over its references."""
@@ -81,13 +84,9 @@ class MeteorScorer:
                     num_threads: int | None = 1) -> list[float]:
         """METEOR of each prediction against its list of references (texts in: the core
         tokenises them with nltk's Treebank rules)."""
-        return self._core.score(predictions, references, float(self.alpha), float(self.beta), float(self.gamma),
-                                _native.resolve_threads(num_threads), True)
-
-
-def single_meteor(hyp_tokens: Sequence[str], ref_tokens: Sequence[str], alpha: float = 0.9, beta: float = 3.0,
-                  gamma: float = 0.5) -> float:
-    return MeteorScorer(alpha, beta, gamma).single(hyp_tokens, ref_tokens)
+        scores: list[float] = self._core.score(predictions, references, float(self.alpha), float(self.beta),
+                                               float(self.gamma), _native.resolve_threads(num_threads), True)
+        return scores
 
 
 @reported(meteor_signature)

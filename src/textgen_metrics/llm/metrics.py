@@ -333,15 +333,10 @@ METRICS: dict[str, LLMMetric] = {m.name: m for m in (
 
 
 def check_interval(confidence_level: Any, n_resamples: Any, seed: Any) -> None:
-    """The interval options (``confidence_level`` None: no interval)."""
-    if confidence_level is not None and (isinstance(confidence_level, bool)
-                                         or not isinstance(confidence_level, (int, float))
-                                         or not 0 < confidence_level < 1):
-        raise ValueError(f"confidence_level: {confidence_level!r} must lie strictly between 0 and 1 (or be None)")
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 1:
-        raise ValueError(f"n_resamples: {n_resamples!r} must be a positive integer")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
-        raise ValueError(f"seed: {seed!r} must be a non-negative integer (or None)")
+    """The interval options (``confidence_level`` None: no interval; ``seed`` None: unseeded)."""
+    from ..significance import check_interval_options
+
+    check_interval_options(confidence_level, n_resamples, seed, optional=True)
 
 
 def register(metric: LLMMetric) -> LLMMetric:

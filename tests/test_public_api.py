@@ -1,0 +1,123 @@
+"""The public API: what ``textgen_metrics`` exports, where each name comes from, and that a
+metric added to the registry reaches the package and every front end with no other code."""
+
+import ast
+import inspect
+import subprocess
+import sys
+
+import pytest
+
+import textgen_metrics
+from conftest import ROOT
+from textgen_metrics import registry
+from textgen_metrics.llm import functions as llm_functions
+
+
+def _type_checking_names() -> set[str]:
+    """The names that ``textgen_metrics/__init__.py`` imports under ``if TYPE_CHECKING:``."""
+    tree = ast.parse((ROOT / "src" / "textgen_metrics" / "__init__.py").read_text(encoding="utf-8"))
+    [block] = [n for n in tree.body if isinstance(n, ast.If) and getattr(n.test, "id", None) == "TYPE_CHECKING"]
+    names: set[str] = set()
+    for node in block.body:
+        assert isinstance(node, ast.ImportFrom), ast.dump(node)
+        for alias in node.names:
+            if alias.name == "*":
+                assert node.module == "llm.functions", "a star import only of the LLM metric functions"
+                names |= set(llm_functions.__all__)
+            else:
+                names.add(alias.asname or alias.name)
+    return names
+
+
+def test_all_is_the_registry_and_the_api_and_every_name_resolves():
+    public = set(textgen_metrics.__all__) - {"__version__"}
+    assert set(registry.METRICS) <= public
+    assert {"JudgeError", "JudgeFatalError", "Usage", "RougeScorer", "compare", "get_judge"} <= public
+    for name in public:
+        value = getattr(textgen_metrics, name)
+        assert callable(value), name
+    for name in registry.METRICS:  # the function the registry entry names, nothing else
+        assert getattr(textgen_metrics, name) is registry.METRICS[name].function
+
+
+def test_dir_lists_the_public_api():
+    listed = set(dir(textgen_metrics))
+    assert set(textgen_metrics.__all__) <= listed
+    assert not {"importlib", "TYPE_CHECKING", "Any", "annotations"} & listed
+
+
+def test_type_checkers_see_what_the_package_gives():
+    """The static imports (for mypy and IDEs) name exactly the public API: a metric added to the
+    registry without its line under TYPE_CHECKING fails here, with the name."""
+    static = _type_checking_names()
+    public = set(textgen_metrics.__all__) - {"__version__"}
+    assert static == public, {"missing under TYPE_CHECKING": sorted(public - static),
+                              "not public": sorted(static - public)}
+
+
+def test_unknown_names_are_attribute_errors():
+    with pytest.raises(AttributeError, match="no attribute 'rougex'"):
+        textgen_metrics.rougex  # noqa: B018
+    with pytest.raises(AttributeError):
+        textgen_metrics._private  # noqa: B018
+
+
+def test_llm_functions_are_keyword_only_with_their_own_docstrings():
+    openings = set()
+    for name in llm_functions.__all__:
+        fn = getattr(textgen_metrics, name)
+        params = inspect.signature(fn).parameters.values()
+        assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params), name
+        assert fn.__doc__, name
+        openings.add(fn.__doc__.strip().splitlines()[0])
+    assert len(openings) == len(llm_functions.__all__)  # each its own description, not one shared text
+
+
+def test_importing_the_package_imports_no_metric():
+    code = ("import sys, textgen_metrics; "
+            "print(sorted(m for m in sys.modules if m.startswith('textgen_metrics.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def _trial(*, predictions, references, use_aggregator=True, scale=1.0):
+    """A trial metric: the share of predictions equal to a reference, times ``scale``."""
+    scores = [scale * float(p in ([r] if isinstance(r, str) else r)) for p, r in zip(predictions, references)]
+    return {"trial": sum(scores) / len(scores) if use_aggregator else scores}
+
+
+@pytest.fixture
+def trial_metric(monkeypatch):
+    """A metric that exists only as one registry entry (its function in this module)."""
+    monkeypatch.setitem(sys.modules, "trial_module", sys.modules[__name__])
+    spec = registry.MetricSpec("trial", ("trial_module", "_trial"), {"predictions": "text",
+                                                                     "references": "text_or_list"})
+    monkeypatch.setitem(registry.METRICS, "trial", spec)
+    monkeypatch.delitem(vars(textgen_metrics), "trial", raising=False)
+    yield spec
+    vars(textgen_metrics).pop("trial", None)
+
+
+def test_one_registry_entry_reaches_the_package_and_every_front_end(trial_metric, tmp_path, capsys):
+    preds, refs = ["a b", "c d", "e"], ["a b", "x", ["y", "e"]]
+    assert "trial" in textgen_metrics.__all__ and "trial" in dir(textgen_metrics)
+    assert textgen_metrics.trial(predictions=preds, references=refs)["trial"] == pytest.approx(2 / 3)
+    # the command line: scoring a file, with an option parsed by the kind of its default
+    from textgen_metrics import cli
+
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(f'{{"prediction": "{p}", "reference": {refs[i]!r}}}\n'.replace("'", '"')
+                            for i, p in enumerate(preds)))
+    assert cli.main(["score", str(data), "--metrics", "trial", "--option", "trial.scale=2"]) == 0
+    out = capsys.readouterr().out
+    assert "trial" in out and "1.333" in out
+    # the Trainer hook (built, options checked against the entry) and the playground Space
+    from textgen_metrics import spaces
+    from textgen_metrics.trainer import compute_metrics
+
+    assert callable(compute_metrics(None, ["trial"], options={"trial": {"scale": 2.0}}))
+    with pytest.raises(ValueError, match="trial has no option 'scal'"):
+        compute_metrics(None, ["trial"], options={"trial": {"scal": 2.0}})
+    summary, _, _, report = spaces.run_playground(str(data), ["trial"], None, '{"trial": {"scale": 3}}')
+    assert report["metrics"]["trial"]["aggregate"]["trial"] == pytest.approx(2.0)
