@@ -296,6 +296,6 @@ def pairwise_preference(*, queries: Sequence[str], predictions: Sequence[str], b
                    progress=progress, confidence_level=confidence_level, n_resamples=n_resamples, seed=seed)
 
 
-for _f in (answer_correctness, answer_relevance, bias, toxicity, context_precision, context_recall, context_relevance,
-           faithfulness, hallucination, summary_coherence, g_eval, pairwise_preference):
+for _name in __all__:  # every metric function documents the arguments they share
+    _f = globals()[_name]
     _f.__doc__ = (_f.__doc__ or "").rstrip() + "\n" + _COMMON
