@@ -88,7 +88,7 @@ def related(rng: random.Random, text: str) -> str:
 def test_lower_equals_str_lower_on_every_code_point():
     chars = [chr(c) for c in range(0x110000)]
     got = _native.lower(chars)
-    assert [c for c, g in zip(chars, got) if g != c.lower()] == []
+    assert [c for c, g in zip(chars, got, strict=True) if g != c.lower()] == []
 
 
 def test_lower_equals_str_lower_on_texts_with_final_sigma_contexts():
@@ -117,7 +117,7 @@ def test_porter_equals_nltk_on_every_wordnet_word_and_random_unicode_words():
     words += ["".join(rng.choice("aeiouyyslzd*eding") for _ in range(rng.randint(0, 10))) for _ in range(30000)]
     words += ["", "a", "Y", "yy", "ies", "IES", "\u0130S", "Dying", "SKIES", "x" * 300]
     got = _native.porter_stem(words)
-    bad = [(w, g) for w, g in zip(words, got) if g != stemmer.stem(w)]
+    bad = [(w, g) for w, g in zip(words, got, strict=True) if g != stemmer.stem(w)]
     assert bad == []
 
 
@@ -151,8 +151,10 @@ def test_union_lcs_indices_equal_the_reference():
     rng = random.Random(11)
     for _ in range(300):
         alphabet = [random_word(rng) for _ in range(rng.randint(1, 10))]
-        sents = lambda hi: [[rng.choice(alphabet) for _ in range(rng.randint(0, hi))]
-                            for _ in range(rng.randint(0, 6))]
+
+        def sents(hi, alphabet=alphabet):
+            return [[rng.choice(alphabet) for _ in range(rng.randint(0, hi))] for _ in range(rng.randint(0, 6))]
+
         refs, cans = sents(rng.choice([10, 30, 150])), sents(rng.choice([10, 30, 150]))
         assert _native.union_lcs_indices(refs, cans) == ref_k.union_lcs_indices(refs, cans)
 
@@ -214,7 +216,7 @@ def test_rouge_scores_equal_the_python_reference_for_other_tokenizers_and_multi_
     preds = [p for p, _ in data]
     refs = [[t] + [related(rng, t) for _ in range(rng.randint(0, 3))] for _, t in data]
     batch = ours.score_batch(preds, refs)
-    for i, (pred, targets) in enumerate(zip(preds, refs)):
+    for i, (pred, targets) in enumerate(zip(preds, refs, strict=True)):
         assert_same({t: batch[t][i] for t in types}, ref.score_multi(targets, pred), (pred[:80], targets))
 
 
@@ -285,7 +287,8 @@ def test_meteor_equals_nltk_on_random_unicode_texts():
     got = textgen_metrics.meteor(preds, sample, use_aggregator=False, num_threads=2)["meteor"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        want = [meteor_score([word_tokenize(r)], word_tokenize(p), wordnet=wn) for p, r in zip(preds, sample)]
+        want = [meteor_score([word_tokenize(r)], word_tokenize(p), wordnet=wn)
+                for p, r in zip(preds, sample, strict=True)]
     assert got == want
 
 
@@ -352,7 +355,7 @@ def test_bleu_statistics_equal_the_python_statistics(max_order):
     preds, refs = bleu_examples(90 + max_order, 300)
     tok = ref_k.Tokenizer13a()
     hyp_len, ref_len, correct, total = _native._core.BleuCore().bleu_stats(preds, refs, 0, False, max_order, 2)
-    for i, (p, rs) in enumerate(zip(preds, refs)):
+    for i, (p, rs) in enumerate(zip(preds, refs, strict=True)):
         want = ref_k.BleuStats(tok(p), [tok(r) for r in rs], max_order)
         assert (hyp_len[i], ref_len[i], correct[i], total[i]) == (want.hyp_len, want.ref_len, want.correct, want.total)
     # tokens in: the same statistics
@@ -368,7 +371,7 @@ def test_gleu_statistics_equal_the_python_statistics(min_len, max_len):
     refs += [[""], ["", "a"]]
     tok = ref_k.Tokenizer13a()
     tp, total = _native._core.BleuCore().gleu_stats(preds, refs, 0, False, min_len, max_len, 1)
-    for i, (p, rs) in enumerate(zip(preds, refs)):
+    for i, (p, rs) in enumerate(zip(preds, refs, strict=True)):
         want = ref_k.gleu_counts(tok(p), [tok(r) for r in rs], min_len, max_len)
         assert ((tp[i], total[i]) if total[i] else None) == want
 
@@ -415,7 +418,7 @@ def test_treebank_tokenizer_equals_nltk_word_tokenize_and_the_python_rules():
 
     sample = treebank_texts(91, 15000)
     got = _native.treebank_tokenize(sample)
-    bad = [t for t, g in zip(sample, got) if g != word_tokenize(t, preserve_line=True)]
+    bad = [t for t, g in zip(sample, got, strict=True) if g != word_tokenize(t, preserve_line=True)]
     assert bad == []
     python_rules = ref_k.TreebankWordTokenizer()
     assert [python_rules(t) for t in sample[::5]] == got[::5]
