@@ -11,8 +11,8 @@
 These tokenizers never join text across whitespace, so a text's tokens are its lines' tokens
 end to end (ROUGE-Lsum relies on that).
 
-Tokenising (``rouge_score``, ``whitespace``) and Porter stemming run in the compiled core
-(:mod:`textgen_metrics._native`), a batch of texts or a text's tokens per call; nltk is not
+``rouge_score``'s tokenising and every Porter stem are computed by the compiled core
+(:mod:`textgen_metrics._native`): a batch of texts, or a text's new tokens, per call. nltk is not
 imported (its Porter stemmer is the reference the core's is tested against, word for word).
 """
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import importlib
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .. import _native
@@ -52,17 +52,37 @@ class PorterStemmer:
         return _native.porter_stem(words)
 
 
-def _stem_long(tokens: list[str], ascii_letters: bool = False) -> list[str]:
-    """``tokens`` with every token longer than 3 characters stemmed (with ``ascii_letters``, only
-    tokens of ASCII letters), in one call into the core."""
-    if ascii_letters:
-        at = [i for i, t in enumerate(tokens) if len(t) > 3 and t.isascii() and t.isalpha()]
-    else:
-        at = [i for i, t in enumerate(tokens) if len(t) > 3]
-    if at:
-        for i, stem in zip(at, _native.porter_stem([tokens[i] for i in at]), strict=True):
-            tokens[i] = stem
-    return tokens
+class _Stems:
+    """Tokens -> tokens with the Porter stem of every token that ``stems(token)`` picks; the
+    others as they are. The core stems a text's new tokens in one call; a bounded memo (stemming
+    is a pure function of the word) makes a known token a dictionary look-up."""
+
+    _LIMIT = 1 << 20
+
+    def __init__(self, stems: Callable[[str], bool]) -> None:
+        self._stems = stems
+        self._memo: dict[str, str] = {}
+
+    def __call__(self, tokens: list[str]) -> list[str]:
+        memo = self._memo
+        try:
+            return [memo[t] for t in tokens]
+        except KeyError:
+            pass
+        if len(memo) > self._LIMIT:
+            memo.clear()
+        new = [t for t in dict.fromkeys(tokens) if t not in memo]
+        picked = [t for t in new if self._stems(t)]
+        for t in new:
+            memo[t] = t
+        for t, stem in zip(picked, _native.porter_stem(picked), strict=True):
+            memo[t] = stem
+        return [memo[t] for t in tokens]
+
+
+# rouge-score stems tokens longer than 3 characters; the unicode tokenizer only ASCII words
+_stem_long = _Stems(lambda t: len(t) > 3)
+_stem_ascii_words = _Stems(lambda t: len(t) > 3 and t.isascii() and t.isalpha())
 
 
 class WordTokenizer(Tokenizer):
@@ -123,7 +143,7 @@ class UnicodeTokenizer(WordTokenizer):
 
     def __call__(self, text: str) -> list[str]:
         tokens: list[str] = self._pattern.findall(unicodedata.normalize("NFKC", text).casefold())
-        return _stem_long(tokens, ascii_letters=True) if self.use_stemmer else tokens
+        return _stem_ascii_words(tokens) if self.use_stemmer else tokens
 
 
 class WhitespaceTokenizer(WordTokenizer):
@@ -132,7 +152,7 @@ class WhitespaceTokenizer(WordTokenizer):
     name = "whitespace"
 
     def __call__(self, text: str) -> list[str]:
-        tokens = _native.split_whitespace([text], True)[0]
+        tokens = text.lower().split()
         return _stem_long(tokens) if self.use_stemmer else tokens
 
     def batch(self, texts: Sequence[str]) -> list[list[str]]:
