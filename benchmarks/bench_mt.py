@@ -44,8 +44,8 @@ def main() -> dict[str, Any]:
     preds = [p.replace("\n", " ") for p, _ in data]
     refs = [r.replace("\n", " ") for _, r in data]
     for name, word_order in (("chrF", 0), ("chrF++", 2)):
-        t_ref, want = timed(lambda: sacrebleu.metrics.CHRF(word_order=word_order).corpus_score(preds, [refs]))
-        t_ours, got = timed(lambda: textgen_metrics.chrf(preds, refs, word_order=word_order))
+        t_ref, want = timed(lambda wo=word_order: sacrebleu.metrics.CHRF(word_order=wo).corpus_score(preds, [refs]))
+        t_ours, got = timed(lambda wo=word_order: textgen_metrics.chrf(preds, refs, word_order=wo))
         assert got["score"] == want.score
         record(f"{name}, {N_CHRF:,} pairs", "sacrebleu CHRF", t_ref, t_ours)
 

@@ -79,28 +79,12 @@ def _rouge_score_rs(data: dict[str, Any]) -> Prepared:
     return run, warm
 
 
-def _bleu_ours(data: dict[str, Any]) -> Prepared:
+def _bleu_ours(data: dict[str, Any], threads: int | None) -> Prepared:
     import textgen_metrics
 
     refs = [[r] for r in data["refs"]]
-    return (lambda: textgen_metrics.bleu(data["preds"], refs)["bleu"],
+    return (lambda: textgen_metrics.bleu(data["preds"], refs, num_threads=threads)["bleu"],
             lambda: textgen_metrics.bleu(["a b c d"], [["a b c d"]]))
-
-
-def _bleu_core(data: dict[str, Any]) -> Prepared:
-    """Corpus BLEU from the core's statistics (the kernel bleu.py will call once wired)."""
-    from textgen_metrics import _native
-    from textgen_metrics.lexical.bleu import _sacrebleu_score
-
-    refs = [[r] for r in data["refs"]]
-
-    def run() -> float:
-        hyp_len, ref_len, correct, total = _native._core.BleuCore().bleu_stats(data["preds"], refs, 0, False, 4, 1)
-        c = [sum(x[k] for x in correct) for k in range(4)]
-        t = [sum(x[k] for x in total) for k in range(4)]
-        return _sacrebleu_score(c, t, sum(hyp_len), sum(ref_len), 4)[0] / 100.0
-
-    return run, lambda: _native._core.BleuCore().bleu_stats(["a b"], [["a b"]], 0, False, 4, 1)
 
 
 def _bleu_sacrebleu(data: dict[str, Any]) -> Prepared:
@@ -120,24 +104,12 @@ def _bleu_bleuscore(data: dict[str, Any]) -> Prepared:
             lambda: bleuscore.compute([["a b c d"]], ["a b c d"]))
 
 
-def _gleu_ours(data: dict[str, Any]) -> Prepared:
+def _gleu_ours(data: dict[str, Any], threads: int | None) -> Prepared:
     import textgen_metrics
 
     refs = [[r] for r in data["refs"]]
-    return (lambda: textgen_metrics.google_bleu(data["preds"], refs)["google_bleu"],
+    return (lambda: textgen_metrics.google_bleu(data["preds"], refs, num_threads=threads)["google_bleu"],
             lambda: textgen_metrics.google_bleu(["a b c d"], [["a b c d"]]))
-
-
-def _gleu_core(data: dict[str, Any]) -> Prepared:
-    from textgen_metrics import _native
-
-    refs = [[r] for r in data["refs"]]
-
-    def run() -> float:
-        tp, total = _native._core.BleuCore().gleu_stats(data["preds"], refs, 0, False, 1, 4, 1)
-        return sum(tp) / sum(total)
-
-    return run, lambda: _native._core.BleuCore().gleu_stats(["a b"], [["a b"]], 0, False, 1, 4, 1)
 
 
 def _gleu_nltk(data: dict[str, Any]) -> Prepared:
@@ -195,12 +167,12 @@ SIDES: dict[str, Callable[[dict[str, Any]], Prepared]] = {
     "rouge:rouge_score": _rouge_score,
     "rouge:rouge_score_rs": _rouge_score_rs,
     "rouge:one": _rouge_one,
-    "bleu:ours": _bleu_ours,
-    "bleu:core": _bleu_core,
+    "bleu:ours": lambda d: _bleu_ours(d, 1),
+    "bleu:ours_all_cores": lambda d: _bleu_ours(d, None),
     "bleu:sacrebleu": _bleu_sacrebleu,
     "bleu:bleuscore": _bleu_bleuscore,
-    "gleu:ours": _gleu_ours,
-    "gleu:core": _gleu_core,
+    "gleu:ours": lambda d: _gleu_ours(d, 1),
+    "gleu:ours_all_cores": lambda d: _gleu_ours(d, None),
     "gleu:nltk": _gleu_nltk,
     "meteor:ours": lambda d: _meteor_ours(d, 1),
     "meteor:ours_all_cores": lambda d: _meteor_ours(d, None),

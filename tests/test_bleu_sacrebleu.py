@@ -27,7 +27,7 @@ def test_corpus_bleu_equals_sacrebleu_for_every_tokenizer_and_smoothing(tokenize
     assert got["brevity_penalty"] == want.bp
     assert (got["translation_length"], got["reference_length"]) == (want.sys_len, want.ref_len)
     assert [round(p * 100, 9) for p in got["precisions"][:1]] == [round(c / t * 100, 9) for c, t in
-                                                                 zip(want.counts[:1], want.totals[:1])]
+                                                                 zip(want.counts[:1], want.totals[:1], strict=True)]
     assert got["signature"] == metric.get_signature().format()
 
 
@@ -38,7 +38,7 @@ def test_sentence_bleu_equals_sacrebleu(smooth_method, smooth_value, effective_o
     kwargs = dict(smooth_method=smooth_method, smooth_value=smooth_value, effective_order=effective_order)
     metric = BLEU(**kwargs)
     got = textgen_metrics.bleu(preds, refs, use_aggregator=False, **kwargs)
-    for i, (p, rs) in enumerate(zip(preds, refs)):
+    for i, (p, rs) in enumerate(zip(preds, refs, strict=True)):
         want = metric.sentence_score(p, rs)
         assert got["bleu"][i] == want.score / 100, (i, p, rs)
         assert got["brevity_penalty"][i] == want.bp
@@ -127,3 +127,45 @@ def test_intervals_of_hugging_face_options_and_google_bleu_are_deterministic():
 def test_bad_options_are_named(kwargs, message):
     with pytest.raises(ValueError, match=message):
         textgen_metrics.bleu(["a b"], ["a b"], **kwargs)
+
+
+def _without_signature(result):
+    return {k: v for k, v in result.items() if k != "signature"}
+
+
+@pytest.mark.parametrize("tokenizer, lowercase", [("13a", False), ("13a", True), ("none", False), ("none", True)])
+def test_texts_read_by_the_core_score_as_token_lists_and_on_any_number_of_threads(tokenizer, lowercase):
+    """13a and none tokenise in the core; the same tokens handed in by a callable (token lists to
+    the core) give the same statistics, and so does every thread count."""
+    from textgen_metrics.tokenizers import get_tokenizer
+
+    preds, refs = mt_corpus(300, seed=17 + lowercase, kinds=("english", "unicode", "empty"))
+    inner = get_tokenizer(tokenizer, lowercase=lowercase, default="13a")
+
+    def as_callable(text):
+        return inner(text)
+
+    for use_aggregator in (True, False):
+        base = textgen_metrics.bleu(preds, refs, tokenizer=tokenizer, lowercase=lowercase,
+                                    use_aggregator=use_aggregator)
+        via_tokens = textgen_metrics.bleu(preds, refs, tokenizer=as_callable, use_aggregator=use_aggregator)
+        assert _without_signature(via_tokens) == _without_signature(base)
+        for threads in (2, 5, None):
+            assert textgen_metrics.bleu(preds, refs, tokenizer=tokenizer, lowercase=lowercase, num_threads=threads,
+                                        use_aggregator=use_aggregator) == base
+        gleu = textgen_metrics.google_bleu(preds, refs, tokenizer=inner, use_aggregator=use_aggregator)
+        via_tokens = textgen_metrics.google_bleu(preds, refs, tokenizer=as_callable, use_aggregator=use_aggregator)
+        assert _without_signature(via_tokens) == _without_signature(gleu)
+        assert textgen_metrics.google_bleu(preds, refs, tokenizer=inner, use_aggregator=use_aggregator,
+                                           num_threads=3) == gleu
+    stats = textgen_metrics.lexical.bleu.bleu_statistics(preds, refs, tokenizer=tokenizer, lowercase=lowercase)
+    assert stats.stats == textgen_metrics.lexical.bleu.bleu_statistics(
+        preds, refs, tokenizer=as_callable, num_threads=2).stats
+
+
+@pytest.mark.parametrize("num_threads", [-1, 1.5, "2", True])
+def test_bad_num_threads_is_named(num_threads):
+    with pytest.raises(ValueError, match="num_threads"):
+        textgen_metrics.bleu(["a b"], ["a b"], num_threads=num_threads)
+    with pytest.raises(ValueError, match="num_threads"):
+        textgen_metrics.google_bleu(["a b"], ["a b"], num_threads=num_threads)

@@ -1,8 +1,10 @@
 """Property tests: the compiled core (textgen_metrics._native) against the Python references.
 
-The references are the reference packages themselves where they exist (nltk's Porter stemmer and
-WordNet reader, rouge-score's tokenizer and LCS, Python's str.lower) and otherwise the product's
-former pure-Python kernels kept in tests/reference_kernels.py and tests/reference_rouge.py.
+The references are the reference packages themselves where they exist (nltk's Porter stemmer,
+word_tokenize and WordNet reader, rouge-score's tokenizer and LCS, sacrebleu's 13a tokenizer, Python's
+str.lower and str.split) and otherwise the product's former pure-Python kernels kept in
+tests/reference_kernels.py (LCS, BLEU/GLEU statistics, 13a and Treebank rules) and
+tests/reference_rouge.py.
 Inputs: random Unicode texts (every plane, combining marks, case-special letters, whitespace of
 all kinds), empty texts, single tokens and 5,000-word texts.
 """
@@ -86,7 +88,7 @@ def related(rng: random.Random, text: str) -> str:
 def test_lower_equals_str_lower_on_every_code_point():
     chars = [chr(c) for c in range(0x110000)]
     got = _native.lower(chars)
-    assert [c for c, g in zip(chars, got) if g != c.lower()] == []
+    assert [c for c, g in zip(chars, got, strict=True) if g != c.lower()] == []
 
 
 def test_lower_equals_str_lower_on_texts_with_final_sigma_contexts():
@@ -115,7 +117,7 @@ def test_porter_equals_nltk_on_every_wordnet_word_and_random_unicode_words():
     words += ["".join(rng.choice("aeiouyyslzd*eding") for _ in range(rng.randint(0, 10))) for _ in range(30000)]
     words += ["", "a", "Y", "yy", "ies", "IES", "\u0130S", "Dying", "SKIES", "x" * 300]
     got = _native.porter_stem(words)
-    bad = [(w, g) for w, g in zip(words, got) if g != stemmer.stem(w)]
+    bad = [(w, g) for w, g in zip(words, got, strict=True) if g != stemmer.stem(w)]
     assert bad == []
 
 
@@ -149,8 +151,10 @@ def test_union_lcs_indices_equal_the_reference():
     rng = random.Random(11)
     for _ in range(300):
         alphabet = [random_word(rng) for _ in range(rng.randint(1, 10))]
-        sents = lambda hi: [[rng.choice(alphabet) for _ in range(rng.randint(0, hi))]
-                            for _ in range(rng.randint(0, 6))]
+
+        def sents(hi, alphabet=alphabet):
+            return [[rng.choice(alphabet) for _ in range(rng.randint(0, hi))] for _ in range(rng.randint(0, 6))]
+
         refs, cans = sents(rng.choice([10, 30, 150])), sents(rng.choice([10, 30, 150]))
         assert _native.union_lcs_indices(refs, cans) == ref_k.union_lcs_indices(refs, cans)
 
@@ -212,7 +216,7 @@ def test_rouge_scores_equal_the_python_reference_for_other_tokenizers_and_multi_
     preds = [p for p, _ in data]
     refs = [[t] + [related(rng, t) for _ in range(rng.randint(0, 3))] for _, t in data]
     batch = ours.score_batch(preds, refs)
-    for i, (pred, targets) in enumerate(zip(preds, refs)):
+    for i, (pred, targets) in enumerate(zip(preds, refs, strict=True)):
         assert_same({t: batch[t][i] for t in types}, ref.score_multi(targets, pred), (pred[:80], targets))
 
 
@@ -283,7 +287,8 @@ def test_meteor_equals_nltk_on_random_unicode_texts():
     got = textgen_metrics.meteor(preds, sample, use_aggregator=False, num_threads=2)["meteor"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        want = [meteor_score([word_tokenize(r)], word_tokenize(p), wordnet=wn) for p, r in zip(preds, sample)]
+        want = [meteor_score([word_tokenize(r)], word_tokenize(p), wordnet=wn)
+                for p, r in zip(preds, sample, strict=True)]
     assert got == want
 
 
@@ -304,7 +309,7 @@ def test_wordnet_index_is_built_once_and_reused(tmp_path, monkeypatch):
     assert wordnet.wordnet_index_path().endswith(os.path.basename(path))
 
 
-# -- BLEU / GLEU statistics and the 13a tokenizer (call sites for the lead: see docs) ------------
+# -- BLEU / GLEU statistics and the 13a tokenizer ------------------------------------------------
 
 def bleu_examples(seed: int, n: int):
     rng = random.Random(seed)
@@ -330,10 +335,12 @@ def test_13a_tokenizer_equals_the_python_tokenizer_and_sacrebleu(lowercase):
 
     sample = adversarial_13a_texts()
     got = _native._core.BleuCore().tokenize(sample, 0, lowercase)
-    assert got == [Tokenizer13a(lowercase)(t) for t in sample]
-    if not lowercase:
-        sacre = Sacre()
-        assert got == [sacre(t.rstrip()).split() for t in sample]
+    assert got == [ref_k.Tokenizer13a(lowercase)(t) for t in sample]
+    sacre = Sacre()
+    assert got == [sacre((t.lower() if lowercase else t).rstrip()).split() for t in sample]
+    # the product's tokenizer is the core's, one text or a batch at a time
+    assert Tokenizer13a(lowercase).batch(sample) == got
+    assert [Tokenizer13a(lowercase)(t) for t in sample[:500]] == got[:500]
 
 
 def test_whitespace_split_equals_str_split():
@@ -345,14 +352,11 @@ def test_whitespace_split_equals_str_split():
 
 @pytest.mark.parametrize("max_order", [1, 2, 4, 6])
 def test_bleu_statistics_equal_the_python_statistics(max_order):
-    from textgen_metrics.lexical.bleu import BleuStats
-    from textgen_metrics.tokenizers import Tokenizer13a
-
     preds, refs = bleu_examples(90 + max_order, 300)
-    tok = Tokenizer13a()
+    tok = ref_k.Tokenizer13a()
     hyp_len, ref_len, correct, total = _native._core.BleuCore().bleu_stats(preds, refs, 0, False, max_order, 2)
-    for i, (p, rs) in enumerate(zip(preds, refs)):
-        want = BleuStats(tok(p), [tok(r) for r in rs], max_order)
+    for i, (p, rs) in enumerate(zip(preds, refs, strict=True)):
+        want = ref_k.BleuStats(tok(p), [tok(r) for r in rs], max_order)
         assert (hyp_len[i], ref_len[i], correct[i], total[i]) == (want.hyp_len, want.ref_len, want.correct, want.total)
     # tokens in: the same statistics
     toks = _native._core.BleuCore().bleu_stats([tok(p) for p in preds], [[tok(r) for r in rs] for rs in refs],
@@ -362,16 +366,13 @@ def test_bleu_statistics_equal_the_python_statistics(max_order):
 
 @pytest.mark.parametrize("min_len, max_len", [(1, 4), (2, 3), (3, 3), (1, 1)])
 def test_gleu_statistics_equal_the_python_statistics(min_len, max_len):
-    from textgen_metrics.lexical.bleu import _gleu_counts
-    from textgen_metrics.tokenizers import Tokenizer13a
-
     preds, refs = bleu_examples(100 + max_len, 300)
     preds += ["", "a"]
     refs += [[""], ["", "a"]]
-    tok = Tokenizer13a()
+    tok = ref_k.Tokenizer13a()
     tp, total = _native._core.BleuCore().gleu_stats(preds, refs, 0, False, min_len, max_len, 1)
-    for i, (p, rs) in enumerate(zip(preds, refs)):
-        want = _gleu_counts(tok(p), [tok(r) for r in rs], min_len, max_len)
+    for i, (p, rs) in enumerate(zip(preds, refs, strict=True)):
+        want = ref_k.gleu_counts(tok(p), [tok(r) for r in rs], min_len, max_len)
         assert ((tp[i], total[i]) if total[i] else None) == want
 
 
@@ -410,10 +411,15 @@ def treebank_texts(seed: int, n: int) -> list[str]:
     return out
 
 
-def test_treebank_tokenizer_equals_nltk_word_tokenize():
+def test_treebank_tokenizer_equals_nltk_word_tokenize_and_the_python_rules():
     from nltk.tokenize import word_tokenize
+
+    from textgen_metrics.tokenizers import TreebankWordTokenizer
 
     sample = treebank_texts(91, 15000)
     got = _native.treebank_tokenize(sample)
-    bad = [t for t, g in zip(sample, got) if g != word_tokenize(t, preserve_line=True)]
+    bad = [t for t, g in zip(sample, got, strict=True) if g != word_tokenize(t, preserve_line=True)]
     assert bad == []
+    python_rules = ref_k.TreebankWordTokenizer()
+    assert [python_rules(t) for t in sample[::5]] == got[::5]
+    assert TreebankWordTokenizer().batch(sample) == got

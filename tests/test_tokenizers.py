@@ -34,7 +34,8 @@ def test_unicode_tokenizer_keeps_non_latin_scripts():
 
 def test_unicode_tokenizer_stems_ascii_words_only():
     tok = get_tokenizer("unicode", use_stemmer=True)
-    assert tok("running cats \u0939\u093f\u0928\u094d\u0926\u0940") == ["run", "cat", "\u0939\u093f\u0928\u094d\u0926\u0940"]
+    hindi = "\u0939\u093f\u0928\u094d\u0926\u0940"
+    assert tok(f"running cats {hindi}") == ["run", "cat", hindi]
 
 
 def test_whitespace_and_callable_tokenizers():
@@ -76,7 +77,8 @@ def _adversarial_texts(seed, n):
     texts = corpus_texts()
     for _ in range(n):
         texts.append(" ".join(rng.choice(special + ["the", "cat", "Sat"]) for _ in range(rng.randint(0, 20))))
-        texts.append("".join(rng.choice(string.printable + "\u00ab\u00bb\u201c\u201d\u2019\u2013\u0131") for _ in range(rng.randint(0, 50))))
+        alphabet = string.printable + "\u00ab\u00bb\u201c\u201d\u2019\u2013\u0131"
+        texts.append("".join(rng.choice(alphabet) for _ in range(rng.randint(0, 50))))
     return texts
 
 
@@ -102,3 +104,75 @@ def test_treebank_tokenizer_matches_nltk_word_tokenize():
     ours = TreebankWordTokenizer()
     for text in _adversarial_texts(2, 1500):
         assert ours(text) == word_tokenize(text, preserve_line=True), repr(text)
+
+
+def _random_unicode_texts(seed, n):
+    rng = random.Random(seed)
+    words = [w for text in corpus_texts()[:200] for w in text.split()]
+    out = []
+    for _ in range(n):
+        parts = [rng.choice(words) if rng.random() < 0.7 else
+                 "".join(chr(rng.randint(0, 0x2FFF)) for _ in range(rng.randint(1, 8)))
+                 for _ in range(rng.randint(0, 30))]
+        out.append(rng.choice([" ", "\n", "\t", "\u3000"]).join(parts))
+    return out + ["", " ", "a", "Running", "\u0130STANBUL sk\u0130es"]
+
+
+def test_word_tokenizers_stem_as_nltk_porter():
+    """whitespace and unicode stem through the core; the reference is nltk's stemmer on the
+    tokens longer than 3 characters (unicode: ASCII letters only), as before the core."""
+    stemmer = porter.PorterStemmer()
+    texts = _random_unicode_texts(5, 800) + corpus_texts()
+    plain = get_tokenizer("unicode")
+    ws, uni = get_tokenizer("whitespace", use_stemmer=True), get_tokenizer("unicode", use_stemmer=True)
+    for text in texts:
+        assert ws(text) == [stemmer.stem(t) if len(t) > 3 else t for t in text.lower().split()], text
+        assert uni(text) == [stemmer.stem(t) if len(t) > 3 and t.isascii() and t.isalpha() else t
+                             for t in plain(text)], text
+
+
+def test_porter_stemmer_equals_nltk():
+    from textgen_metrics.tokenizers import PorterStemmer
+
+    stemmer = porter.PorterStemmer()
+    words = [w for text in _random_unicode_texts(6, 300) for w in text.split()]
+    ours = PorterStemmer.shared()
+    assert ours.stem_many(words) == [stemmer.stem(w) for w in words]
+    assert [ours(w) for w in words[:300]] == [stemmer.stem(w) for w in words[:300]]
+
+
+_BATCH_CASES = [(name, use_stemmer, lowercase)
+                for name in ["rouge_score", "unicode", "whitespace", "13a", "none", "char", "zh", "intl", "treebank",
+                             "tercom", "callable"]
+                for use_stemmer, lowercase in [(False, False), (True, False), (False, True)]
+                if not use_stemmer or name in ("rouge_score", "unicode", "whitespace")]
+
+
+@pytest.mark.parametrize("name, use_stemmer, lowercase", _BATCH_CASES)
+def test_batch_gives_every_texts_tokens(name, use_stemmer, lowercase):
+    if name == "callable":
+        name = lambda s: s.split("a")  # noqa: E731
+    tok = get_tokenizer(name, use_stemmer, lowercase=lowercase)
+    texts = _random_unicode_texts(7, 200)
+    assert tok.batch(texts) == [tok(t) for t in texts]
+    assert tok.batch([]) == []
+
+
+def test_the_runtime_path_does_not_import_nltk():
+    """Stemming, 13a and Treebank run in the core: a fresh process's first ROUGE call with the
+    stemmer (and every tokenizer, BLEU and Google BLEU) imports no part of nltk."""
+    import subprocess
+    import sys
+
+    code = ("import sys, textgen_metrics\n"
+            "from textgen_metrics.tokenizers import TOKENIZERS, get_tokenizer\n"
+            "textgen_metrics.rouge(['The cats were running'], ['a cat runs'], use_stemmer=True)\n"
+            "before = sorted(m for m in sys.modules if m.split('.')[0] == 'nltk')\n"
+            "for name in ('rouge_score', 'unicode', 'whitespace'):\n"
+            "    get_tokenizer(name, use_stemmer=True)('Running cats')\n"
+            "for name in ('13a', 'none', 'char', 'treebank'):\n"
+            "    get_tokenizer(name)(\"They can't go, Mr. Smith's 1-2 dogs.\")\n"
+            "textgen_metrics.bleu(['a b c'], ['a b d']); textgen_metrics.google_bleu(['a b c'], ['a b d'])\n"
+            "print(before, sorted(m for m in sys.modules if m.split('.')[0] == 'nltk'))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[] []"

@@ -30,6 +30,7 @@ Why pybind11, and not Cython, nanobind or the bare C API:
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 
 try:
@@ -54,7 +55,11 @@ __all__ = [
     "treebank_tokenize",
     "tokenize_13a",
     "split_whitespace",
+    "bleu_core",
     "resolve_threads",
+    "BLEU_13A",
+    "BLEU_SPLIT",
+    "BLEU_TOKENS",
     "MODE_TEXT",
     "MODE_UNITS",
     "MODE_TOKENS",
@@ -94,13 +99,15 @@ def lcs_table(a: Sequence[str], b: Sequence[str]) -> list[list[int]]:
     return _core.lcs_table(a, b)
 
 
-def union_lcs_indices(ref_sents: Sequence[Sequence[str]], can_sents: Sequence[Sequence[str]]) -> list[list[int]]:
+def union_lcs_indices(ref_sents: Sequence[Sequence[str]],
+                      can_sents: Sequence[Sequence[str]]) -> list[list[int]]:
     """Per reference sentence, the sorted union of its LCS indices against every candidate
     sentence (rouge-score's ``_union_lcs``, the summary-level LCS of rougeLsum)."""
     return _core.union_lcs_indices(ref_sents, can_sents)
 
 
-def wlcs_hits(model: Sequence[str], peer: Sequence[str], weight: float, max_table_cells: int | None = None) -> list[int]:
+def wlcs_hits(model: Sequence[str], peer: Sequence[str], weight: float,
+              max_table_cells: int | None = None) -> list[int]:
     """ROUGE-1.5.5 ``wlcs_inner`` + ``markLCS``: 1 at the model positions on the weighted LCS.
 
     Tables of more than ``max_table_cells`` cells (default 2**24) are walked back from rows
@@ -125,21 +132,29 @@ def treebank_tokenize(texts: Sequence[str]) -> list[list[str]]:
     return _core.treebank_tokenize(texts)
 
 
-_BLEU = None
+# BleuCore's tokenizer codes: 13a on text, str.split() on text, token lists given
+BLEU_13A = 0
+BLEU_SPLIT = 1
+BLEU_TOKENS = 2
+
+_LOCAL = threading.local()
 
 
-def _bleu_core() -> "_core.BleuCore":
-    global _BLEU
-    if _BLEU is None:
-        _BLEU = _core.BleuCore()
-    return _BLEU
+def bleu_core() -> _core.BleuCore:
+    """This Python thread's ``BleuCore``: its scratch (vocabulary, hash tables) is reused from
+    call to call, and Python threads do not wait for each other's calls (a ``BleuCore`` runs
+    one call at a time, without the GIL)."""
+    core: _core.BleuCore | None = getattr(_LOCAL, "bleu", None)
+    if core is None:
+        core = _LOCAL.bleu = _core.BleuCore()
+    return core
 
 
 def tokenize_13a(texts: Sequence[str], lowercase: bool = False) -> list[list[str]]:
     """sacrebleu's ``13a`` tokens of every ``text.rstrip()`` (lower-cased first when asked)."""
-    return _bleu_core().tokenize(texts, 0, lowercase)
+    return bleu_core().tokenize(texts, BLEU_13A, lowercase)
 
 
 def split_whitespace(texts: Sequence[str], lowercase: bool = False) -> list[list[str]]:
     """``text.split()`` (``text.lower().split()``) of every text: sacrebleu's ``none``."""
-    return _bleu_core().tokenize(texts, 1, lowercase)
+    return bleu_core().tokenize(texts, BLEU_SPLIT, lowercase)

@@ -18,78 +18,79 @@ Tokens: every sacrebleu tokenizer by name (``13a`` default, ``intl``, ``none``, 
 ``zh``, ``ja-mecab``, ``ko-mecab``) or a callable; ``lowercase=True`` lower-cases the text
 before any tokenizer, as sacrebleu. Statistics are kept per example, so the corpus score, the
 bootstrap interval (``confidence_level``) and the paired tests of ``compare`` reuse them.
+
+The statistics (clipped n-gram matches and totals per order, closest reference length; GLEU's
+best matches and total) are computed by the compiled core (``_native.BleuCore``) over the whole
+batch in one call, without the GIL, on ``num_threads`` threads: from the texts for ``13a`` and
+``none`` (tokenised in the core), from the tokens of any other tokenizer. Python only turns the
+summed statistics into scores, with sacrebleu's or nltk's formula.
 """
 
 from __future__ import annotations
 
 import math
 import sys
-from collections import Counter
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
 
+from .. import _native
 from ..results import corpus_result
-from ..significance import DEFAULT_RESAMPLES, DEFAULT_SEED, CorpusStatistics, check_interval_options
 from ..signature import bootstrap_fields, count_references, sacrebleu_signature, with_fields
 from ..signature import signature as make_signature
-from ..tokenizers import Tokenizer, get_tokenizer
+from ..significance import DEFAULT_RESAMPLES, DEFAULT_SEED, CorpusStatistics, check_interval_options
+from ..tokenizers import Lowercased, NoneTokenizer, Tokenizer, Tokenizer13a, get_tokenizer
 from .checks import flag, texts_and_references
 
-__all__ = ["bleu", "google_bleu", "bleu_statistics", "google_bleu_statistics", "BleuStats",
+__all__ = ["bleu", "google_bleu", "bleu_statistics", "google_bleu_statistics", "BleuCounts",
            "corpus_stats", "SMOOTH_METHODS"]
 
 _FLOAT_MIN = sys.float_info.min
 SMOOTH_METHODS = ("none", "floor", "add-k", "exp")
 
-
-def _ngram_counts(tokens: Sequence[str], max_order: int, min_order: int = 1) -> Counter[tuple[str, ...]]:
-    """All n-grams of orders min_order..max_order as one Counter of tuples."""
-    counts: Counter[tuple[str, ...]] = Counter()
-    n_tok = len(tokens)
-    for n in range(min_order, max_order + 1):
-        if n == 1:
-            counts.update((t,) for t in tokens)
-        elif n <= n_tok:
-            counts.update(zip(*[tokens[i:] for i in range(n)]))
-    return counts
+# what the core reads: the texts themselves (13a / str.split() in the core) or token lists
+_CoreInput = tuple[Sequence[str] | list[list[str]], Sequence[Sequence[str]] | list[list[list[str]]], int, bool]
 
 
-def _closest_ref_len(hyp_len: int, ref_lens: list[int]) -> int:
-    return min(ref_lens, key=lambda r: (abs(r - hyp_len), r))
+def _core_input(tok: Tokenizer, predictions: Sequence[str], references: Sequence[Sequence[str]]) -> _CoreInput:
+    """``(predictions, references, tokenizer code, lowercase)`` for ``BleuCore``: the texts when
+    the core has the tokenizer (``13a``, ``none``, lower-cased or not), else ``tok``'s tokens."""
+    inner, lowercase = (tok.inner, True) if isinstance(tok, Lowercased) else (tok, False)
+    if type(inner) is Tokenizer13a:
+        return predictions, references, _native.BLEU_13A, lowercase or inner.lowercase
+    if type(inner) is NoneTokenizer:
+        return predictions, references, _native.BLEU_SPLIT, lowercase
+    flat = iter(tok.batch([r for refs in references for r in refs]))
+    ref_tokens = [[next(flat) for _ in refs] for refs in references]
+    return tok.batch(predictions), ref_tokens, _native.BLEU_TOKENS, False
 
 
-class BleuStats:
-    """Sufficient statistics of one example: lengths, matches and totals per order."""
+class BleuCounts(NamedTuple):
+    """BLEU's sufficient statistics, one entry per example: hypothesis length, closest reference
+    length (the shorter on ties), and per order the clipped matches and the n-gram totals."""
 
-    __slots__ = ("hyp_len", "ref_len", "correct", "total", "denominators")
+    hyp_len: list[int]
+    ref_len: list[int]
+    correct: list[list[int]]
+    total: list[list[int]]
 
-    def __init__(self, hyp_tokens: Sequence[str], refs_tokens: Sequence[Sequence[str]], max_order: int) -> None:
-        hyp_len = len(hyp_tokens)
-        hyp = _ngram_counts(hyp_tokens, max_order)
-        max_ref: dict[tuple[str, ...], int] = {}
-        for ref in refs_tokens:
-            ref_counts = _ngram_counts(ref, max_order)
-            for g in hyp:
-                c = ref_counts.get(g, 0)
-                if c > max_ref.get(g, 0):
-                    max_ref[g] = c
-        correct = [0] * max_order
-        total = [0] * max_order
-        for g, c in hyp.items():
-            n = len(g) - 1
-            total[n] += c
-            m = max_ref.get(g)
-            if m:
-                correct[n] += c if c < m else m
-        self.hyp_len = hyp_len
-        self.ref_len = _closest_ref_len(hyp_len, [len(r) for r in refs_tokens])
-        self.correct = correct
-        self.total = total
-        # nltk's modified_precision denominators: at least 1 per order and example
-        self.denominators = [max(1, t) for t in total]
+    def sacrebleu_rows(self) -> list[list[int]]:
+        """sacrebleu's segment statistics: ``[hyp_len, ref_len, correct..., total...]`` each."""
+        return [[h, r, *c, *t] for h, r, c, t in zip(self.hyp_len, self.ref_len, self.correct, self.total,
+                                                      strict=True)]
 
-    def sacrebleu_row(self) -> list[int]:
-        """sacrebleu's segment statistics: ``[hyp_len, ref_len, correct..., total...]``."""
-        return [self.hyp_len, self.ref_len, *self.correct, *self.total]
+    def denominators(self) -> list[list[int]]:
+        """nltk's ``modified_precision`` denominators: the totals, at least 1 per order."""
+        return [[t if t > 0 else 1 for t in row] for row in self.total]
+
+
+def corpus_stats(predictions: Sequence[str], references: Sequence[Sequence[str]], tokenizer: Tokenizer,
+                 max_order: int, num_threads: int | None = 1) -> BleuCounts:
+    """Per-example :class:`BleuCounts` (references: a list of strings per example), computed by
+    the core in one call over the whole batch."""
+    preds, refs, code, lowercase = _core_input(tokenizer, predictions, references)
+    hyp_len, ref_len, correct, total = _native.bleu_core().bleu_stats(
+        preds, refs, code, lowercase, max_order, _native.resolve_threads(num_threads))
+    return BleuCounts(hyp_len, ref_len, correct, total)
 
 
 def _nltk_brevity_penalty(ref_len: float, hyp_len: float) -> float:
@@ -107,11 +108,11 @@ def _nltk_bleu(numerators: Sequence[float], denominators: Sequence[float], hyp_l
         return 0.0
     bp = _nltk_brevity_penalty(ref_len, hyp_len)
     probs = []
-    for i, (num, den) in enumerate(zip(numerators, denominators)):
+    for i, (num, den) in enumerate(zip(numerators, denominators, strict=True)):
         if smooth and i != 0:
             num, den = num + 1, den + 1
         probs.append(num / den if num != 0 else _FLOAT_MIN)
-    s = math.fsum(w * math.log(p) for w, p in zip(weights, probs) if p > 0)
+    s = math.fsum(w * math.log(p) for w, p in zip(weights, probs, strict=True) if p > 0)
     return float(bp * math.exp(s))
 
 
@@ -125,7 +126,7 @@ def _brevity_penalty(sys_len: float, ref_len: float) -> float:
 def _lin_och(correct: Sequence[float], total: Sequence[float], sys_len: float, ref_len: float,
              max_order: int) -> float:
     """Hugging Face bleu's ``smooth=True``: (m+1)/(t+1) on every order, uniform weights."""
-    precisions = [(c + 1.0) / (t + 1.0) for c, t in zip(correct, total)]
+    precisions = [(c + 1.0) / (t + 1.0) for c, t in zip(correct, total, strict=True)]
     geo = math.exp(sum((1.0 / max_order) * math.log(p) for p in precisions))
     return geo * _brevity_penalty(sys_len, ref_len)
 
@@ -142,14 +143,6 @@ def _weights(max_order: Any, weights: Any) -> tuple[tuple[float, ...] | None, in
     if not weights or any(w < 0 or not math.isfinite(w) for w in weights):
         raise ValueError(f"weights: {weights!r} must be a non-empty sequence of finite non-negative numbers")
     return weights, len(weights)
-
-
-def corpus_stats(predictions: Sequence[str], references: Sequence[Sequence[str]],
-                 tokenizer: Callable[[str], list[str]], max_order: int) -> list[BleuStats]:
-    """Per-example ``BleuStats`` (references: list of lists of strings)."""
-    return [BleuStats(tokenizer(p), [tokenizer(r) for r in refs], max_order)
-            for p, refs in zip(predictions, references)]
-
 
 
 class _Settings:
@@ -202,39 +195,46 @@ class _Settings:
         return with_fields(sig, weights=self.weights)
 
 
+def _threads(num_threads: int | None) -> int:
+    """``num_threads`` checked (None: every core) before any work."""
+    return _native.resolve_threads(num_threads)
+
+
 def bleu_statistics(predictions: Sequence[str], references: Sequence[str | Sequence[str]],
                     tokenizer: Any = None, max_order: int = 4, smooth: bool = False,
                     weights: Sequence[float] | None = None, lowercase: bool = False, *,
                     smooth_method: str | None = None, smooth_value: float | None = None,
-                    effective_order: bool = False) -> CorpusStatistics:
+                    effective_order: bool = False, num_threads: int | None = 1) -> CorpusStatistics:
     """BLEU's per-example sufficient statistics and its corpus formula (for intervals and
     paired tests). The score is on sacrebleu's 0-100 scale; ``divisor`` 100 gives bleu's."""
     predictions, refs = texts_and_references(predictions, references)
     s = _Settings(tokenizer, max_order, smooth, weights, lowercase, smooth_method, smooth_value,
                   effective_order)
-    stats = corpus_stats(predictions, refs, s.tokenizer, s.max_order)
+    stats = corpus_stats(predictions, refs, s.tokenizer, s.max_order, _threads(num_threads))
     return _statistics(s, stats, count_references(refs))
 
 
-def _statistics(s: _Settings, stats: list[BleuStats], num_refs: int, per_example: bool = False) -> CorpusStatistics:
+def _statistics(s: _Settings, stats: BleuCounts, num_refs: int, per_example: bool = False) -> CorpusStatistics:
     n = s.max_order
+    score: Callable[[Any], Any]
     if s.weights is not None:
         weights = s.weights
 
         def score(row: Any) -> Any:
             return 100.0 * _nltk_bleu(row[2:2 + n], row[2 + n:], row[0], row[1], weights, s.smooth)
 
-        rows = [[x.hyp_len, x.ref_len, *x.correct, *x.denominators] for x in stats]
+        rows = [[h, r, *c, *d] for h, r, c, d in zip(stats.hyp_len, stats.ref_len, stats.correct,
+                                                      stats.denominators(), strict=True)]
     elif s.smooth:
         def score(row: Any) -> Any:
             return 100.0 * _lin_och(row[2:2 + n], row[2 + n:], row[0], row[1], n)
 
-        rows = [x.sacrebleu_row() for x in stats]
+        rows = stats.sacrebleu_rows()
     else:
         def score(row: Any) -> Any:
             return s.sacrebleu_score(row).score
 
-        rows = [x.sacrebleu_row() for x in stats]
+        rows = stats.sacrebleu_rows()
 
     def sign(**fields: Any) -> str:
         return s.signature(num_refs, per_example, **fields)
@@ -248,7 +248,7 @@ def bleu(predictions: Sequence[str], references: Sequence[str | Sequence[str]], 
          use_aggregator: bool = True, lowercase: bool = False, *, smooth_method: str | None = None,
          smooth_value: float | None = None, effective_order: bool = False,
          confidence_level: float | None = None, n_resamples: int = DEFAULT_RESAMPLES,
-         seed: int = DEFAULT_SEED) -> dict[str, Any]:
+         seed: int = DEFAULT_SEED, num_threads: int | None = 1) -> dict[str, Any]:
     """BLEU of ``predictions`` against ``references`` (a string or list of strings each).
 
     Aggregated (default): the corpus BLEU in [0, 1], sacrebleu's ``corpus_bleu`` score / 100
@@ -263,6 +263,8 @@ def bleu(predictions: Sequence[str], references: Sequence[str | Sequence[str]], 
     score over ``n_resamples`` resamples of the examples' statistics with ``seed``, equal to
     sacrebleu's ``--confidence`` interval (``SACREBLEU_SEED=seed``) divided by 100. Every
     result has ``signature``: sacrebleu's signature for the same settings.
+    ``num_threads``: threads of the core's n-gram counting (default 1; None: every core); the
+    scores do not depend on it.
     Empty predictions score 0; no matching n-gram of some order gives a corpus score of 0.
     """
     predictions, refs = texts_and_references(predictions, references)
@@ -270,22 +272,22 @@ def bleu(predictions: Sequence[str], references: Sequence[str | Sequence[str]], 
                   effective_order)
     if confidence_level is not None:
         check_interval_options(confidence_level, n_resamples, seed)
-    stats = corpus_stats(predictions, refs, s.tokenizer, s.max_order)
     aggregate = flag("use_aggregator", use_aggregator)
+    stats = corpus_stats(predictions, refs, s.tokenizer, s.max_order, _threads(num_threads))
     out = _corpus(s, stats) if aggregate else _per_example(s, stats)
     return corpus_result(out, "bleu", _statistics(s, stats, count_references(refs), not aggregate),
                          confidence_level, n_resamples, seed)
 
 
-def _corpus(s: _Settings, stats: list[BleuStats]) -> dict[str, Any]:
+def _corpus(s: _Settings, stats: BleuCounts) -> dict[str, Any]:
     n = s.max_order
-    sys_len = sum(x.hyp_len for x in stats)
-    ref_len = sum(x.ref_len for x in stats)
-    correct = [sum(x.correct[i] for x in stats) for i in range(n)]
-    total = [sum(x.total[i] for x in stats) for i in range(n)]
+    sys_len = sum(stats.hyp_len)
+    ref_len = sum(stats.ref_len)
+    correct = [sum(col) for col in zip(*stats.correct, strict=True)] if stats.correct else [0] * n
+    total = [sum(col) for col in zip(*stats.total, strict=True)] if stats.total else [0] * n
     bp: float
     if s.weights is not None:
-        denominators = [sum(x.denominators[i] for x in stats) for i in range(n)]
+        denominators = [sum(col) for col in zip(*stats.denominators(), strict=True)]
         score = _nltk_bleu(correct, denominators, sys_len, ref_len, s.weights, s.smooth)
         bp = float(_nltk_brevity_penalty(ref_len, sys_len))
     elif s.smooth:
@@ -295,9 +297,9 @@ def _corpus(s: _Settings, stats: list[BleuStats]) -> dict[str, Any]:
         result = s.sacrebleu_score([sys_len, ref_len, *correct, *total])
         score, bp = result.score / 100.0, result.bp
     if s.smooth and s.weights is None:
-        precisions = [(c + 1.0) / (t + 1.0) for c, t in zip(correct, total)]
+        precisions = [(c + 1.0) / (t + 1.0) for c, t in zip(correct, total, strict=True)]
     else:
-        precisions = [c / t if t else 0.0 for c, t in zip(correct, total)]
+        precisions = [c / t if t else 0.0 for c, t in zip(correct, total, strict=True)]
     return {
         "bleu": score,
         "precisions": precisions,
@@ -308,57 +310,48 @@ def _corpus(s: _Settings, stats: list[BleuStats]) -> dict[str, Any]:
     }
 
 
-def _per_example(s: _Settings, stats: list[BleuStats]) -> dict[str, Any]:
+def _per_example(s: _Settings, stats: BleuCounts) -> dict[str, Any]:
     out: dict[str, list[Any]] = {"bleu": [], "precisions": [], "brevity_penalty": [], "length_ratio": [],
-                                 "translation_length": [], "reference_length": []}
+                                 "translation_length": stats.hyp_len, "reference_length": stats.ref_len}
     w = s.weights or (1.0 / s.max_order,) * s.max_order
-    for x in stats:
-        if s.sacrebleu:
-            result = s.sacrebleu_score(x.sacrebleu_row())
+    if s.sacrebleu:
+        for row, correct, total in zip(stats.sacrebleu_rows(), stats.correct, stats.total, strict=True):
+            result = s.sacrebleu_score(row)
             out["bleu"].append(result.score / 100.0)
-            out["precisions"].append([c / t if t else 0.0 for c, t in zip(x.correct, x.total)])
+            out["precisions"].append([c / t if t else 0.0 for c, t in zip(correct, total, strict=True)])
             out["brevity_penalty"].append(float(result.bp))
-        else:
-            out["bleu"].append(_nltk_bleu(x.correct, x.denominators, x.hyp_len, x.ref_len, w, s.smooth))
-            out["precisions"].append([c / d for c, d in zip(x.correct, x.denominators)])
-            out["brevity_penalty"].append(float(_nltk_brevity_penalty(x.ref_len, x.hyp_len)))
-        out["length_ratio"].append(x.hyp_len / x.ref_len if x.ref_len else 0.0)
-        out["translation_length"].append(x.hyp_len)
-        out["reference_length"].append(x.ref_len)
+    else:
+        for hyp_len, ref_len, correct, dens in zip(stats.hyp_len, stats.ref_len, stats.correct,
+                                                   stats.denominators(), strict=True):
+            out["bleu"].append(_nltk_bleu(correct, dens, hyp_len, ref_len, w, s.smooth))
+            out["precisions"].append([c / d for c, d in zip(correct, dens, strict=True)])
+            out["brevity_penalty"].append(float(_nltk_brevity_penalty(ref_len, hyp_len)))
+    out["length_ratio"] = [h / r if r else 0.0 for h, r in zip(stats.hyp_len, stats.ref_len, strict=True)]
     return out
 
 
-def _gleu_counts(hyp_tokens: Sequence[str], refs_tokens: Sequence[Sequence[str]], min_len: int,
-                 max_len: int) -> tuple[int, int] | None:
-    """nltk ``corpus_gleu``'s best (matches, total) of one example, or None."""
-    hyp = _ngram_counts(hyp_tokens, max_len, min_len)
-    tpfp = sum(hyp.values())
-    best: tuple[int, int] | None = None
-    for ref_tokens in refs_tokens:
-        ref = _ngram_counts(ref_tokens, max_len, min_len)
-        tpfn = sum(ref.values())
-        if len(ref) < len(hyp):
-            tp = sum(min(c, hyp[g]) for g, c in ref.items() if g in hyp)
-        else:
-            tp = sum(min(c, ref[g]) for g, c in hyp.items() if g in ref)
-        n_all = max(tpfp, tpfn)
-        if n_all > 0 and (best is None or tp / n_all > best[0] / best[1]):
-            best = (tp, n_all)
-    return best
+class _GleuCounts(NamedTuple):
+    """nltk ``corpus_gleu``'s best (matches, total) per example; total 0 where nltk skips it."""
+
+    matches: list[int]
+    total: list[int]
+    tokenizer: Tokenizer
+    num_refs: int
 
 
-def _gleu_counts_of(predictions: Any, references: Any, tokenizer: Any, min_len: Any,
-                  max_len: Any) -> tuple[list[tuple[int, int] | None], Tokenizer, int]:
+def _gleu_counts_of(predictions: Any, references: Any, tokenizer: Any, min_len: Any, max_len: Any,
+                    num_threads: int | None) -> _GleuCounts:
     predictions, refs = texts_and_references(predictions, references)
     for name, v in (("min_len", min_len), ("max_len", max_len)):
         if not isinstance(v, int) or isinstance(v, bool) or v < 1:
             raise ValueError(f"{name}: {v!r} must be a positive integer")
     if min_len > max_len:
         raise ValueError(f"min_len: {min_len} is greater than max_len ({max_len})")
+    threads = _threads(num_threads)
     tok = get_tokenizer(tokenizer, default="13a")
-    counts = [_gleu_counts(tok(p), [tok(r) for r in rs], min_len, max_len)
-              for p, rs in zip(predictions, refs)]
-    return counts, tok, count_references(refs)
+    preds, ref_in, code, lowercase = _core_input(tok, predictions, refs)
+    matches, total = _native.bleu_core().gleu_stats(preds, ref_in, code, lowercase, min_len, max_len, threads)
+    return _GleuCounts(matches, total, tok, count_references(refs))
 
 
 def _gleu_score(row: Any) -> float:
@@ -373,39 +366,41 @@ def _gleu_signature(tok: Tokenizer, min_len: int, max_len: int, num_refs: int, *
 
 
 def google_bleu_statistics(predictions: Sequence[str], references: Sequence[str | Sequence[str]],
-                           tokenizer: Any = None, min_len: int = 1, max_len: int = 4) -> CorpusStatistics:
+                           tokenizer: Any = None, min_len: int = 1, max_len: int = 4, *,
+                           num_threads: int | None = 1) -> CorpusStatistics:
     """Google BLEU's per-example statistics ``[matches, total]`` of the best reference."""
-    counts, tok, num_refs = _gleu_counts_of(predictions, references, tokenizer, min_len, max_len)
-    return _gleu_statistics(counts, tok, min_len, max_len, num_refs)
+    counts = _gleu_counts_of(predictions, references, tokenizer, min_len, max_len, num_threads)
+    return _gleu_statistics(counts, min_len, max_len)
 
 
-def _gleu_statistics(counts: list[tuple[int, int] | None], tok: Tokenizer, min_len: int, max_len: int,
-                     num_refs: int) -> CorpusStatistics:
+def _gleu_statistics(counts: _GleuCounts, min_len: int, max_len: int) -> CorpusStatistics:
     def sign(**fields: Any) -> str:
-        return _gleu_signature(tok, min_len, max_len, num_refs, **fields)
+        return _gleu_signature(counts.tokenizer, min_len, max_len, counts.num_refs, **fields)
 
-    return CorpusStatistics([list(c) if c else [0, 0] for c in counts], _gleu_score, sign=sign)
+    rows = [[m, t] for m, t in zip(counts.matches, counts.total, strict=True)]
+    return CorpusStatistics(rows, _gleu_score, sign=sign)
 
 
 def google_bleu(predictions: Sequence[str], references: Sequence[str | Sequence[str]],
                 tokenizer: Any = None, min_len: int = 1, max_len: int = 4, use_aggregator: bool = True,
                 *, confidence_level: float | None = None, n_resamples: int = DEFAULT_RESAMPLES,
-                seed: int = DEFAULT_SEED) -> dict[str, Any]:
+                seed: int = DEFAULT_SEED, num_threads: int | None = 1) -> dict[str, Any]:
     """Google BLEU: nltk ``corpus_gleu`` (aggregate) or ``sentence_gleu`` (per example).
 
     ``confidence_level`` adds ``google_bleu_ci``, a bootstrap interval of the corpus score
     over the examples' statistics (as sacrebleu's intervals of corpus metrics); ``signature``
-    names the tokenizer, the n-gram orders and the number of references.
+    names the tokenizer, the n-gram orders and the number of references. ``num_threads``:
+    threads of the core's n-gram counting (default 1; None: every core).
     """
     if confidence_level is not None:
         check_interval_options(confidence_level, n_resamples, seed)
-    counts, tok, num_refs = _gleu_counts_of(predictions, references, tokenizer, min_len, max_len)
-    stats = _gleu_statistics(counts, tok, min_len, max_len, num_refs)
+    aggregate = flag("use_aggregator", use_aggregator)
+    counts = _gleu_counts_of(predictions, references, tokenizer, min_len, max_len, num_threads)
     out: dict[str, Any]
-    if not flag("use_aggregator", use_aggregator):
-        out = {"google_bleu": [c[0] / c[1] if c else 0.0 for c in counts]}
+    if not aggregate:
+        out = {"google_bleu": [m / t if t else 0.0 for m, t in zip(counts.matches, counts.total, strict=True)]}
     else:
-        matches = sum(c[0] for c in counts if c)
-        n_all = sum(c[1] for c in counts if c)
-        out = {"google_bleu": matches / n_all if n_all else 0.0}
-    return corpus_result(out, "google_bleu", stats, confidence_level, n_resamples, seed)
+        n_all = sum(counts.total)
+        out = {"google_bleu": sum(counts.matches) / n_all if n_all else 0.0}
+    return corpus_result(out, "google_bleu", _gleu_statistics(counts, min_len, max_len), confidence_level,
+                         n_resamples, seed)

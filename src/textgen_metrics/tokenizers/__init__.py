@@ -37,8 +37,7 @@ from .mteval import Tokenizer13a, TokenizerIntl
 from .sentences import split_sentences
 from .tercom import TercomTokenizer
 from .treebank import TreebankWordTokenizer
-from .words import (PorterStemmer, RougeScoreTokenizer, UnicodeTokenizer, WhitespaceTokenizer,
-                    WordTokenizer)
+from .words import PorterStemmer, RougeScoreTokenizer, UnicodeTokenizer, WhitespaceTokenizer, WordTokenizer
 
 __all__ = [
     "Tokenizer", "CallableTokenizer", "Lowercased", "SacrebleuTokenizer", "WordTokenizer",

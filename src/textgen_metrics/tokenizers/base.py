@@ -3,12 +3,15 @@
 A tokenizer is a callable ``str -> list[str]`` with a ``signature``: a short string that names
 every setting of the tokenizer that changes a score (sacrebleu's tokenizers have a
 ``signature()`` method; here it is a property, so that it reads like the other settings).
+``batch(texts)`` gives the tokens of many texts; the tokenizers computed by the compiled core
+do the whole list in one call.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 __all__ = ["Tokenizer", "CallableTokenizer", "Lowercased", "SacrebleuTokenizer"]
 
@@ -29,6 +32,10 @@ class Tokenizer(ABC):
     @abstractmethod
     def __call__(self, text: str) -> list[str]:
         """The tokens of ``text``."""
+
+    def batch(self, texts: Sequence[str]) -> list[list[str]]:
+        """The tokens of every text (``[self(t) for t in texts]``, or one call into the core)."""
+        return [self(t) for t in texts]
 
     @property
     def signature(self) -> str:
@@ -82,6 +89,9 @@ class Lowercased(Tokenizer):
 
     def __call__(self, text: str) -> list[str]:
         return self.inner(text.lower())
+
+    def batch(self, texts: Sequence[str]) -> list[list[str]]:
+        return self.inner.batch([t.lower() for t in texts])
 
     def __repr__(self) -> str:
         return f"Lowercased({self.inner!r})"

@@ -3,18 +3,25 @@ character)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from .. import _native
 from .base import Tokenizer
 
 __all__ = ["NoneTokenizer", "CharTokenizer", "SplitTokenizer"]
 
 
 class NoneTokenizer(Tokenizer):
-    """sacrebleu's ``none``: the text split on whitespace, nothing else."""
+    """sacrebleu's ``none``: the text split on whitespace (``str.split()``), nothing else;
+    computed by the core (``_native.split_whitespace``)."""
 
     name = "none"
 
     def __call__(self, text: str) -> list[str]:
-        return text.split()
+        return _native.split_whitespace([text])[0]
+
+    def batch(self, texts: Sequence[str]) -> list[list[str]]:
+        return _native.split_whitespace(texts)
 
 
 SplitTokenizer = NoneTokenizer  # the earlier name

@@ -2,7 +2,7 @@
 
 - ``rouge_score`` (the ROUGE default): rouge-score 0.1.2's tokenizer, for parity: lower-case,
   every run of characters outside ``[a-z0-9]`` becomes a space, split; with the stemmer, Porter
-  (nltk, as rouge-score) on tokens longer than 3 characters. Non-Latin scripts are dropped.
+  (nltk's rules, as rouge-score) on tokens longer than 3 characters. Non-Latin scripts are dropped.
 - ``unicode``: NFKC, case-folded, keeps letters, digits and combining marks of every script;
   scripts written without spaces (Han, Hiragana, Katakana, Thai, Lao, Khmer, Myanmar) give one
   token per character. The stemmer, when on, applies to ASCII tokens only.
@@ -10,37 +10,33 @@
 
 These tokenizers never join text across whitespace, so a text's tokens are its lines' tokens
 end to end (ROUGE-Lsum relies on that).
+
+``rouge_score``'s tokenising and every Porter stem are computed by the compiled core
+(:mod:`textgen_metrics._native`): a batch of texts, or a text's new tokens, per call. nltk is not
+imported (its Porter stemmer is the reference the core's is tested against, word for word).
 """
 
 from __future__ import annotations
 
-import re
+import importlib
 import unicodedata
-from typing import Any, Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
+from .. import _native
 from .base import Tokenizer
 
 __all__ = ["PorterStemmer", "WordTokenizer", "RougeScoreTokenizer", "UnicodeTokenizer",
            "WhitespaceTokenizer"]
 
-_NON_ALNUM = re.compile(r"[^a-z0-9]+")
-_VALID = re.compile(r"^[a-z0-9]+$")
-
 
 class PorterStemmer:
-    """nltk's Porter stemmer (the NLTK_EXTENSIONS mode rouge-score uses) with a memo.
+    """nltk's Porter stemmer (the NLTK_EXTENSIONS mode rouge-score uses), computed by the core.
 
-    Stemming is a pure function of the word, so each distinct word is stemmed once per process;
-    the memo grows with the vocabulary, not with the number of texts.
+    ``stemmer(word)`` stems one word; :meth:`stem_many` stems a list in one call into the core.
     """
 
     _shared: PorterStemmer | None = None
-
-    def __init__(self) -> None:
-        from nltk.stem import porter  # lazy: only the stemmer needs nltk
-
-        self._stem: Callable[[str], str] = porter.PorterStemmer().stem
-        self._memo: dict[str, str] = {}
 
     @classmethod
     def shared(cls) -> PorterStemmer:
@@ -49,11 +45,44 @@ class PorterStemmer:
         return cls._shared
 
     def __call__(self, word: str) -> str:
+        return _native.porter_stem([word])[0]
+
+    def stem_many(self, words: Sequence[str]) -> list[str]:
+        """The stem of every word, in one call into the core."""
+        return _native.porter_stem(words)
+
+
+class _Stems:
+    """Tokens -> tokens with the Porter stem of every token that ``stems(token)`` picks; the
+    others as they are. The core stems a text's new tokens in one call; a bounded memo (stemming
+    is a pure function of the word) makes a known token a dictionary look-up."""
+
+    _LIMIT = 1 << 20
+
+    def __init__(self, stems: Callable[[str], bool]) -> None:
+        self._stems = stems
+        self._memo: dict[str, str] = {}
+
+    def __call__(self, tokens: list[str]) -> list[str]:
         memo = self._memo
-        out = memo.get(word)
-        if out is None:
-            out = memo[word] = self._stem(word)
-        return out
+        try:
+            return [memo[t] for t in tokens]
+        except KeyError:
+            pass
+        if len(memo) > self._LIMIT:
+            memo.clear()
+        new = [t for t in dict.fromkeys(tokens) if t not in memo]
+        picked = [t for t in new if self._stems(t)]
+        for t in new:
+            memo[t] = t
+        for t, stem in zip(picked, _native.porter_stem(picked), strict=True):
+            memo[t] = stem
+        return [memo[t] for t in tokens]
+
+
+# rouge-score stems tokens longer than 3 characters; the unicode tokenizer only ASCII words
+_stem_long = _Stems(lambda t: len(t) > 3)
+_stem_ascii_words = _Stems(lambda t: len(t) > 3 and t.isascii() and t.isalpha())
 
 
 class WordTokenizer(Tokenizer):
@@ -64,7 +93,6 @@ class WordTokenizer(Tokenizer):
 
     def __init__(self, use_stemmer: bool = False) -> None:
         self.use_stemmer = bool(use_stemmer)
-        self._stemmer: PorterStemmer | None = PorterStemmer.shared() if self.use_stemmer else None
 
     @property
     def signature(self) -> str:
@@ -75,37 +103,25 @@ class WordTokenizer(Tokenizer):
 
 
 class RougeScoreTokenizer(WordTokenizer):
-    """rouge-score 0.1.2 ``tokenize.tokenize``, token for token, with a memoised stemmer."""
+    """rouge-score 0.1.2 ``tokenize.tokenize``, token for token, computed by the core
+    (``_native.RougeTokenizer``: Python's ``str.lower``, ``[a-z0-9]`` runs, Porter stems of
+    tokens longer than 3 characters, stems that are not ``[a-z0-9]+`` dropped)."""
 
     name = "rouge_score"
 
     def __init__(self, use_stemmer: bool = False) -> None:
         super().__init__(use_stemmer)
-        # word -> token after stemming and validation (None when the stem is not [a-z0-9]+)
-        self._memo: dict[str, str | None] = {}
-        self._invalid = False
+        self._core = _native.RougeTokenizer(self.use_stemmer)
 
     def __call__(self, text: str) -> list[str]:
-        words = _NON_ALNUM.sub(" ", text.lower()).split()
-        if self._stemmer is None:
-            return words
-        memo = self._memo
-        try:
-            out = [memo[w] for w in words]
-        except KeyError:
-            stem = self._stemmer
-            for w in words:
-                if w not in memo:
-                    t = stem(w) if len(w) > 3 else w
-                    if _VALID.match(t):
-                        memo[w] = t
-                    else:  # rouge-score drops a stem that is not [a-z0-9]+
-                        memo[w] = None
-                        self._invalid = True
-            out = [memo[w] for w in words]
-        if self._invalid:
-            return [t for t in out if t is not None]
-        return out  # type: ignore[return-value]  # no None without an invalid stem
+        return self._core.tokenize_batch([text], False)[0]
+
+    def batch(self, texts: Sequence[str]) -> list[list[str]]:
+        return self._core.tokenize_batch(texts, False)
+
+    def lines(self, text: str) -> list[list[str]]:
+        """Tokens of each non-empty line (ROUGE-Lsum's sentence units)."""
+        return self._core.tokenize_batch([text], True)[0]
 
 
 class UnicodeTokenizer(WordTokenizer):
@@ -117,8 +133,9 @@ class UnicodeTokenizer(WordTokenizer):
     def __init__(self, use_stemmer: bool = False) -> None:
         super().__init__(use_stemmer)
         if UnicodeTokenizer._pattern is None:
-            import regex  # installed with nltk; needed for \p{..} classes
-
+            # the regex module (a dependency) for \p{..} classes; imported by name, as it ships
+            # no type stubs (the pattern is typed Any)
+            regex = importlib.import_module("regex")
             nospace = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}"
             UnicodeTokenizer._pattern = regex.compile(
                 rf"[{nospace}][\p{{M}}]*|(?:(?![{nospace}])[\p{{L}}\p{{N}}\p{{M}}])+"
@@ -126,10 +143,7 @@ class UnicodeTokenizer(WordTokenizer):
 
     def __call__(self, text: str) -> list[str]:
         tokens: list[str] = self._pattern.findall(unicodedata.normalize("NFKC", text).casefold())
-        if self._stemmer is None:
-            return tokens
-        stem = self._stemmer
-        return [stem(t) if len(t) > 3 and t.isascii() and t.isalpha() else t for t in tokens]
+        return _stem_ascii_words(tokens) if self.use_stemmer else tokens
 
 
 class WhitespaceTokenizer(WordTokenizer):
@@ -139,7 +153,8 @@ class WhitespaceTokenizer(WordTokenizer):
 
     def __call__(self, text: str) -> list[str]:
         tokens = text.lower().split()
-        if self._stemmer is None:
-            return tokens
-        stem = self._stemmer
-        return [stem(t) if len(t) > 3 else t for t in tokens]
+        return _stem_long(tokens) if self.use_stemmer else tokens
+
+    def batch(self, texts: Sequence[str]) -> list[list[str]]:
+        out = _native.split_whitespace(texts, True)
+        return [_stem_long(t) for t in out] if self.use_stemmer else out
