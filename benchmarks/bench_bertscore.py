@@ -51,9 +51,9 @@ def _rss(n_pairs):
 
 def main():
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))
-    import bert_score_reference  # noqa: F401  (transformers 5 shim for the reference)
     from bert_score import BERTScorer as Reference
 
+    import bert_score_reference  # noqa: F401  (transformers 5 shim for the reference)
     from textgen_metrics.semantic.bertscore import BertScorer, default_model_path
 
     rows = []

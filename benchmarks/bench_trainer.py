@@ -41,8 +41,13 @@ def _worker(mode: str, folder: str, n: int) -> dict[str, Any]:
 
     import datasets
     import torch
-    from transformers import (AutoTokenizer, DataCollatorForSeq2Seq, Seq2SeqTrainer, Seq2SeqTrainingArguments,
-                              T5ForConditionalGeneration)
+    from transformers import (
+        AutoTokenizer,
+        DataCollatorForSeq2Seq,
+        Seq2SeqTrainer,
+        Seq2SeqTrainingArguments,
+        T5ForConditionalGeneration,
+    )
     from transformers.utils import logging as hf_logging
 
     import textgen_metrics

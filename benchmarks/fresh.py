@@ -210,7 +210,7 @@ class Inputs:
         if os.path.exists(self.path):
             os.remove(self.path)
 
-    def __enter__(self) -> "Inputs":
+    def __enter__(self) -> Inputs:
         return self
 
     def __exit__(self, *exc: object) -> None:

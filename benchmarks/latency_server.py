@@ -20,7 +20,7 @@ import argparse
 import asyncio
 import json
 import sys
-from typing import Callable, Optional
+from collections.abc import Callable
 
 CLAIMS = '{"claims": ["first claim", "second claim"]}'
 VERDICTS = ('{"verdicts": [{"index": 1, "reason": "implied", "verdict": "yes"}, '
@@ -50,7 +50,7 @@ class Connection(asyncio.Protocol):
     def __init__(self, answer_for: Callable[[str], bytes], latency: float, stats: Stats) -> None:
         self.answer_for, self.latency, self.stats = answer_for, latency, stats
         self.buffer = b""
-        self.transport: Optional[asyncio.Transport] = None
+        self.transport: asyncio.Transport | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
@@ -84,7 +84,7 @@ class Connection(asyncio.Protocol):
             self.transport.write(response)
 
 
-def main(argv: Optional[list[str]] = None) -> None:
+def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--latency", type=float, default=0.0)
     p.add_argument("--answer", default='{"verdict": "yes"}')

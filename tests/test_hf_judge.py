@@ -12,8 +12,9 @@ without end ("RAMBLE"). A random GPT-2 shows the same on gibberish.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 import pytest
 
@@ -56,7 +57,7 @@ def chain(kind: str, end: str) -> dict[str, str]:
     return {**{s: "la" for s in STARTS}, "la": "la"}
 
 
-def build(folder: Path, template: Optional[str], kind: str, context: int = 1024) -> str:
+def build(folder: Path, template: str | None, kind: str, context: int = 1024) -> str:
     """A tokenizer with ``template`` and a bigram Llama writing the ``kind`` chain."""
     import torch
     from tokenizers import Tokenizer, models, pre_tokenizers
@@ -105,7 +106,7 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., str]:
     return get
 
 
-def ask(i: int = 0, messages: Optional[list[dict[str, str]]] = None, **kw: Any) -> JudgeRequest:
+def ask(i: int = 0, messages: list[dict[str, str]] | None = None, **kw: Any) -> JudgeRequest:
     messages = messages or [{"role": "system", "content": SYSTEM}, {"role": "user", "content": f"question {i}"}]
     return JudgeRequest(messages, schema=SCHEMA, task="verdicts", **kw)
 

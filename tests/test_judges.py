@@ -11,8 +11,7 @@ import time
 import pytest
 
 from chat_server import ChatServer
-from textgen_metrics.judges import (CallableJudge, JudgeCache, JudgeFatalError, JudgeRequest, OpenAIJudge,
-                                    get_judge)
+from textgen_metrics.judges import CallableJudge, JudgeCache, JudgeFatalError, JudgeRequest, OpenAIJudge, get_judge
 
 SECRET = "sk-test-SECRET-4f9c2"
 SCHEMA = {"type": "object", "required": ["verdicts"], "properties": {"verdicts": {

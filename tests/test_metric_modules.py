@@ -56,6 +56,7 @@ def test_card_has_space_header_and_sections(metric_name):
 def test_every_module_reaches_the_cli_playground_and_trainer(metric_name):
     """The front ends take their metrics from the registry: every folder is there, same columns."""
     import evaluate
+
     from textgen_metrics.registry import METRICS as REGISTRY
 
     assert metric_name in REGISTRY

@@ -15,8 +15,15 @@ import pytest
 import textgen_metrics
 from chat_server import AnthropicServer, AzureServer, ChatServer, GeminiServer
 from judge_faults import BLOCK, FAULTS, examples, good_answer, run_faults
-from textgen_metrics.judges import (AnthropicJudge, AzureOpenAIJudge, GeminiJudge, JudgeFatalError, JudgeRequest,
-                                    OpenAIJudge, get_judge)
+from textgen_metrics.judges import (
+    AnthropicJudge,
+    AzureOpenAIJudge,
+    GeminiJudge,
+    JudgeFatalError,
+    JudgeRequest,
+    OpenAIJudge,
+    get_judge,
+)
 from textgen_metrics.judges.bedrock import BedrockConverse, converse_judge
 
 ROOT = Path(__file__).resolve().parent.parent

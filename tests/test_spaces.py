@@ -224,7 +224,7 @@ def test_metric_space_mistakes_are_sentences_naming_row_and_field(page):
         assert "Traceback" not in line and "list index" not in line
         edit_cell(page, "inputs", 1, 1, "||| a reference")
         page.click("#compute")
-        shows_error(page, f"Row 2, references: a text between the ||| separators is empty")
+        shows_error(page, "Row 2, references: a text between the ||| separators is empty")
         edit_cell(page, "inputs", 1, 1, "a second reference")
         type_options(page, '{"stemmer": true}')
         page.click("#compute")

@@ -83,8 +83,13 @@ def trained(tokenizer, tmp_path_factory):
     """A tiny T5 built from a config (no download), trained a little on PAIRS: (model folder, data)."""
     import datasets
     import torch
-    from transformers import (DataCollatorForSeq2Seq, Seq2SeqTrainer, Seq2SeqTrainingArguments,
-                              T5Config, T5ForConditionalGeneration)
+    from transformers import (
+        DataCollatorForSeq2Seq,
+        Seq2SeqTrainer,
+        Seq2SeqTrainingArguments,
+        T5Config,
+        T5ForConditionalGeneration,
+    )
 
     folder = tmp_path_factory.mktemp("t5")
     torch.manual_seed(0)
@@ -111,8 +116,12 @@ def trained(tokenizer, tmp_path_factory):
 
 
 def evaluator(tokenizer, trained, tmp_path, hook, preprocess=None, **kwargs):
-    from transformers import (DataCollatorForSeq2Seq, Seq2SeqTrainer, Seq2SeqTrainingArguments,
-                              T5ForConditionalGeneration)
+    from transformers import (
+        DataCollatorForSeq2Seq,
+        Seq2SeqTrainer,
+        Seq2SeqTrainingArguments,
+        T5ForConditionalGeneration,
+    )
 
     model = T5ForConditionalGeneration.from_pretrained(trained[0])
     args = Seq2SeqTrainingArguments(output_dir=str(tmp_path / "out"), per_device_eval_batch_size=3,

@@ -1,10 +1,16 @@
 """Build the tiny models for the constrained-decoding measurement (no download):
 a 32k byte-level BPE trained on WordNet's glosses (Debian's wordnet-base, English prose),
 a 2-layer Llama, random ("untrained") and trained briefly on synthetic judge answers."""
-import json, os, random, re, sys, time
+import json
+import os
+import random
+import re
+import sys
+import time
+
 import torch
-from tokenizers import Tokenizer, models, pre_tokenizers, decoders, trainers
-from transformers import PreTrainedTokenizerFast, LlamaConfig, LlamaForCausalLM
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
 torch.manual_seed(0); random.seed(0)
 torch.set_num_threads(2)

@@ -3,13 +3,19 @@
 Each request: the project's verdict-list prompt shape (system + numbered statements), the
 project's schema (verdict_list_schema(n) under "verdicts"), the HF judge's budget rule
 (128 + 64 * items), greedy, one request at a time (batch 1), one thread pair of CPU cores."""
-import json, random, sys, time
+import json
+import random
+import sys
+import time
+
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
+
 sys.path.insert(0, "/tmp/hfj/cd")
 from build import conversation
-from textgen_metrics.judges.parsing import parse_answer, JudgeParseError
-from textgen_metrics.llm.prompts import verdict_list_schema, check_indices
+
+from textgen_metrics.judges.parsing import JudgeParseError, parse_answer
+from textgen_metrics.llm.prompts import check_indices, verdict_list_schema
 
 torch.set_num_threads(2)
 folder, modes, n_req = sys.argv[1], sys.argv[2].split(","), int(sys.argv[3])

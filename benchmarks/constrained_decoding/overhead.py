@@ -1,12 +1,19 @@
 """Per-token cost of each constraint on a 32k vocabulary, model excluded: feed the token ids of a
 valid 5-verdict answer one step at a time and time the processor's call (random logits)."""
-import json, sys, time
+import json
+import sys
+import time
+
 import torch
+
 sys.path.insert(0, "/tmp/hfj/cd")
 import transformers.tokenization_utils_base as tub
+
 sys.modules.setdefault("transformers.tokenization_utils", tub)
-from transformers import AutoTokenizer, AutoModelForCausalLM
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
 from textgen_metrics.llm.prompts import verdict_list_schema
+
 torch.set_num_threads(1)
 folder = sys.argv[1]
 tok = AutoTokenizer.from_pretrained(folder)
@@ -22,7 +29,10 @@ for n in (1, 5, 20):
     prompt = tok("<|im_start|>assistant\n", add_special_tokens=False)["input_ids"]
     # lm-format-enforcer
     from lmformatenforcer import JsonSchemaParser
-    from lmformatenforcer.integrations.transformers import build_token_enforcer_tokenizer_data, build_transformers_prefix_allowed_tokens_fn
+    from lmformatenforcer.integrations.transformers import (
+        build_token_enforcer_tokenizer_data,
+        build_transformers_prefix_allowed_tokens_fn,
+    )
     if "lmfe_data" not in res:
         t = time.perf_counter(); res["lmfe_data"] = build_token_enforcer_tokenizer_data(tok); res["lmfe setup s"] = time.perf_counter() - t
     t = time.perf_counter(); fn = build_transformers_prefix_allowed_tokens_fn(res["lmfe_data"], JsonSchemaParser(schema)); c1 = time.perf_counter() - t

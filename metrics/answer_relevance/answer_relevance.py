@@ -3,6 +3,7 @@
 """Answer Relevance (LLM-guided): a thin evaluate layer over textgen_metrics.answer_relevance."""
 
 import evaluate
+
 import textgen_metrics.hf
 
 _CITATION = textgen_metrics.hf.VALOR_CITATION

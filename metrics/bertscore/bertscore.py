@@ -3,6 +3,7 @@
 """BERTScore metric: a thin evaluate layer over textgen_metrics.bertscore."""
 
 import evaluate
+
 import textgen_metrics
 import textgen_metrics.hf
 

@@ -3,6 +3,7 @@
 """Bias (LLM-guided): a thin evaluate layer over textgen_metrics.bias."""
 
 import evaluate
+
 import textgen_metrics.hf
 
 _CITATION = textgen_metrics.hf.VALOR_CITATION

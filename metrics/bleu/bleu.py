@@ -3,6 +3,7 @@
 """BLEU metric: a thin evaluate layer over textgen_metrics.bleu."""
 
 import evaluate
+
 import textgen_metrics
 import textgen_metrics.hf
 

@@ -3,6 +3,7 @@
 """chrF metric: a thin evaluate layer over textgen_metrics.chrf."""
 
 import evaluate
+
 import textgen_metrics
 import textgen_metrics.hf
 

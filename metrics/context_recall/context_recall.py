@@ -3,6 +3,7 @@
 """Context Recall (LLM-guided): a thin evaluate layer over textgen_metrics.context_recall."""
 
 import evaluate
+
 import textgen_metrics.hf
 
 _CITATION = textgen_metrics.hf.VALOR_CITATION

@@ -3,6 +3,7 @@
 """Context Relevance (LLM-guided): a thin evaluate layer over textgen_metrics.context_relevance."""
 
 import evaluate
+
 import textgen_metrics.hf
 
 _CITATION = textgen_metrics.hf.VALOR_CITATION

@@ -3,6 +3,7 @@
 """Faithfulness (LLM-guided): a thin evaluate layer over textgen_metrics.faithfulness."""
 
 import evaluate
+
 import textgen_metrics.hf
 
 _CITATION = textgen_metrics.hf.VALOR_CITATION

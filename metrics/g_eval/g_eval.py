@@ -3,6 +3,7 @@
 """G-Eval (LLM-guided, your own criteria): a thin evaluate layer over textgen_metrics.g_eval."""
 
 import evaluate
+
 import textgen_metrics.hf
 
 _CITATION = """\

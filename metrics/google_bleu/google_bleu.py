@@ -3,6 +3,7 @@
 """Google BLEU (GLEU) metric: a thin evaluate layer over textgen_metrics.google_bleu."""
 
 import evaluate
+
 import textgen_metrics
 import textgen_metrics.hf
 

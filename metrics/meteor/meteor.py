@@ -3,6 +3,7 @@
 """METEOR metric: a thin evaluate layer over textgen_metrics.meteor."""
 
 import evaluate
+
 import textgen_metrics
 import textgen_metrics.hf
 

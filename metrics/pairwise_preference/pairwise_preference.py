@@ -3,6 +3,7 @@
 """Pairwise preference (LLM-guided): a thin evaluate layer over textgen_metrics.pairwise_preference."""
 
 import evaluate
+
 import textgen_metrics.hf
 
 _CITATION = """\

@@ -3,6 +3,7 @@
 """ROUGE metric: a thin evaluate layer over textgen_metrics.rouge."""
 
 import evaluate
+
 import textgen_metrics
 import textgen_metrics.hf
 

@@ -3,6 +3,7 @@
 """Summary Coherence (LLM-guided): a thin evaluate layer over textgen_metrics.summary_coherence."""
 
 import evaluate
+
 import textgen_metrics.hf
 
 _CITATION = textgen_metrics.hf.VALOR_CITATION

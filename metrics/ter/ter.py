@@ -3,6 +3,7 @@
 """TER metric: a thin evaluate layer over textgen_metrics.ter."""
 
 import evaluate
+
 import textgen_metrics
 import textgen_metrics.hf
 

@@ -3,6 +3,7 @@
 """Toxicity (LLM-guided): a thin evaluate layer over textgen_metrics.toxicity."""
 
 import evaluate
+
 import textgen_metrics.hf
 
 _CITATION = textgen_metrics.hf.VALOR_CITATION

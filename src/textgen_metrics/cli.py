@@ -27,7 +27,8 @@ import os
 import re
 import sys
 import traceback
-from typing import Any, Callable, Iterator, Optional
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from . import __version__
 from .registry import METRICS, get_metric
@@ -130,7 +131,7 @@ def _split_item(item: str, flag: str, want: str) -> tuple[str, str]:
     return key.strip(), raw
 
 
-def _metric_options(items: Optional[list[str]], names: list[str]) -> dict[str, dict[str, Any]]:
+def _metric_options(items: list[str] | None, names: list[str]) -> dict[str, dict[str, Any]]:
     """``--option METRIC.NAME=VALUE`` items, each value parsed by the option's kind."""
     out: dict[str, dict[str, Any]] = {}
     for item in items or []:
@@ -148,7 +149,7 @@ def _metric_options(items: Optional[list[str]], names: list[str]) -> dict[str, d
     return out
 
 
-def _judge_options(items: Optional[list[str]]) -> dict[str, Any]:
+def _judge_options(items: list[str] | None) -> dict[str, Any]:
     out = {}
     for item in items or []:
         key, raw = _split_item(item, "--judge-option", "NAME=VALUE")
@@ -159,7 +160,7 @@ def _judge_options(items: Optional[list[str]]) -> dict[str, Any]:
     return out
 
 
-def _columns(items: Optional[list[str]]) -> dict[str, str]:
+def _columns(items: list[str] | None) -> dict[str, str]:
     out = {}
     for item in items or []:
         key, raw = _split_item(item, "--column", "INPUT=FIELD")
@@ -186,7 +187,7 @@ def _table_rows(summary: dict[str, Any]) -> str:
     return "\n".join(f"{k:<{_WIDTH}}  {format_number(v)}" for k, v in summary.items())
 
 
-def _progress(show: Optional[bool], names: list[str]) -> Optional[Callable[[str, int], Any]]:
+def _progress(show: bool | None, names: list[str]) -> Callable[[str, int], Any] | None:
     """One bar per metric, named after it, counting examples (when stderr is a terminal, or
     when asked with --progress)."""
     if not (show if show is not None else sys.stderr.isatty()):
@@ -455,7 +456,7 @@ def _is_judge_error(error: BaseException) -> bool:
     return any(cls.__name__ == "JudgeError" for cls in type(error).__mro__)
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     """Run the command line; the exit status (0 done, 1 scores missing or run failed, 2 usage)."""
     args = build_parser().parse_args(argv)  # a usage error exits 2 here
     try:

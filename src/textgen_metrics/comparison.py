@@ -15,12 +15,19 @@ interval, and the p-value of a paired test (:mod:`textgen_metrics.significance`)
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .registry import get_metric
 from .signature import bootstrap_fields, with_fields
-from .significance import (DEFAULT_RESAMPLES, DEFAULT_SEED, DEFAULT_TRIALS, CorpusStatistics,
-                           check_interval_options, paired_test)
+from .significance import (
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    DEFAULT_TRIALS,
+    CorpusStatistics,
+    check_interval_options,
+    paired_test,
+)
 
 __all__ = ["compare", "METHODS"]
 

@@ -27,7 +27,8 @@ that interval; ``None`` when no resample defines it.
 from __future__ import annotations
 
 import math
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -42,12 +43,12 @@ _BLOCK = 256  # columns of Kendall's sign matrix built at once
 
 # -- point estimates (SciPy's and scikit-learn's definitions) ------------------------------
 
-def _float(value: Any) -> Optional[float]:
+def _float(value: Any) -> float | None:
     value = float(value)
     return None if math.isnan(value) else value
 
 
-def pearson(x: ArrayLike, y: ArrayLike) -> Optional[float]:
+def pearson(x: ArrayLike, y: ArrayLike) -> float | None:
     """Pearson's r as ``scipy.stats.pearsonr(x, y).statistic``; None where SciPy gives NaN."""
     xa, ya = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     if xa.size < 2 or (xa == xa[0]).all() or (ya == ya[0]).all():
@@ -75,7 +76,7 @@ def _ranks(values: np.ndarray) -> np.ndarray:
     return ranks
 
 
-def spearman(x: ArrayLike, y: ArrayLike) -> Optional[float]:
+def spearman(x: ArrayLike, y: ArrayLike) -> float | None:
     """Spearman's rho as ``scipy.stats.spearmanr(x, y).statistic``: the correlation
     (``numpy.corrcoef``) of the average ranks; None where SciPy gives NaN."""
     xa, ya = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
@@ -125,7 +126,7 @@ def _kendall_rows(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> np.ndarr
     return np.clip(tau, -1.0, 1.0)
 
 
-def kendall_tau(x: ArrayLike, y: ArrayLike) -> Optional[float]:
+def kendall_tau(x: ArrayLike, y: ArrayLike) -> float | None:
     """Kendall's tau-b as ``scipy.stats.kendalltau(x, y).statistic``; None where SciPy gives NaN."""
     xa, ya = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     if xa.size < 2:
@@ -146,7 +147,7 @@ def _tied_pairs(values: np.ndarray) -> int:
     return int((counts * (counts - 1) // 2).sum())
 
 
-def _weight_matrix(k: int, weights: Optional[str]) -> np.ndarray:
+def _weight_matrix(k: int, weights: str | None) -> np.ndarray:
     if weights is None:
         w = np.ones((k, k), dtype=np.float64)
         w.flat[:: k + 1] = 0
@@ -156,7 +157,7 @@ def _weight_matrix(k: int, weights: Optional[str]) -> np.ndarray:
     return np.abs(w - w.T) if weights == "linear" else (w - w.T) ** 2
 
 
-def _kappa_from_confusion(confusion: np.ndarray, weights: Optional[str]) -> np.ndarray:
+def _kappa_from_confusion(confusion: np.ndarray, weights: str | None) -> np.ndarray:
     """Cohen's kappa of each confusion matrix (rows: ``confusion[r]``), as scikit-learn's."""
     k = confusion.shape[-1]
     sum0 = confusion.sum(axis=-2)
@@ -168,7 +169,7 @@ def _kappa_from_confusion(confusion: np.ndarray, weights: Optional[str]) -> np.n
     return 1 - ratio
 
 
-def cohen_kappa(a: Sequence[Any], b: Sequence[Any], weights: Optional[str] = None) -> Optional[float]:
+def cohen_kappa(a: Sequence[Any], b: Sequence[Any], weights: str | None = None) -> float | None:
     """Cohen's kappa as ``sklearn.metrics.cohen_kappa_score(a, b, weights=weights)`` (labels in
     sorted order for the linear and quadratic weights); None where scikit-learn gives NaN."""
     codes_a, codes_b, labels = _label_codes(list(a), list(b))
@@ -198,7 +199,7 @@ def _label_codes(a: list[Any], b: list[Any]) -> tuple[np.ndarray, np.ndarray, li
 
 # -- resampling ------------------------------------------------------------------------------
 
-def _resample_counts(n: int, n_resamples: int, seed: Optional[int]) -> Any:
+def _resample_counts(n: int, n_resamples: int, seed: int | None) -> Any:
     """Rows of example counts, chunk by chunk, from one seeded stream of resample indices."""
     rng = np.random.default_rng(seed)
     rows = max(1, _MAX_CELLS // max(n, 1))
@@ -231,7 +232,7 @@ def _weighted_ranks(codes: Codes, m: np.ndarray) -> np.ndarray:
     return (below + (m + 1) / 2)[:, codes[0]]
 
 
-def _interval(stats: np.ndarray, confidence_level: float) -> Optional[list[float]]:
+def _interval(stats: np.ndarray, confidence_level: float) -> list[float] | None:
     stats = stats[~np.isnan(stats)]
     if stats.size == 0:
         return None
@@ -241,7 +242,7 @@ def _interval(stats: np.ndarray, confidence_level: float) -> Optional[list[float
 
 
 def _score_intervals(x: np.ndarray, y: np.ndarray, n_resamples: int, confidence_level: float,
-                     seed: Optional[int]) -> dict[str, Optional[list[float]]]:
+                     seed: int | None) -> dict[str, list[float] | None]:
     parts: dict[str, list[np.ndarray]] = {"spearman": [], "kendall_tau": [], "pearson": []}
     xc, yc = _codes(x), _codes(y)
     for w in _resample_counts(x.size, n_resamples, seed):
@@ -254,8 +255,8 @@ def _score_intervals(x: np.ndarray, y: np.ndarray, n_resamples: int, confidence_
     return {k: _interval(np.concatenate(v), confidence_level) for k, v in parts.items()}
 
 
-def _label_intervals(a: np.ndarray, b: np.ndarray, k: int, weights: Optional[str], n_resamples: int,
-                     confidence_level: float, seed: Optional[int]) -> dict[str, Optional[list[float]]]:
+def _label_intervals(a: np.ndarray, b: np.ndarray, k: int, weights: str | None, n_resamples: int,
+                     confidence_level: float, seed: int | None) -> dict[str, list[float] | None]:
     kappas, accuracies = [], []
     cell = a * k + b
     onehot = np.zeros((a.size, k * k))
@@ -283,8 +284,8 @@ def _is_number(v: Any) -> bool:
 
 
 def agreement(judge_scores: Sequence[Any], human_scores: Sequence[Any], *, kind: str = "auto",
-              kappa_weights: Optional[str] = None, confidence_level: float = 0.95, n_resamples: int = 1000,
-              seed: Optional[int] = 12345) -> dict[str, Any]:
+              kappa_weights: str | None = None, confidence_level: float = 0.95, n_resamples: int = 1000,
+              seed: int | None = 12345) -> dict[str, Any]:
     """How well ``judge_scores`` agree with ``human_scores`` (one entry per example each).
 
     ``kind``: ``"scores"`` (numbers: Spearman, Kendall tau-b, Pearson), ``"labels"`` (any

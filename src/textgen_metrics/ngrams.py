@@ -18,7 +18,8 @@ reference on generated text.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 __all__ = ["match_statistics", "char_codes", "word_codes"]
 

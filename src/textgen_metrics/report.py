@@ -6,15 +6,16 @@ import datetime
 import html
 import json
 import math
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 __all__ = ["histogram", "svg_histogram", "svg_bars", "report_html", "format_number"]
 
 _W, _H, _PAD = 420, 180, 28
 
 
-def histogram(values: Sequence[Optional[float]], bins: int = 10,
-              value_range: Optional[tuple[float, float]] = None) -> tuple[list[float], list[int]]:
+def histogram(values: Sequence[float | None], bins: int = 10,
+              value_range: tuple[float, float] | None = None) -> tuple[list[float], list[int]]:
     """(edges, counts) over the non-None values: over ``value_range`` when given (widened to take
     every value), else [0, 1] when they all lie there, else their range."""
     vals = [v for v in values if v is not None and math.isfinite(v)]
@@ -37,8 +38,8 @@ def _fmt(x):
     return f"{x:.2f}".rstrip("0").rstrip(".") if x != int(x) else str(int(x))
 
 
-def svg_histogram(values: Sequence[Optional[float]], title: str, bins: int = 10,
-                  value_range: Optional[tuple[float, float]] = None) -> str:
+def svg_histogram(values: Sequence[float | None], title: str, bins: int = 10,
+                  value_range: tuple[float, float] | None = None) -> str:
     """An SVG histogram of ``values`` with the bin edges and counts labelled."""
     edges, counts = histogram(values, bins, value_range)
     esc = html.escape(title)
@@ -68,7 +69,7 @@ def svg_histogram(values: Sequence[Optional[float]], title: str, bins: int = 10,
     return "".join(parts)
 
 
-def svg_bars(labels: Sequence[Any], values: Sequence[Optional[float]], title: str,
+def svg_bars(labels: Sequence[Any], values: Sequence[float | None], title: str,
              value_range: tuple[float, float] = (0.0, 1.0)) -> str:
     """A horizontal SVG bar chart, one bar per example: its label (id) on the left, its value
     (4 significant digits) at the bar's end, None marked "n/a". The axis runs over

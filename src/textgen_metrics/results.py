@@ -16,12 +16,19 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from .aggregation import mean
 from .signature import bootstrap_fields, count_references, signature, with_fields
-from .significance import (DEFAULT_RESAMPLES, DEFAULT_SEED, CorpusStatistics, check_interval_options,
-                           corpus_interval, mean_interval)
+from .significance import (
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    CorpusStatistics,
+    check_interval_options,
+    corpus_interval,
+    mean_interval,
+)
 
 __all__ = ["reported", "score_keys", "add_intervals", "corpus_result", "meteor_signature",
            "bertscore_signature"]

@@ -12,7 +12,8 @@ import contextlib
 import json
 import os
 import time
-from typing import Any, Callable, ContextManager, Mapping, Optional, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ContextManager
 
 from . import __version__
 from .registry import MetricSpec, column_fields, get_metric
@@ -22,10 +23,10 @@ __all__ = ["read_records", "columns_from_records", "score_records", "flat_scores
 
 # ``progress(metric, total)`` -> a context manager giving ``update(k)`` (or None), entered while
 # that metric runs: the command line draws one bar per metric with it
-Progress = Callable[[str, int], ContextManager[Optional[Callable[[int], Any]]]]
+Progress = Callable[[str, int], ContextManager[Callable[[int], Any] | None]]
 
 
-def read_records(path: str, split: Optional[str] = None) -> list[dict]:
+def read_records(path: str, split: str | None = None) -> list[dict]:
     """Rows of ``path`` as dicts: ``.jsonl``/``.json``/``.csv``/``.tsv``/``.parquet`` or a
     ``datasets`` folder (``split`` picks one split of a DatasetDict)."""
     if os.path.isdir(path):
@@ -70,7 +71,7 @@ def read_records(path: str, split: Optional[str] = None) -> list[dict]:
                      "or a datasets folder")
 
 
-def _read_dataset_folder(path: str, split: Optional[str]) -> list[dict]:
+def _read_dataset_folder(path: str, split: str | None) -> list[dict]:
     import datasets
 
     try:
@@ -104,7 +105,7 @@ def _cell(value: Any, kind: str) -> Any:
     return value
 
 
-def _field(rows: Sequence[Mapping[str, Any]], column: str, mapping: Mapping[str, str]) -> Optional[str]:
+def _field(rows: Sequence[Mapping[str, Any]], column: str, mapping: Mapping[str, str]) -> str | None:
     """The record field for an input column: the mapping's, else the first of its spellings
     (``COLUMN_FIELDS``: ``queries`` or ``query`` ...) that the first row has; None if none."""
     if column in mapping:
@@ -114,7 +115,7 @@ def _field(rows: Sequence[Mapping[str, Any]], column: str, mapping: Mapping[str,
 
 
 def columns_from_records(rows: Sequence[Mapping[str, Any]], spec: MetricSpec,
-                         mapping: Optional[Mapping[str, str]] = None, source: str = "input",
+                         mapping: Mapping[str, str] | None = None, source: str = "input",
                          hint: str = "--column {column}=FIELD") -> dict[str, list]:
     """``{column: values}`` for ``spec`` from the records; a missing field is a clear error that
     names the row (from 1), the fields looked for and the ones the row has. ``hint`` says how to
@@ -140,7 +141,7 @@ def columns_from_records(rows: Sequence[Mapping[str, Any]], spec: MetricSpec,
     return inputs
 
 
-def resolve_judge(judge: Any, judge_options: Optional[Mapping[str, Any]] = None) -> Any:
+def resolve_judge(judge: Any, judge_options: Mapping[str, Any] | None = None) -> Any:
     """A judge object from a string, object or callable (None stays None)."""
     if judge is None:
         return None
@@ -174,11 +175,11 @@ def flat_scores(aggregate: Mapping[str, Any], metric: str) -> dict[str, float]:
 
 
 def score_records(rows: Sequence[Mapping[str, Any]], metrics: Sequence[str],
-                  columns: Optional[Mapping[str, str]] = None,
-                  options: Optional[Mapping[str, Mapping[str, Any]]] = None, judge: Any = None,
-                  progress: Optional[Progress] = None, source: str = "input",
+                  columns: Mapping[str, str] | None = None,
+                  options: Mapping[str, Mapping[str, Any]] | None = None, judge: Any = None,
+                  progress: Progress | None = None, source: str = "input",
                   column_hint: str = "--column {column}=FIELD",
-                  on_result: Optional[Callable[[str, Mapping[str, Any]], Any]] = None) -> dict[str, Any]:
+                  on_result: Callable[[str, Mapping[str, Any]], Any] | None = None) -> dict[str, Any]:
     """Score ``rows`` (a list of dicts) with each metric name in ``metrics``.
 
     ``columns`` maps input columns to record fields, ``options`` maps a metric name to its

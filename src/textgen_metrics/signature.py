@@ -12,7 +12,8 @@ Report a score with its signature, so that a reader can compute it again the sam
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from . import __version__
 

@@ -21,7 +21,8 @@ import json
 import math
 import os
 import re
-from typing import Any, Mapping, Optional, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 __all__ = ["metric_app", "playground_app", "parse_rows", "run_metric", "card_body", "make_judge",
            "run_playground", "LIST_SEPARATOR", "SpaceError", "md_escape", "format_value",
@@ -124,7 +125,7 @@ def parse_rows(rows: Any, columns: Mapping[str, str], strict: bool = False,
     return out
 
 
-def _json_object(text: Optional[str], what: str, example: str) -> dict:
+def _json_object(text: str | None, what: str, example: str) -> dict:
     try:
         value = json.loads(text or "{}")
     except json.JSONDecodeError as e:
@@ -135,7 +136,7 @@ def _json_object(text: Optional[str], what: str, example: str) -> dict:
     return value
 
 
-def make_judge(base_url: Optional[str], model: Optional[str], api_key: Optional[str]) -> Any:
+def make_judge(base_url: str | None, model: str | None, api_key: str | None) -> Any:
     """A judge for the URL and model typed in the judge picker; None when both are blank. A model
     written as ``azure:<deployment>``, ``anthropic:<model>``, ``gemini:<model>`` or
     ``openai:<model>`` picks that provider (the URL, optional there, is its endpoint or base URL;
@@ -204,7 +205,7 @@ def _unscored_message(name: str, result: Mapping[str, Any], n: int) -> str:
     return f"{len(errors)} of {n} example(s) got no {name} score: {listed}{more}"
 
 
-def run_metric(metric: Any, rows: Any, options_json: Optional[str], judge: Any = None,
+def run_metric(metric: Any, rows: Any, options_json: str | None, judge: Any = None,
                strict: bool = False) -> tuple[list[list[Any]], dict]:
     """Compute ``metric`` on table rows with JSON options: (result table rows, result dict).
 
@@ -324,8 +325,8 @@ def _chart(ids: Sequence[Any], series: Sequence[tuple[str, list, tuple[float, fl
             + "".join(charts) + "</div>")
 
 
-def run_playground(path: Optional[str], metrics: Sequence[str], columns_json: Optional[str],
-                   options_json: Optional[str], judge: Any = None) -> tuple[list, tuple[list, list], str, dict]:
+def run_playground(path: str | None, metrics: Sequence[str], columns_json: str | None,
+                   options_json: str | None, judge: Any = None) -> tuple[list, tuple[list, list], str, dict]:
     """Score the uploaded file: (summary rows, per-example rows and headers, chart HTML, report).
 
     Tables show 4 significant digits; the report keeps every digit."""
@@ -385,7 +386,7 @@ def _playground_unscored(report: Mapping[str, Any]) -> str:
     return f"{len(missing)} score(s) missing: {listed}{more}"
 
 
-def playground_app(metric_names: Optional[Sequence[str]] = None) -> Any:
+def playground_app(metric_names: Sequence[str] | None = None) -> Any:
     """One Space with every metric: upload a file, pick metrics and a judge, see the scores."""
     import gradio as gr
     import pandas
@@ -422,7 +423,7 @@ def playground_app(metric_names: Optional[Sequence[str]] = None) -> Any:
         per_example = gr.Dataframe(label="Per example", elem_id="per-example")
         report_json = gr.JSON(label="Report (JSON, every digit)", elem_id="report")
 
-        def on_click(path: Optional[str], metrics: list[str], cols: str, opts: str, judge_url: str,
+        def on_click(path: str | None, metrics: list[str], cols: str, opts: str, judge_url: str,
                      judge_model: str, judge_key: str) -> tuple[Any, ...]:
             try:
                 judge = make_judge(judge_url, judge_model, judge_key)

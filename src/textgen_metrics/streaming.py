@@ -11,7 +11,8 @@ few bytes per token, and scored together at the end.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any
 
 from .aggregation import RunningMean
 from .registry import MetricSpec, score_columns
@@ -23,7 +24,7 @@ class MetricStream:
     """``add(inputs)`` per batch (``{column: values}``), ``result()`` the aggregate over all
     batches, as ``spec.compute(all inputs, **options)`` gives it; ``reset()`` to start again."""
 
-    def __init__(self, spec: MetricSpec, options: Optional[Mapping[str, Any]] = None) -> None:
+    def __init__(self, spec: MetricSpec, options: Mapping[str, Any] | None = None) -> None:
         self.spec = spec
         self.options = dict(options or {})
         # keep the texts where per-example scores cannot be averaged into the aggregate

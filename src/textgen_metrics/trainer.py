@@ -26,7 +26,8 @@ scores equal the one-call ones to the last digit.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Optional, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from .aggregation import RunningMean
 from .registry import get_metric
@@ -79,7 +80,7 @@ def decode(tokenizer: Any, token_ids: Any) -> tuple[list[str], Any, int]:
 
 
 def compute_metrics(tokenizer: Any, metrics: Sequence[str] = ("rouge",),
-                    options: Optional[Mapping[str, Mapping[str, Any]]] = None, judge: Any = None,
+                    options: Mapping[str, Mapping[str, Any]] | None = None, judge: Any = None,
                     gen_len: bool = True) -> Callable[..., dict[str, float]]:
     """A function ``(EvalPrediction, compute_result=True) -> {name: float}`` for
     ``Trainer(compute_metrics=...)`` and ``Seq2SeqTrainer(compute_metrics=...)``.

@@ -7,8 +7,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import (Completion, Judge, JudgeError, JudgeFatalError, JudgeRequest, JudgeResult, JudgeSession, Usage,
-                   run_sync)
+from .base import (
+    Completion,
+    Judge,
+    JudgeError,
+    JudgeFatalError,
+    JudgeRequest,
+    JudgeResult,
+    JudgeSession,
+    Usage,
+    run_sync,
+)
 from .cache import JudgeCache
 from .parsing import JudgeParseError, extract_json, parse_answer, validate
 

@@ -36,7 +36,8 @@ from __future__ import annotations
 
 import datetime
 import json
-from typing import Any, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any
 
 from .base import Completion, JudgeError, JudgeFatalError, JudgeRequest, Message
 from .openai import OpenAIJudge, _error_object, _retry_after
@@ -47,7 +48,7 @@ ANTHROPIC_VERSION = "2023-06-01"
 _LIMITS = ("requests", "tokens", "input-tokens", "output-tokens")
 
 
-def _reset_wait(headers: Mapping[str, str]) -> Optional[float]:
+def _reset_wait(headers: Mapping[str, str]) -> float | None:
     """Seconds until the soonest ``anthropic-ratelimit-<limit>-reset`` (RFC 3339) of a limit
     whose ``-remaining`` is 0; None when no exhausted limit says when it resets."""
     now = datetime.datetime.now(datetime.timezone.utc)
@@ -79,11 +80,11 @@ class AnthropicJudge(OpenAIJudge):
     modes = ("tool", "text")
     default_max_tokens = 4096
 
-    def __init__(self, model: str, base_url: Optional[str] = None, api_key: Optional[str] = None,
+    def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None,
                  **options: Any) -> None:
         super().__init__(model, base_url=base_url, api_key=api_key, **options)
 
-    def default_budget(self) -> Optional[int]:
+    def default_budget(self) -> int | None:
         return self.max_tokens or self.default_max_tokens
 
     # -- the wire format ---------------------------------------------------------------------
@@ -113,7 +114,7 @@ class AnthropicJudge(OpenAIJudge):
             body["tool_choice"] = {"type": "tool", "name": request.schema_name}
         return body
 
-    def _sent_mode(self, body: dict[str, Any]) -> Optional[str]:
+    def _sent_mode(self, body: dict[str, Any]) -> str | None:
         return "tool" if "tools" in body else None
 
     def _completion(self, payload: Any) -> Completion:
@@ -145,20 +146,20 @@ class AnthropicJudge(OpenAIJudge):
     def _retryable(self, status: int) -> bool:
         return status in (408, 409, 429) or status >= 500
 
-    def _retry_after(self, status: int, headers: Mapping[str, str], text: str) -> Optional[float]:
+    def _retry_after(self, status: int, headers: Mapping[str, str], text: str) -> float | None:
         wait = _retry_after(headers)
         if wait is None and status == 429:
             wait = _reset_wait(headers)
         return wait
 
-    def _out_of_quota(self, status: int, text: str) -> Optional[str]:
+    def _out_of_quota(self, status: int, text: str) -> str | None:
         err = _error_object(text) or {}
         details = err.get("details")
         if status == 429 and isinstance(details, dict) and details.get("error_code") == "enforced_spend_limit_reached":
             return str(err.get("message") or "the monthly spend limit is reached")
         return None
 
-    def _fatal(self, status: int, message: str) -> Optional[JudgeFatalError]:
+    def _fatal(self, status: int, message: str) -> JudgeFatalError | None:
         if status == 404:
             return JudgeFatalError(f"{self.base_url}: model {self.model!r} not found (HTTP 404: {message}); check "
                                    "the model name (e.g. 'claude-3-5-haiku-latest') and that base_url is the host, "

@@ -33,7 +33,8 @@ import dataclasses
 import logging
 import re
 import threading
-from typing import Any, AsyncIterator, Awaitable, Callable, Coroutine, Optional, TypeVar
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from typing import Any, TypeVar
 
 from .cache import JudgeCache, cache_key, resolve_cache
 from .parsing import JudgeParseError, parse_answer
@@ -64,8 +65,8 @@ class Completion:
     text: str
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    finish_reason: Optional[str] = None  # "stop", "length" (cut off by the token limit), ...
-    logprobs: Optional[list[dict[str, Any]]] = None  # [{"token", "logprob", "top_logprobs": [...]}]
+    finish_reason: str | None = None  # "stop", "length" (cut off by the token limit), ...
+    logprobs: list[dict[str, Any]] | None = None  # [{"token", "logprob", "top_logprobs": [...]}]
 
     @property
     def truncated(self) -> bool:
@@ -88,13 +89,13 @@ class JudgeRequest:
     """
 
     messages: list[Message]
-    schema: Optional[dict[str, Any]] = None
+    schema: dict[str, Any] | None = None
     task: str = "answer"
     logprobs: bool = False
-    top_logprobs: Optional[int] = None
-    check: Optional[Callable[[Any], Any]] = dataclasses.field(default=None, compare=False, repr=False)
-    items: Optional[int] = None
-    max_tokens: Optional[int] = None
+    top_logprobs: int | None = None
+    check: Callable[[Any], Any] | None = dataclasses.field(default=None, compare=False, repr=False)
+    items: int | None = None
+    max_tokens: int | None = None
 
     @property
     def schema_name(self) -> str:
@@ -107,8 +108,8 @@ class JudgeResult:
     """What became of one request: ``value`` (validated) or ``error``, and its cost."""
 
     value: Any = None
-    text: Optional[str] = None
-    error: Optional[str] = None
+    text: str | None = None
+    error: str | None = None
     task: str = "answer"
     attempts: int = 0
     requests: int = 0
@@ -116,8 +117,8 @@ class JudgeResult:
     cached: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    logprobs: Optional[list[dict[str, Any]]] = None
-    cause: Optional[BaseException] = dataclasses.field(default=None, repr=False, compare=False)
+    logprobs: list[dict[str, Any]] | None = None
+    cause: BaseException | None = dataclasses.field(default=None, repr=False, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -143,7 +144,7 @@ class Usage:
         self._lock = threading.Lock()
 
     @classmethod
-    def of(cls, obj: Any) -> "Usage":
+    def of(cls, obj: Any) -> Usage:
         return cls(**{f: getattr(obj, f) for f in cls.FIELDS})
 
     def add(self, other: Any) -> None:
@@ -151,11 +152,11 @@ class Usage:
             for f in self.FIELDS:
                 setattr(self, f, getattr(self, f) + getattr(other, f))
 
-    def since(self, before: "Usage") -> "Usage":
+    def since(self, before: Usage) -> Usage:
         return Usage(**{f: getattr(self, f) - getattr(before, f) for f in self.FIELDS})
 
-    def as_dict(self, model: Optional[str] = None,
-                prices: Optional[dict[str, tuple[float, float]]] = None) -> dict[str, Any]:
+    def as_dict(self, model: str | None = None,
+                prices: dict[str, tuple[float, float]] | None = None) -> dict[str, Any]:
         out: dict[str, Any] = {f: getattr(self, f) for f in self.FIELDS}
         if prices and model in prices:
             p_in, p_out = prices[model]
@@ -201,7 +202,7 @@ class Judge:
     backend = "base"
 
     def __init__(self, model: str, concurrency: int = 1, cache: Any = None, max_parse_attempts: int = 3,
-                 prices: Optional[dict[str, tuple[float, float]]] = None) -> None:
+                 prices: dict[str, tuple[float, float]] | None = None) -> None:
         if not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 1:
             raise ValueError(f"concurrency: {concurrency!r} must be a positive integer")
         if (not isinstance(max_parse_attempts, int) or isinstance(max_parse_attempts, bool)
@@ -209,7 +210,7 @@ class Judge:
             raise ValueError(f"max_parse_attempts: {max_parse_attempts!r} must be a positive integer")
         self.model = model
         self.concurrency = concurrency
-        self.cache: Optional[JudgeCache] = resolve_cache(cache)
+        self.cache: JudgeCache | None = resolve_cache(cache)
         self.max_parse_attempts = max_parse_attempts
         self.prices = prices
         self.usage = Usage()
@@ -224,7 +225,7 @@ class Judge:
         """Strings that must never appear in what the judge reports (API keys)."""
         return []
 
-    def redact(self, text: Optional[str]) -> Optional[str]:
+    def redact(self, text: str | None) -> str | None:
         secrets = self.secrets()
         cached = self.__dict__.get("_redactor")
         if cached is None or cached[0] != secrets:  # built once per set of secrets
@@ -232,7 +233,7 @@ class Judge:
             self.__dict__["_redactor"] = cached
         return cached[1](text)
 
-    def default_budget(self) -> Optional[int]:
+    def default_budget(self) -> int | None:
         """The answer budget (tokens) when a request names none; None: the server's default."""
         return None
 
@@ -261,7 +262,7 @@ class Judge:
             self.mode = mode
 
     # -- engine ----------------------------------------------------------------------------
-    async def _ajudge_one(self, request: JudgeRequest, session: "JudgeSession") -> JudgeResult:
+    async def _ajudge_one(self, request: JudgeRequest, session: JudgeSession) -> JudgeResult:
         key = cache_key(self.backend, self.model, request.messages, self.settings(request))
         inflight = session.inflight
         shared = inflight.get(key)
@@ -285,7 +286,7 @@ class Judge:
         future.set_result(result)
         return result
 
-    async def _judge_new(self, request: JudgeRequest, key: str, session: "JudgeSession") -> JudgeResult:
+    async def _judge_new(self, request: JudgeRequest, key: str, session: JudgeSession) -> JudgeResult:
         result = JudgeResult(task=request.task)
         try:
             if self._from_cache(key, request, result):
@@ -321,7 +322,7 @@ class Judge:
         value = parse_answer(text, request.schema)
         return request.check(value) if request.check is not None else value
 
-    async def _ask(self, request: JudgeRequest, key: str, session: "JudgeSession", result: JudgeResult) -> None:
+    async def _ask(self, request: JudgeRequest, key: str, session: JudgeSession, result: JudgeResult) -> None:
         messages = list(request.messages)
         current = request
         grown = False
@@ -368,7 +369,7 @@ class Judge:
             return
 
     @contextlib.asynccontextmanager
-    async def session(self) -> AsyncIterator["JudgeSession"]:
+    async def session(self) -> AsyncIterator[JudgeSession]:
         """A context for many requests asked in any order (multi-stage metrics): all share the
         backend context and the ``concurrency`` limit. ``await session.ask(request)``."""
         sem = asyncio.Semaphore(self.concurrency)
@@ -390,7 +391,7 @@ class Judge:
         """Sync ``ajudge``."""
         return run_sync(self.ajudge(requests))
 
-    def usage_dict(self, usage: Optional[Usage] = None) -> dict[str, Any]:
+    def usage_dict(self, usage: Usage | None = None) -> dict[str, Any]:
         return (usage or self.usage).as_dict(self.model, self.prices)
 
     def __repr__(self) -> str:
@@ -437,7 +438,7 @@ class JudgeSession:
     def __init__(self, judge: Judge, ctx: Any, sem: asyncio.Semaphore) -> None:
         self.judge, self.ctx, self.sem = judge, ctx, sem
         self.inflight: dict[str, asyncio.Future[JudgeResult]] = {}
-        self.fatal: Optional[JudgeFatalError] = None  # once set, nothing more is sent
+        self.fatal: JudgeFatalError | None = None  # once set, nothing more is sent
 
     async def ask(self, request: JudgeRequest) -> JudgeResult:
         return await self.judge._ajudge_one(request, self)

@@ -33,7 +33,7 @@ for the examples that failed.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from .base import JudgeFatalError, Message
 from .function import CallableJudge
@@ -62,7 +62,7 @@ class BedrockConverse:
     """
 
     def __init__(self, client: Any, model_id: str, max_tokens: int = 2048,
-                 temperature: Optional[float] = 0.0) -> None:
+                 temperature: float | None = 0.0) -> None:
         if not hasattr(client, "converse"):
             raise TypeError(f"client: expected a boto3 bedrock-runtime client (with .converse), got "
                             f"{type(client).__name__}")
@@ -73,8 +73,8 @@ class BedrockConverse:
         self.max_tokens = max_tokens
         self.temperature = temperature
 
-    def __call__(self, messages: list[Message], task: Optional[str] = None,
-                 max_tokens: Optional[int] = None) -> dict[str, Any]:
+    def __call__(self, messages: list[Message], task: str | None = None,
+                 max_tokens: int | None = None) -> dict[str, Any]:
         system = [{"text": m["content"]} for m in messages if m["role"] == "system"]
         turns = [{"role": m["role"], "content": [{"text": m["content"]}]} for m in messages if m["role"] != "system"]
         config: dict[str, Any] = {"maxTokens": max_tokens or self.max_tokens}
@@ -98,7 +98,7 @@ class BedrockConverse:
                 "finish_reason": "length" if stop == "max_tokens" else stop}
 
 
-def converse_judge(client: Any, model_id: str, max_tokens: int = 2048, temperature: Optional[float] = 0.0,
+def converse_judge(client: Any, model_id: str, max_tokens: int = 2048, temperature: float | None = 0.0,
                    **options: Any) -> CallableJudge:
     """A judge over Bedrock's Converse API: ``CallableJudge(BedrockConverse(client, model_id, ...),
     model=model_id, **options)`` (``concurrency``, ``cache``, ``max_parse_attempts``, ``prices``)."""

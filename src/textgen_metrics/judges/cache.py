@@ -22,7 +22,7 @@ import sqlite3
 import threading
 import time
 import warnings
-from typing import Any, Optional
+from typing import Any
 
 __all__ = ["JudgeCache", "resolve_cache", "cache_key", "default_cache_path"]
 
@@ -66,7 +66,7 @@ class JudgeCache:
         self._lock = threading.Lock()
         self._staged: dict[str, Any] = {}  # staged or being written: get() sees them
         self._batch: list[str] = []  # keys staged since the last batch went to the writer
-        self._writer: Optional[concurrent.futures.ThreadPoolExecutor] = None
+        self._writer: concurrent.futures.ThreadPoolExecutor | None = None
         self._writes: list[concurrent.futures.Future[None]] = []
         folder = os.path.dirname(self.path)
         try:
@@ -109,7 +109,7 @@ class JudgeCache:
             self._local.conn = conn
         return conn
 
-    def get(self, key: str) -> Optional[Any]:
+    def get(self, key: str) -> Any | None:
         """The stored value, or None (also when reading fails: then the cache is turned off)."""
         staged = self._staged.get(key)
         if staged is not None:
@@ -198,7 +198,7 @@ class JudgeCache:
         return f"JudgeCache({self.path!r})"
 
 
-def resolve_cache(cache: Any) -> Optional[JudgeCache]:
+def resolve_cache(cache: Any) -> JudgeCache | None:
     """None/False: off; True: the default file; a path; or a JudgeCache."""
     if cache is None or cache is False:
         return None

@@ -19,7 +19,8 @@ import concurrent.futures
 import contextlib
 import functools
 import inspect
-from typing import Any, AsyncIterator, Callable, Optional
+from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 from .base import Completion, Judge, JudgeError, JudgeFatalError, JudgeRequest, JudgeResult, Message
 
@@ -48,8 +49,8 @@ class CallableJudge(Judge):
     backend = "callable"
 
     def __init__(self, fn: Callable[..., Any], concurrency: int = 1, cache: Any = None, max_parse_attempts: int = 3,
-                 model: Optional[str] = None, prices: Optional[dict[str, tuple[float, float]]] = None,
-                 max_tokens: Optional[int] = None) -> None:
+                 model: str | None = None, prices: dict[str, tuple[float, float]] | None = None,
+                 max_tokens: int | None = None) -> None:
         if not callable(fn):
             raise TypeError(f"judge: expected a callable messages -> str, got {type(fn).__name__}")
         name = model or getattr(fn, "model", None) or getattr(fn, "__qualname__", None) or type(fn).__name__
@@ -60,13 +61,13 @@ class CallableJudge(Judge):
         self._takes_budget = _takes(fn, "max_tokens")
         self.max_tokens = max_tokens
 
-    def default_budget(self) -> Optional[int]:
+    def default_budget(self) -> int | None:
         """The budget the function answers with when given none (``max_tokens``): a cut-off answer
         is asked again with twice it."""
         return self.max_tokens
 
     @contextlib.asynccontextmanager
-    async def _open(self) -> AsyncIterator[Optional[concurrent.futures.ThreadPoolExecutor]]:
+    async def _open(self) -> AsyncIterator[concurrent.futures.ThreadPoolExecutor | None]:
         if _is_async(self.fn):
             yield None
         else:
@@ -74,7 +75,7 @@ class CallableJudge(Judge):
                 yield pool
 
     async def _acomplete(self, messages: list[Message], request: JudgeRequest,
-                         pool: Optional[concurrent.futures.ThreadPoolExecutor], tally: JudgeResult) -> Completion:
+                         pool: concurrent.futures.ThreadPoolExecutor | None, tally: JudgeResult) -> Completion:
         keywords: dict[str, Any] = {}
         if self._takes_task:
             keywords["task"] = request.task

@@ -34,7 +34,8 @@ import random
 import socket
 import time
 import urllib.parse
-from typing import Any, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any
 
 from .base import Completion, Judge, JudgeError, JudgeFatalError, JudgeRequest, JudgeResult, Message, logger
 
@@ -43,7 +44,7 @@ __all__ = ["OpenAIJudge", "AzureOpenAIJudge", "GeminiJudge", "classify_400"]
 _FORMATS = ("json_schema", "json_object", "text")
 
 
-def _retry_after(headers: Mapping[str, str]) -> Optional[float]:
+def _retry_after(headers: Mapping[str, str]) -> float | None:
     """Seconds to wait from ``retry-after-ms`` (OpenAI, Azure) or ``Retry-After`` (seconds or
     an HTTP date); None without either."""
     ms = headers.get("retry-after-ms")
@@ -77,7 +78,7 @@ def _error_body(text: str) -> Any:
     return payload
 
 
-def _error_object(text: str) -> Optional[dict[str, Any]]:
+def _error_object(text: str) -> dict[str, Any] | None:
     """The error object of an error body: ``{"error": {...}}`` (OpenAI, Azure, Anthropic) or
     Gemini's ``[{"error": {...}}]``; None when the body holds none."""
     payload = _error_body(text)
@@ -86,7 +87,7 @@ def _error_object(text: str) -> Optional[dict[str, Any]]:
     return None
 
 
-def _retry_info(text: str) -> Optional[float]:
+def _retry_info(text: str) -> float | None:
     """Google's ``RetryInfo`` in an error body (``"retryDelay": "32s"``), in seconds."""
     err = _error_object(text) or {}
     for detail in err.get("details") or []:
@@ -152,15 +153,15 @@ def classify_400(message: str) -> str:
 class OpenAIJudge(Judge):
     backend = "openai"
     env_key = "OPENAI_API_KEY"
-    env_url: Optional[str] = "OPENAI_BASE_URL"
+    env_url: str | None = "OPENAI_BASE_URL"
     default_url = "https://api.openai.com/v1"
     key_hosts: tuple[str, ...] = ("api.openai.com",)  # servers that answer nothing without a key
     modes: tuple[str, ...] = _FORMATS  # how answers are asked for, best first; a 400 steps down
 
-    def __init__(self, model: str, base_url: Optional[str] = None, api_key: Optional[str] = None,
-                 temperature: Optional[float] = 0.0, seed: Optional[int] = None, max_tokens: Optional[int] = None,
+    def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None,
+                 temperature: float | None = 0.0, seed: int | None = None, max_tokens: int | None = None,
                  timeout: float = 60, max_retries: int = 5, concurrency: int = 8, cache: Any = None,
-                 max_parse_attempts: int = 3, prices: Optional[dict[str, tuple[float, float]]] = None,
+                 max_parse_attempts: int = 3, prices: dict[str, tuple[float, float]] | None = None,
                  backoff: float = 0.5, max_backoff: float = 30.0) -> None:
         super().__init__(model, concurrency=concurrency, cache=cache,
                          max_parse_attempts=max_parse_attempts, prices=prices)
@@ -183,7 +184,7 @@ class OpenAIJudge(Judge):
         self.send_temperature = temperature is not None
 
     @property
-    def _api_key(self) -> Optional[str]:
+    def _api_key(self) -> str | None:
         """The API key, for the wire hooks of subclasses (never reported: see ``secrets``)."""
         return self.__api_key
 
@@ -203,7 +204,7 @@ class OpenAIJudge(Judge):
                  max_tokens=self.max_tokens)
         return s
 
-    def default_budget(self) -> Optional[int]:
+    def default_budget(self) -> int | None:
         return self.max_tokens
 
     @property
@@ -211,7 +212,7 @@ class OpenAIJudge(Judge):
         dropped = self.temperature is not None and not self.send_temperature
         return self.mode + (", temperature not sent" if dropped else "")
 
-    def _open(self) -> "_HTTPClient":
+    def _open(self) -> _HTTPClient:
         return _HTTPClient(self.timeout)
 
     # -- the wire format (Azure, Gemini and Anthropic override these) ------------------------
@@ -244,7 +245,7 @@ class OpenAIJudge(Judge):
             body["response_format"] = {"type": "json_object"}
         return body
 
-    def _sent_mode(self, body: dict[str, Any]) -> Optional[str]:
+    def _sent_mode(self, body: dict[str, Any]) -> str | None:
         """The structured-output mode a request body asks for (None: plain text)."""
         rf = body.get("response_format")
         return rf.get("type") if isinstance(rf, dict) else None
@@ -256,12 +257,12 @@ class OpenAIJudge(Judge):
         """Statuses worth sending again after a pause: rate limits and server errors."""
         return status == 429 or status >= 500
 
-    def _retry_after(self, status: int, headers: Mapping[str, str], text: str) -> Optional[float]:
+    def _retry_after(self, status: int, headers: Mapping[str, str], text: str) -> float | None:
         """How long the server asks us to wait before the next try (None: back off as usual)."""
         wait = _retry_after(headers)
         return wait if wait is not None else _retry_info(text)
 
-    def _out_of_quota(self, status: int, text: str) -> Optional[str]:
+    def _out_of_quota(self, status: int, text: str) -> str | None:
         """A 429 that no retry can help (OpenAI's ``insufficient_quota``): its message, else None."""
         err = _error_object(text) or {}
         if status == 429 and "insufficient_quota" in (str(err.get("code")), str(err.get("type"))):
@@ -269,13 +270,13 @@ class OpenAIJudge(Judge):
         return None
 
     # -- transport ---------------------------------------------------------------------------
-    def _delay(self, attempt: int, retry_after: Optional[float] = None) -> float:
+    def _delay(self, attempt: int, retry_after: float | None = None) -> float:
         if retry_after is not None:
             return min(retry_after, self.max_backoff * 4)
         base = min(self.max_backoff, self.backoff * (2 ** attempt))
         return base * (0.5 + random.random() / 2)  # jitter
 
-    def _fatal(self, status: int, message: str) -> Optional[JudgeFatalError]:
+    def _fatal(self, status: int, message: str) -> JudgeFatalError | None:
         where = self.base_url
         if status == 401:
             hint = (f"the server needs an API key: set {self.env_key} or pass api_key="
@@ -301,7 +302,7 @@ class OpenAIJudge(Judge):
         temperature_dropped = False
         while attempt <= self.max_retries:
             body = self._body(messages, request)
-            wait: Optional[float] = None
+            wait: float | None = None
             tally.sent(retry=attempt > 0)
             try:
                 async with session.post(url, json=body, headers=self._headers(request)) as resp:
@@ -381,8 +382,8 @@ class AzureOpenAIJudge(OpenAIJudge):
     key_hosts = ()
     default_api_version = "2024-10-21"
 
-    def __init__(self, deployment: str, endpoint: Optional[str] = None, api_version: Optional[str] = None,
-                 api_key: Optional[str] = None, azure_ad_token: Optional[str] = None, **options: Any) -> None:
+    def __init__(self, deployment: str, endpoint: str | None = None, api_version: str | None = None,
+                 api_key: str | None = None, azure_ad_token: str | None = None, **options: Any) -> None:
         if not isinstance(deployment, str) or not deployment:
             raise ValueError("deployment: give the name of the Azure OpenAI deployment, e.g. 'gpt-4o-mini'")
         endpoint = endpoint or os.environ.get(self.env_url or "")
@@ -424,7 +425,7 @@ class AzureOpenAIJudge(OpenAIJudge):
             raise JudgeError("Azure's content filter stopped the answer (finish_reason content_filter)")
         return completion
 
-    def _fatal(self, status: int, message: str) -> Optional[JudgeFatalError]:
+    def _fatal(self, status: int, message: str) -> JudgeFatalError | None:
         if status == 404:
             return JudgeFatalError(f"{self.base_url}: deployment {self.deployment!r} not found (HTTP 404: {message}); "
                                    "give the deployment name (not the model name) and check AZURE_OPENAI_ENDPOINT "
@@ -446,7 +447,7 @@ class GeminiJudge(OpenAIJudge):
     default_url = "https://generativelanguage.googleapis.com/v1beta/openai"
     key_hosts = ("generativelanguage.googleapis.com",)
 
-    def _fatal(self, status: int, message: str) -> Optional[JudgeFatalError]:
+    def _fatal(self, status: int, message: str) -> JudgeFatalError | None:
         if status == 404:
             return JudgeFatalError(f"{self.base_url}: model {self.model!r} not found (HTTP 404: {message}); "
                                    "check the model name, e.g. 'gemini-2.0-flash'")

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 __all__ = ["JudgeParseError", "extract_json", "validate", "parse_answer", "strip_reasoning"]
 

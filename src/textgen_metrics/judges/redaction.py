@@ -10,7 +10,7 @@ the judge never knew, e.g. a proxy's key).
 from __future__ import annotations
 
 import re
-from typing import Iterable, Optional
+from collections.abc import Iterable
 
 __all__ = ["Redactor", "REDACTED"]
 
@@ -23,17 +23,17 @@ _HEADER_VALUES = re.compile(
     """)
 
 
-def _header_sub(m: "re.Match[str]") -> str:
+def _header_sub(m: re.Match[str]) -> str:
     return (m.group(1) or m.group(2) or "") + REDACTED
 
 
 class Redactor:
     """``redactor(text)``: ``text`` with every known secret and header value replaced."""
 
-    def __init__(self, secrets: Iterable[Optional[str]] = ()) -> None:
+    def __init__(self, secrets: Iterable[str | None] = ()) -> None:
         self.secrets = sorted({s for s in secrets if isinstance(s, str) and len(s) >= 4}, key=len, reverse=True)
 
-    def __call__(self, text: Optional[str]) -> Optional[str]:
+    def __call__(self, text: str | None) -> str | None:
         if not text:
             return text
         for secret in self.secrets:

@@ -18,12 +18,13 @@ own ``CHRF`` formulas, so every number is sacrebleu's.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..ngrams import char_codes, match_statistics, word_codes
 from ..results import corpus_result
-from ..significance import DEFAULT_RESAMPLES, DEFAULT_SEED, CorpusStatistics, check_interval_options, sum_statistics
 from ..signature import count_references
+from ..significance import DEFAULT_RESAMPLES, DEFAULT_SEED, CorpusStatistics, check_interval_options, sum_statistics
 from .checks import flag, texts_and_references, whole
 from .sacrebleu_scoring import SacrebleuScoring
 

@@ -21,14 +21,12 @@ skip-bigrams, over whole batches, without the GIL, on ``num_threads`` threads. O
 
 from __future__ import annotations
 
-import collections
 import math
 import re
-from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, Callable, NamedTuple, Optional
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, NamedTuple
 
-from .. import __version__
-from .. import _native
+from .. import __version__, _native
 from ..aggregation import bootstrap_interval, mean
 from ..results import reported
 from ..tokenizers import RougeScoreTokenizer, _Tokenizer, get_tokenizer, split_sentences

@@ -13,11 +13,12 @@ results, faster; the scores from sacrebleu's ``TER`` formulas.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..results import corpus_result
-from ..significance import DEFAULT_RESAMPLES, DEFAULT_SEED, CorpusStatistics, check_interval_options, sum_statistics
 from ..signature import count_references
+from ..significance import DEFAULT_RESAMPLES, DEFAULT_SEED, CorpusStatistics, check_interval_options, sum_statistics
 from ..tokenizers import TercomTokenizer
 from .checks import flag, texts_and_references
 from .sacrebleu_scoring import SacrebleuScoring

@@ -29,9 +29,10 @@ number. Tests hold the edits equal to sacrebleu's on generated sentences.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from operator import add as _add
 from operator import sub as _sub
-from typing import Any, Sequence
+from typing import Any
 
 __all__ = ["translation_edit_rate"]
 

@@ -27,14 +27,14 @@ from __future__ import annotations
 import copy
 import dataclasses
 import weakref
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..aggregation import bootstrap_interval
 from ..judges import JudgeParseError, JudgeSession
 from ..judges.cache import cache_key
-from .metrics import (Details, Example, LLMMetric, Outcome, _ask, _Failed, check_interval, register,
-                      score_probabilities)
-from .prompts import PROMPTS, items_block
+from .metrics import Details, Example, LLMMetric, Outcome, _ask, _Failed, check_interval, register, score_probabilities
+from .prompts import items_block
 
 __all__ = ["GEval", "weighted_score"]
 
@@ -44,7 +44,7 @@ _INPUTS = (("queries", "query", 'the query the text answers ("query")'),
            ("references", "reference", 'a reference text ("reference")'))
 # steps written in this process, per judge (a judge object, or the user's function behind a
 # CallableJudge) and per steps request: a judge writes the steps for one question once
-_STEPS_MEMO: "weakref.WeakKeyDictionary[Any, dict[str, list[str]]]" = weakref.WeakKeyDictionary()
+_STEPS_MEMO: weakref.WeakKeyDictionary[Any, dict[str, list[str]]] = weakref.WeakKeyDictionary()
 
 
 def _check_steps(value: dict[str, Any]) -> dict[str, Any]:
@@ -54,7 +54,7 @@ def _check_steps(value: dict[str, Any]) -> dict[str, Any]:
     return {"steps": steps}
 
 
-def weighted_score(probabilities: Optional[dict[str, float]], score: int, low: int, high: int) -> Optional[float]:
+def weighted_score(probabilities: dict[str, float] | None, score: int, low: int, high: int) -> float | None:
     """G-Eval's probability-weighted score, or None where the weighting cannot be trusted (no
     probabilities; for values of two digits or more, no evidence that each is one token)."""
     if not probabilities:
@@ -90,15 +90,15 @@ class GEval(LLMMetric):
     options = ("criteria", "evaluation_steps", "score_range", "confidence_level", "n_resamples", "seed")
 
     criteria = ""
-    steps: Optional[list[str]] = None
+    steps: list[str] | None = None
     low, high = 1, 5
-    confidence_level: Optional[float] = None
+    confidence_level: float | None = None
     n_resamples = 1000
-    seed: Optional[int] = 12345
+    seed: int | None = 12345
 
     def configure(self, criteria: Any = None, evaluation_steps: Any = None, score_range: Any = (1, 5),  # type: ignore[override]
-                  confidence_level: Optional[float] = None, n_resamples: int = 1000,
-                  seed: Optional[int] = 12345) -> "GEval":
+                  confidence_level: float | None = None, n_resamples: int = 1000,
+                  seed: int | None = 12345) -> GEval:
         if criteria is None:
             raise ValueError("criteria: g_eval needs the criteria to rate on, in words, e.g. criteria='Coherence: "
                              "the text is well structured and builds from sentence to sentence' (command line: "

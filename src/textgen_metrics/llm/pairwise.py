@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..aggregation import bootstrap_interval
 from ..judges import JudgeSession
@@ -44,12 +45,12 @@ class PairwisePreference(LLMMetric):
     options = ("criteria", "confidence_level", "n_resamples", "seed")
 
     criteria = DEFAULT_CRITERIA
-    confidence_level: Optional[float] = 0.95
+    confidence_level: float | None = 0.95
     n_resamples = 1000
-    seed: Optional[int] = 12345
+    seed: int | None = 12345
 
-    def configure(self, criteria: Optional[str] = None, confidence_level: Optional[float] = 0.95,  # type: ignore[override]
-                  n_resamples: int = 1000, seed: Optional[int] = 12345) -> "PairwisePreference":
+    def configure(self, criteria: str | None = None, confidence_level: float | None = 0.95,  # type: ignore[override]
+                  n_resamples: int = 1000, seed: int | None = 12345) -> PairwisePreference:
         if criteria is not None and not isinstance(criteria, str):
             raise TypeError(f"criteria: expected a string, got {type(criteria).__name__}")
         if criteria is not None and not criteria.strip():

