@@ -1,6 +1,7 @@
 """BERTScore against bert_score 0.3.13, same model (the packaged all-MiniLM-L6-v2), same layer,
 CPU, same run: 1,000 pairs as real evaluation sets have them (250 references, each scored
-against 4 systems), once with even lengths and once with lengths spread as in real sets. Both keep the model loaded (bert_score's BERTScorer, our BertScorer).
+against 4 systems), once with even lengths and once with lengths spread as in real sets. Both keep
+the model loaded (bert_score's BERTScorer, our BertScorer).
 Scores must agree to 1e-5. Memory: peak RSS of a process scoring 1,000 and one scoring 10,000
 pairs.
 """
@@ -64,9 +65,11 @@ def main():
         ours = BertScorer(device="cpu", batch_size=64)
         for label, mixed in (("even lengths", False), ("mixed lengths", True)):
             preds, refs = dataset(250, mixed=mixed)
-            t_ref, want = timed(lambda: theirs.score(preds, refs), repeat=1)
-            t_ours, got = timed(lambda: ours.score(preds, [[r] for r in refs]), repeat=1, setup=ours._ids.clear)
-            worst = max(max(abs(a - b) for a, b in zip(g, w.tolist())) for g, w in zip(got, want))
+            t_ref, want = timed(lambda preds=preds, refs=refs: theirs.score(preds, refs), repeat=1)
+            t_ours, got = timed(lambda preds=preds, refs=refs: ours.score(preds, [[r] for r in refs]), repeat=1,
+                                setup=ours._ids.clear)
+            worst = max(max(abs(a - b) for a, b in zip(g, w.tolist(), strict=True))
+                        for g, w in zip(got, want, strict=True))
             assert worst <= 1e-5, worst
             rows.append([f"{label} | bert_score 0.3.13 BERTScorer", f"{t_ref:.2f}", "1.0x", ""])
             rows.append([f"{label} | textgen-metrics BertScorer", f"{t_ours:.2f}", f"{t_ref / t_ours:.2f}x",

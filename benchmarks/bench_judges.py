@@ -56,7 +56,7 @@ def faithfulness_side_by_side(n=200):
         # valor's loop: for each example, extract the claims, then ask for the verdicts
         seq = OpenAIJudge("bench", base_url=server.url, api_key="unused", concurrency=1)
         start = time.perf_counter()
-        for p, c in zip(preds, ctx):
+        for p, c in zip(preds, ctx, strict=True):
             [claims] = seq.judge([PROMPTS["faithfulness/claims"].request([("prediction", p)])])
             items = claims.value["claims"]
             seq.judge([PROMPTS["faithfulness/verdicts"].request(
@@ -78,12 +78,14 @@ def main():
         server = Server(LATENCY)
         try:
             # one tiny warm-up call first (imports, the server's first answers), as every benchmark here
-            warm = [JudgeRequest([{"role": "user", "content": f"warm-up {i}"}], schema=SCHEMA) for i in range(CONCURRENCY)]
+            warm = [JudgeRequest([{"role": "user", "content": f"warm-up {i}"}], schema=SCHEMA)
+                    for i in range(CONCURRENCY)]
             OpenAIJudge("bench", base_url=server.url, api_key="unused", concurrency=CONCURRENCY).judge(warm)
             times = []
             for rep in range(REPEATS):
                 cache = os.path.join(tmp, f"judge-{rep}.sqlite")
-                judge = OpenAIJudge("bench", base_url=server.url, api_key="unused", concurrency=CONCURRENCY, cache=cache)
+                judge = OpenAIJudge("bench", base_url=server.url, api_key="unused", concurrency=CONCURRENCY,
+                                    cache=cache)
                 start = time.perf_counter()
                 first = judge.judge(reqs)
                 times.append(time.perf_counter() - start)
@@ -105,8 +107,10 @@ def main():
         [f"{CALLS} calls, concurrency {CONCURRENCY}, {LATENCY * 1000:.0f} ms latency (median of {REPEATS})",
          f"{t_first:.3f}", f"{t_first / ideal:.3f}x of ideal ({ideal:.3f} s; runs "
                            + ", ".join(f"{t / ideal:.3f}x" for t in times) + ")"],
-        ["the same again, from the cache", f"{t_cached:.3f}", f"{again.usage.requests} calls sent, {again.usage.cached} cached"],
-        ["one at a time (as valor), 100 calls", f"{t_seq100:.3f}", f"{t_seq100 * CALLS / 100 / t_first:.1f}x slower per call"],
+        ["the same again, from the cache", f"{t_cached:.3f}",
+         f"{again.usage.requests} calls sent, {again.usage.cached} cached"],
+        ["one at a time (as valor), 100 calls", f"{t_seq100:.3f}",
+         f"{t_seq100 * CALLS / 100 / t_first:.1f}x slower per call"],
     ]
     t_faith, t_faith_seq = faithfulness_side_by_side()
     rows.append(["faithfulness, 200 examples (400 calls), concurrency 16", f"{t_faith:.3f}", ""])

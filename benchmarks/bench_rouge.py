@@ -117,12 +117,13 @@ def main() -> dict[str, Any]:
     rows.append(["the same, CPU time", " / ".join(f"{c:.1f}" for _, c in tput.values()) + " us/pair",
                  f"within 20%: {spread:.2f}x spread"])
     print_table("ROUGE long inputs, first call, throughput", rows, header=("work", "measured", "target"))
-    results.update(rougeW_30k_s=w30k, rougeW_30k_cpu_s=w30k_cpu, rougeS_10k_s=s10k, linear_us_per_token=lin, import_first_call_s=first,
-                   throughput_us_per_pair=tput, throughput_spread=spread)
+    results.update(rougeW_30k_s=w30k, rougeW_30k_cpu_s=w30k_cpu, rougeS_10k_s=s10k, linear_us_per_token=lin,
+                   import_first_call_s=first, throughput_us_per_pair=tput, throughput_spread=spread)
 
     small, large = _rss(10_000), _rss(100_000)
     print_table("ROUGE memory, streaming aggregator (peak RSS, MiB)",
-                [["10,000 pairs", f"{small:.1f}", ""], ["100,000 pairs", f"{large:.1f}", f"{large / small:.2f}x of 10k"]],
+                [["10,000 pairs", f"{small:.1f}", ""],
+                 ["100,000 pairs", f"{large:.1f}", f"{large / small:.2f}x of 10k"]],
                 header=("pairs", "peak MiB", "ratio"))
     results["memory_mib"] = {"10000": small, "100000": large, "ratio": large / small}
     return results

@@ -23,4 +23,4 @@ def print_table(title, rows, header=("contender", "seconds", "speed-up")):
     print(f"\n## {title}")
     widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
     for r in [header] + rows:
-        print("  ".join(str(c).ljust(w) for c, w in zip(r, widths)))
+        print("  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)))

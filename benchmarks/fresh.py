@@ -56,7 +56,7 @@ def _rouge_score(data: dict[str, Any]) -> Prepared:
 
     def run() -> Any:
         s = holder["s"]
-        scores = [s.score(r, p) for p, r in zip(data["preds"], data["refs"])]
+        scores = [s.score(r, p) for p, r in zip(data["preds"], data["refs"], strict=True)]
         return [[x[t].fmeasure for x in scores] for t in types]
 
     return run, warm
@@ -147,7 +147,7 @@ def _meteor_nltk(data: dict[str, Any]) -> Prepared:
     def run() -> Any:
         wn = holder["wn"]
         return [meteor_score([word_tokenize(r, preserve_line=True)], word_tokenize(p, preserve_line=True), wordnet=wn)
-                for p, r in zip(data["preds"], data["refs"])]
+                for p, r in zip(data["preds"], data["refs"], strict=True)]
 
     return run, warm
 

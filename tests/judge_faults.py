@@ -149,7 +149,7 @@ def run_faults(kinds, n=300, rate=0.2, seed=1, concurrency=16, cache=None, rerun
             rerun.extend([again, list(srv.bodies)])
     errors = {e["index"] for e in faulty["errors"]}
     counts = {"examples": n, "faults": sum(injected.values()), "equal": 0, "none_with_error": 0, "wrong": 0}
-    for i, (a, b) in enumerate(zip(clean["faithfulness"], faulty["faithfulness"])):
+    for i, (a, b) in enumerate(zip(clean["faithfulness"], faulty["faithfulness"], strict=True)):
         if b is None and i in errors:
             counts["none_with_error"] += 1
         elif b == a and b is not None:

@@ -23,7 +23,7 @@ def run_perl(peers, models, rouge_w=False, weight=1.2, skip=None, unigrams=False
     perl_cmd.create_wordnet_db()
     with tempfile.TemporaryDirectory() as tmp:
         evals = []
-        for i, (peer, model) in enumerate(zip(peers, models)):
+        for i, (peer, model) in enumerate(zip(peers, models, strict=True)):
             ppath = os.path.join(tmp, f"p{i}.txt")
             mpath = os.path.join(tmp, f"m{i}.txt")
             with open(ppath, "w") as f:

@@ -26,7 +26,7 @@ from typing import Any
 from reference_kernels import lcs_length, union_lcs_indices, wlcs_mark
 from textgen_metrics.tokenizers import _Tokenizer, get_tokenizer, split_sentences
 
-__all__ = ["Score", "RougeScorer", "RougeAggregator", "rouge", "DEFAULT_ROUGE_TYPES", "parse_rouge_type"]
+__all__ = ["Score", "RougeScorer", "DEFAULT_ROUGE_TYPES", "parse_rouge_type"]
 
 DEFAULT_ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
 
@@ -113,7 +113,7 @@ class _Doc:
             if n == 1:
                 c = collections.Counter(toks)
             else:
-                c = collections.Counter(zip(*[toks[i:] for i in range(n)]))
+                c = collections.Counter(zip(*[toks[i:] for i in range(n)], strict=False))
             self._ngrams[n] = c
         return c
 
@@ -240,7 +240,7 @@ class RougeScorer:
             cnt_r = _token_counts(ref_sents)
             cnt_c = _token_counts(can_sents)
             hits = 0
-            for r, union in zip(ref_sents, union_lcs_indices(ref_sents, can_sents)):
+            for r, union in zip(ref_sents, union_lcs_indices(ref_sents, can_sents), strict=True):
                 for i in union:
                     tok = r[i]
                     if cnt_c[tok] > 0 and cnt_r[tok] > 0:

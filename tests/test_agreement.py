@@ -116,9 +116,9 @@ def test_missing_judge_scores_are_left_out_and_counted():
     human = [4, 2, 3, 2, 5, 5, None]
     out = textgen_metrics.agreement(judge, human)
     assert out["kind"] == "scores" and out["n"] == 4 and out["judge_missing"] == 2 and out["human_missing"] == 1
-    kept = [(j, h) for j, h in zip(judge, human) if j is not None and h is not None]
-    assert out["spearman"] == scipy.stats.spearmanr(*zip(*kept)).statistic
-    assert out["pearson"] == scipy.stats.pearsonr(*zip(*kept)).statistic
+    kept = [(j, h) for j, h in zip(judge, human, strict=True) if j is not None and h is not None]
+    assert out["spearman"] == scipy.stats.spearmanr(*zip(*kept, strict=True)).statistic
+    assert out["pearson"] == scipy.stats.pearsonr(*zip(*kept, strict=True)).statistic
     low, high = out["pearson_ci"]
     assert -1 <= low <= high <= 1 and out["seed"] == 12345 and out["n_resamples"] == 1000
     # seeded: the same call gives the same intervals; another seed other ones

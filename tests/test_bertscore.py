@@ -12,9 +12,9 @@ TOL = 1e-5
 
 
 def close(ours, theirs):
-    for key, ref in zip(("precision", "recall", "f1"), theirs):
+    for key, ref in zip(("precision", "recall", "f1"), theirs, strict=True):
         assert len(ours[key]) == len(ref)
-        worst = max(abs(a - b) for a, b in zip(ours[key], ref))
+        worst = max(abs(a - b) for a, b in zip(ours[key], ref, strict=True))
         assert worst <= TOL, (key, worst)
 
 
@@ -88,7 +88,7 @@ def test_streams_chunks_with_the_same_numbers(monkeypatch):
     chunked = bertscore(preds, refs, batch_size=8)
     assert len(embedded) > 5 and max(embedded) <= 16  # a chunk per batch of 8 pairs at most
     for k in ("precision", "recall", "f1"):
-        assert max(abs(a - b) for a, b in zip(whole[k], chunked[k])) <= 1e-6
+        assert max(abs(a - b) for a, b in zip(whole[k], chunked[k], strict=True)) <= 1e-6
 
 
 def test_embedding_batches_bound_size_tokens_and_padding():
@@ -121,12 +121,13 @@ def test_all_layers_parity_and_layout(idf):
     ours = bertscore(preds, refs, all_layers=True, idf=idf, batch_size=16)
     theirs = reference_score(preds, refs, model_type=default_model_path(), num_layers=6, all_layers=True,
                              idf=idf, batch_size=16)
-    for key, ref in zip(("precision", "recall", "f1"), theirs):
+    for key, ref in zip(("precision", "recall", "f1"), theirs, strict=True):
         assert len(ours[key]) == len(ref) == 7 and all(len(layer) == len(data) for layer in ours[key])
-        worst = max(abs(a - b) for mine, their in zip(ours[key], ref) for a, b in zip(mine, their))
+        worst = max(abs(a - b) for mine, their in zip(ours[key], ref, strict=True)
+                    for a, b in zip(mine, their, strict=True))
         assert worst <= TOL, (key, worst)
     last = bertscore(preds, refs, idf=idf, batch_size=16)
-    assert max(abs(a - b) for a, b in zip(ours["f1"][6], last["f1"])) <= 1e-6
+    assert max(abs(a - b) for a, b in zip(ours["f1"][6], last["f1"], strict=True)) <= 1e-6
     means = bertscore(preds, refs, all_layers=True, idf=idf, batch_size=16, use_aggregator=True)
     assert len(means["f1"]) == 7 and means["f1"][6] == pytest.approx(sum(last["f1"]) / len(data), abs=1e-6)
 
@@ -135,7 +136,7 @@ def test_all_layers_with_several_references_takes_the_maximum_per_layer():
     preds = ["the cat sat on the mat", "a dog barked"]
     refs = [["a cat was on a mat", "dogs bark"], ["the dog barked loudly"]]
     both = bertscore(preds, refs, all_layers=True)
-    for k, key in enumerate(("precision", "recall", "f1")):
+    for key in ("precision", "recall", "f1"):
         for layer in range(7):
             singles = [bertscore([preds[0]], [r], all_layers=True)[key][layer][0] for r in refs[0]]
             assert both[key][layer][0] == pytest.approx(max(singles), abs=1e-6)

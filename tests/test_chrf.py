@@ -28,7 +28,7 @@ def test_corpus_and_sentence_chrf_equal_sacrebleu(options):
     assert got["score"] == want.score
     assert got["signature"] == metric.get_signature().format()
     per = textgen_metrics.chrf(preds, refs, use_aggregator=False, **options)["score"]
-    assert per == [metric.sentence_score(p, rs).score for p, rs in zip(preds, refs)]
+    assert per == [metric.sentence_score(p, rs).score for p, rs in zip(preds, refs, strict=True)]
 
 
 def test_statistics_equal_sacrebleus_segment_statistics():
@@ -60,12 +60,12 @@ def test_numpy_counts_equal_counters(alphabet, order, pairs):
             for h in hyps]
     vocab = {}
     got = match_statistics(word_codes(hyps, vocab), word_codes(refs, vocab), order)
-    want = np.array([_reference_counts(h, r, order) for h, r in zip(hyps, refs)])
+    want = np.array([_reference_counts(h, r, order) for h, r in zip(hyps, refs, strict=True)])
     assert got.shape == (pairs, order, 3) and (got == want).all()
     texts_h = ["".join(chr(0x4E00 + int(t) % 500) for t in h) for h in hyps[:200]]
     texts_r = ["".join(chr(0x4E00 + int(t) % 500) for t in r) for r in refs[:200]]
     got = match_statistics(char_codes(texts_h), char_codes(texts_r), order)
-    want = np.array([_reference_counts(h, r, order) for h, r in zip(texts_h, texts_r)])
+    want = np.array([_reference_counts(h, r, order) for h, r in zip(texts_h, texts_r, strict=True)])
     assert (got == want).all()
 
 

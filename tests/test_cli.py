@@ -262,7 +262,8 @@ def test_boolean_options_parse_every_spelling(tmp_path, value, want):
 
 
 @pytest.mark.parametrize("option, message", [
-    ("rouge.use_stemmer=maybe", "--option rouge.use_stemmer: expected a boolean (true/false, yes/no, on/off, 1/0), got 'maybe'"),
+    ("rouge.use_stemmer=maybe",
+     "--option rouge.use_stemmer: expected a boolean (true/false, yes/no, on/off, 1/0), got 'maybe'"),
     ("rouge.use_stemmer=", "--option rouge.use_stemmer: expected a boolean"),
     ("rouge.bootstrap_samples=many", "--option rouge.bootstrap_samples: expected a number, got 'many'"),
     ("rouge.seed=1.5", "--option rouge.seed: expected an integer, got '1.5'"),
@@ -352,7 +353,7 @@ def test_every_documented_field_spelling_is_read(column, field):
         spec = MetricSpec("probe", ("textgen_metrics.lexical.rouge", "rouge"), {column: "text"})
     values = {"text": "a text", "text_or_list": ["one", "two"], "list": ["c1", "c2"]}
     rows = []
-    for i in range(2):
+    for _ in range(2):
         row = {f"{c}_other": "x" for c in spec.columns}
         for c, kind in spec.columns.items():
             row[field if c == column else c] = values[kind]
@@ -362,7 +363,8 @@ def test_every_documented_field_spelling_is_read(column, field):
 
 
 def test_a_query_field_feeds_answer_relevance_end_to_end(tmp_path):
-    path = write_jsonl(tmp_path / "q.jsonl", [{"prediction": "Paris is in France. It is big.", "query": "Where is Paris?"}])
+    path = write_jsonl(tmp_path / "q.jsonl",
+                       [{"prediction": "Paris is in France. It is big.", "query": "Where is Paris?"}])
     with ChatServer(schema_answer) as srv:
         proc = run_cli("score", path, "--metrics", "answer_relevance", "--judge", "openai:j", "--judge-url", srv.url)
     assert proc.returncode == 0, proc.stderr

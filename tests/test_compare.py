@@ -145,7 +145,7 @@ def run_cli(*args):
 def test_cli_compare_prints_the_table_and_writes_the_library_results(tmp_path):
     a, b, refs = systems(40, 6)
     file_a, file_b, out = tmp_path / "a.jsonl", tmp_path / "b.jsonl", tmp_path / "cmp.json"
-    file_a.write_text("\n".join(json.dumps({"prediction": p, "references": r}) for p, r in zip(a, refs)))
+    file_a.write_text("\n".join(json.dumps({"prediction": p, "references": r}) for p, r in zip(a, refs, strict=True)))
     file_b.write_text("\n".join(json.dumps({"prediction": p}) for p in b))
     proc = run_cli("compare", file_a, file_b, "--metrics", "bleu,chrf", "--option", "chrf.word_order=2",
                    "--n-resamples", "300", "--seed", "3", "--out", out)

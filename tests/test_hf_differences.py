@@ -52,7 +52,7 @@ def test_rouge_aggregate_is_the_exact_mean_not_a_bootstrap_median():
     mids = set()
     for _ in range(3):
         agg = scoring.BootstrapAggregator()
-        for p, r in zip(preds, refs):
+        for p, r in zip(preds, refs, strict=True):
             agg.add_scores(scorer.score(r, p))
         mids.add(agg.aggregate()["rouge1"].mid.fmeasure)
     assert len(mids) > 1 and ours["rouge1"] not in mids

@@ -12,6 +12,7 @@ without end ("RAMBLE"). A random GPT-2 shows the same on gibberish.
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -52,7 +53,7 @@ def chain(kind: str, end: str) -> dict[str, str]:
     if kind == "answer":
         steps = ANSWER_TOKENS + [end]
         out = {s: steps[0] for s in STARTS}
-        out.update(zip(steps, steps[1:]))
+        out.update(itertools.pairwise(steps))
         return out
     return {**{s: "la" for s in STARTS}, "la": "la"}
 

@@ -155,7 +155,8 @@ def test_http_400_is_read_not_guessed(caplog):
         out = textgen_metrics.faithfulness(predictions=preds, contexts=ctxs, judge="openai:judge",
                                            judge_options=judge_options(srv, concurrency=1), use_aggregator=False)
         assert out["errors"] == [] and all(s is not None for s in out["faithfulness"])
-        assert sum("temperature" in b for b in srv.bodies) == 1 and out["judge_mode"] == "json_schema, temperature not sent"
+        assert sum("temperature" in b for b in srv.bodies) == 1
+        assert out["judge_mode"] == "json_schema, temperature not sent"
 
 
 def test_a_users_callable_that_fails_fails_only_its_example():
@@ -235,8 +236,8 @@ def judge(messages, task):
         return json.dumps({"opinions": ["a"]})
     return json.dumps({"verdicts": [{"index": 1, "reason": "r", "verdict": "yes"}]})
 with warnings.catch_warnings(record=True) as w:
-    out = textgen_metrics.bias(predictions=["cached", "new"], judge=judge, judge_options={"cache": sys.argv[1], "model": "stand-in"},
-                               use_aggregator=False)
+    out = textgen_metrics.bias(predictions=["cached", "new"], judge=judge,
+                               judge_options={"cache": sys.argv[1], "model": "stand-in"}, use_aggregator=False)
 print(json.dumps({"bias": out["bias"], "calls": calls, "warnings": [str(x.message) for x in w]}))
 """
 
@@ -287,7 +288,7 @@ def test_every_module_sends_rendered_prompts_with_reason_first_and_an_example():
             out = getattr(textgen_metrics, name)(**given, **options.get(name, {}), judge="openai:judge",
                                                  judge_options=judge_options(srv))
             assert out["errors"] == [], (name, out["errors"])
-        for body, headers in zip(srv.bodies, srv.headers):
+        for body, headers in zip(srv.bodies, srv.headers, strict=True):
             bodies.setdefault(headers["X-Textgen-Task"], []).append(body)
     assert set(bodies) == set(PROMPTS)  # every prompt was sent by its module
     for task, sent in bodies.items():
@@ -299,7 +300,7 @@ def test_every_module_sends_rendered_prompts_with_reason_first_and_an_example():
             assert "Example." in user and "<<<DATA" in user
             schema = body["response_format"]["json_schema"]
             assert schema["name"] == task.replace("/", "_")
-            for key, prop in schema["schema"]["properties"].items():
+            for prop in schema["schema"]["properties"].values():
                 if prop.get("type") == "array" and "minItems" in prop:
                     assert list(prop["items"]["properties"]) == ["index", "reason", "verdict"], task
             if "score" in schema["schema"]["properties"]:

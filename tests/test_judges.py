@@ -99,7 +99,8 @@ def test_a_cut_off_answer_is_never_used_asked_again_with_a_larger_budget():
         [res] = j.judge([request()])
         assert res.ok and res.value == {"verdicts": ["yes", "no"]} and srv.count == 2
         again = srv.bodies[-1]
-        assert again["max_tokens"] == 400 and "Keep every reason to one short sentence" in again["messages"][0]["content"]
+        assert again["max_tokens"] == 400
+        assert "Keep every reason to one short sentence" in again["messages"][0]["content"]
         assert (res.requests, res.retries) == (2, 0)
         # cut off twice: that request fails with the limit named, nothing of the answer is used
         srv.faults.extend([("length", '{"verdicts": ["yes", "no"]', 200), ("length", '{"verdicts": ["yes"', 400)])

@@ -50,8 +50,10 @@ def test_union_lcs_indices_match_rouge_score(seed):
     rng = random.Random(seed + 100)
     for _ in range(150):
         alphabet = list("abcdefghij")[: rng.randint(1, 10)]
-        sents = lambda: [[rng.choice(alphabet) for _ in range(rng.randint(0, 25))]
-                         for _ in range(rng.randint(0, 6))]
+
+        def sents(alphabet: list[str] = alphabet) -> list[list[str]]:
+            return [[rng.choice(alphabet) for _ in range(rng.randint(0, 25))] for _ in range(rng.randint(0, 6))]
+
         refs, cans = sents(), sents()
         got = union_lcs_indices(refs, cans)
         want = [sorted(rouge_scorer._find_union([rouge_scorer.lcs_ind(r, c) for c in cans])) for r in refs]

@@ -102,7 +102,8 @@ def correctness_judge():
 def test_answer_correctness_f1_and_maximum_over_references():
     judge = correctness_judge()
     pred = "A. B. C"
-    out = textgen_metrics.answer_correctness(predictions=[pred, pred, "Z"], references=[["A. D", "A. B. C. E"], "X", "Y"],
+    out = textgen_metrics.answer_correctness(predictions=[pred, pred, "Z"],
+                                             references=[["A. D", "A. B. C. E"], "X", "Y"],
                                              judge=judge, use_aggregator=False, return_details=True)
     # ref 1: tp=1 (A), fp=2, fn=1 (D) -> 1/2.5; ref 2: tp=3, fp=0, fn=1 -> 3/3.5: the max
     assert out["answer_correctness"][0] == pytest.approx(3 / 3.5)
@@ -156,8 +157,8 @@ def test_context_relevance_and_hallucination():
 
 
 def test_faithfulness_counts_unrelated_claims_against_and_edge_cases():
-    judge = Scripted(claims=lambda m, b: json.dumps({"claims": [] if b["prediction"] == "Hi!" else
-                                                    ["Paris is in France", "Paris has 50 million people", "Cats purr"]}),
+    claims = ["Paris is in France", "Paris has 50 million people", "Cats purr"]
+    judge = Scripted(claims=lambda m, b: json.dumps({"claims": [] if b["prediction"] == "Hi!" else claims}),
                      verdicts=word_rule("France"))
     out = textgen_metrics.faithfulness(predictions=["x", "Hi!", "x", "Hi!"], contexts=[["c"], ["c"], [], []],
                                        judge=judge, use_aggregator=False)
@@ -178,7 +179,8 @@ def test_summary_coherence_geval_weighting_and_integer_fallback():
                 "logprobs": reason + [{"token": "4", "logprob": -0.3566749, "top_logprobs": top},
                                       {"token": "}", "logprob": 0.0}]}
 
-    out = textgen_metrics.summary_coherence(predictions=["s"], sources=["src"], judge=with_logprobs, return_details=True)
+    out = textgen_metrics.summary_coherence(predictions=["s"], sources=["src"], judge=with_logprobs,
+                                            return_details=True)
     p3, p4 = 0.3, 0.7
     # the "5" inside the reason is not the score token
     assert out["summary_coherence"] == pytest.approx((3 * p3 + 4 * p4) / (p3 + p4), abs=1e-6)

@@ -21,10 +21,11 @@ SYNONYM_PAIRS = [
 def nltk_scores(preds, refs, **kw):
     wn = load_wordnet()
     return [meteor_score([word_tokenize(r) for r in rs], word_tokenize(p), wordnet=wn, **kw)
-            for p, rs in zip(preds, refs)]
+            for p, rs in zip(preds, refs, strict=True)]
 
 
-@pytest.mark.parametrize("params", [{}, {"alpha": 0.5, "beta": 2.0, "gamma": 0.3}, {"alpha": 1.0, "beta": 0.5, "gamma": 1.0}])
+@pytest.mark.parametrize("params", [{}, {"alpha": 0.5, "beta": 2.0, "gamma": 0.3},
+                                    {"alpha": 1.0, "beta": 0.5, "gamma": 1.0}])
 def test_meteor_equals_nltk(params):
     data = multi_references(250, seed=31) + [(p, r) for p, r in SYNONYM_PAIRS]
     data += [(p, [r]) for p, r in pairs(100, seed=32)]

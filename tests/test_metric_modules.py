@@ -49,7 +49,7 @@ def test_card_has_space_header_and_sections(metric_name):
     assert meta["sdk"] == "gradio" and meta["app_file"] == "app.py" and meta["title"]
     assert {"evaluate", "metric"} <= set(meta["tags"])
     positions = [text.find(s + "\n") for s in CARD_SECTIONS]
-    assert all(p >= 0 for p in positions), [s for s, p in zip(CARD_SECTIONS, positions) if p < 0]
+    assert all(p >= 0 for p in positions), [s for s, p in zip(CARD_SECTIONS, positions, strict=True) if p < 0]
     assert positions == sorted(positions), "card sections out of order"
 
 

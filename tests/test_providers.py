@@ -373,7 +373,7 @@ def test_bedrock_recipe_with_a_stand_in_client(tmp_path):
     assert client.requests[0]["system"][0]["text"].startswith("You are a careful")
     assert client.requests[0]["inferenceConfig"]["temperature"] == 0.0
     assert len(out["errors"]) == 1 and "ThrottlingException" in out["errors"][0]["error"]
-    assert all(s == w for s, w in zip(out["faithfulness"], want["faithfulness"]) if s is not None)
+    assert all(s == w for s, w in zip(out["faithfulness"], want["faithfulness"], strict=True) if s is not None)
     assert out["judge_model"] == "anthropic.claude-3-5-haiku-20241022-v1:0"
     assert out["judge_usage"]["prompt_tokens"] == 40 * (out["judge_usage"]["requests"] - 1)  # one was throttled
     # a rerun asks again only for what failed
@@ -408,7 +408,8 @@ def test_the_judge_picker_of_the_spaces_takes_provider_strings(monkeypatch, tmp_
         assert isinstance(judge, AnthropicJudge) and judge.base_url == srv.url
         preds, ctxs = examples(3, seed=2)
         data = tmp_path / "rag.jsonl"
-        data.write_text("\n".join(json.dumps({"prediction": p, "contexts": c}) for p, c in zip(preds, ctxs)))
+        data.write_text("\n".join(json.dumps({"prediction": p, "contexts": c})
+                                  for p, c in zip(preds, ctxs, strict=True)))
         summary, _, _, report = run_playground(str(data), ["faithfulness"], "{}", "{}", judge)
         assert report["metrics"]["faithfulness"]["aggregate"]["judge_model"] == "claude-test"
         assert all(h["x-api-key"] == SECRET for h in srv.headers) and srv.count >= 3
@@ -420,7 +421,8 @@ def test_the_judge_picker_of_the_spaces_takes_provider_strings(monkeypatch, tmp_
         make_judge("", "anthropic:claude-test", "")
 
 
-@pytest.mark.parametrize("backend, option", [("azure:judge-deployment", "endpoint"), ("anthropic:claude-test", "base_url"),
+@pytest.mark.parametrize("backend, option", [("azure:judge-deployment", "endpoint"),
+                                             ("anthropic:claude-test", "base_url"),
                                              ("gemini:gemini-2.0-flash", "base_url")])
 def test_a_refused_connection_stops_every_backend_at_once(backend, option):
     import socket

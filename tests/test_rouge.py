@@ -115,11 +115,13 @@ def test_signature_records_settings():
     (dict(predictions="abc", references=["a"]), TypeError, "predictions: expected a list"),
     (dict(predictions=None, references=["a"]), ValueError, "predictions: missing"),
     (dict(predictions=[], references=[]), ValueError, "predictions: no examples"),
-    (dict(predictions=["a"], references=["a"], rouge_types=["rouge0"]), ValueError, "rouge_types: unknown rouge type 'rouge0'"),
+    (dict(predictions=["a"], references=["a"], rouge_types=["rouge0"]), ValueError,
+     "rouge_types: unknown rouge type 'rouge0'"),
     (dict(predictions=["a"], references=["a"], rouge_w_weight=1.0), ValueError, "rouge_w_weight"),
     (dict(predictions=["a"], references=["a"], tokenizer="spacy"), ValueError, "tokenizer: unknown"),
     (dict(predictions=["a"], references=["a"], bootstrap_samples=-1), ValueError, "bootstrap_samples"),
-    (dict(predictions=["a"], references=["a"], bootstrap_samples=5, confidence_level=1.5), ValueError, "confidence_level"),
+    (dict(predictions=["a"], references=["a"], bootstrap_samples=5, confidence_level=1.5), ValueError,
+     "confidence_level"),
 ])
 def test_bad_input_names_argument_and_index(kwargs, exc, message):
     with pytest.raises(exc, match=message):
@@ -130,7 +132,8 @@ def test_evaluate_module_checks_before_encoding_and_handles_mixed_references(rep
     import evaluate
 
     rouge = evaluate.load("./metrics/rouge")
-    with pytest.raises(TypeError, match=r"predictions\[1\]: expected str, got NoneType|predictions\[1\]: expected str, got None"):
+    with pytest.raises(TypeError,
+                       match=r"predictions\[1\]: expected str, got NoneType|predictions\[1\]: expected str, got None"):
         rouge.compute(predictions=["a", None], references=["a", "b"])
     with pytest.raises(ValueError, match="references: missing"):
         rouge.compute(predictions=["a"])

@@ -75,7 +75,7 @@ def _perl_cases(n, seed, use_stemmer):
 def _check_against_perl(data, types, perl, name_of, use_stemmer, weight=1.2):
     ours = RougeScorer(types, use_stemmer=use_stemmer, rouge_w_weight=weight)
     checked = 0
-    for (pred, target), printed in zip(data, perl):
+    for (pred, target), printed in zip(data, perl, strict=True):
         got = ours.score(target, pred)
         for t in types:
             r, p, f = printed[name_of[t]]

@@ -60,7 +60,7 @@ def test_g_eval_writes_steps_once_returns_them_and_repeats_exactly():
     assert out["evaluation_steps"] == ["Read the source.", "Check every sentence against it."]
     assert out["score_range"] == [1, 5] and judge.tasks().count("g_eval/steps") == 1
     # the steps and the criteria reach every score request, one numbered step per line
-    for task, messages in judge.calls[1:]:
+    for _task, messages in judge.calls[1:]:
         user = messages[-1]["content"]
         assert CRITERIA in user and "1. Read the source.\n2. Check every sentence against it." in user
         assert CRITERIA not in "".join(blocks(messages).values())  # the rubric is not data
@@ -161,7 +161,7 @@ def test_g_eval_over_http_asks_reason_first_with_logprobs_and_caches_the_steps(t
         out = textgen_metrics.g_eval(predictions=["a", "b", "c"], sources=["s"] * 3, criteria=CRITERIA + " http",
                                      judge=judge)
         assert out["g_eval"] == 3.0 and out["judge_usage"]["requests"] == 4
-        score = next(b for b, h in zip(srv.bodies, srv.headers) if h["X-Textgen-Task"] == "g_eval/score")
+        score = next(b for b, h in zip(srv.bodies, srv.headers, strict=True) if h["X-Textgen-Task"] == "g_eval/score")
         schema = score["response_format"]["json_schema"]["schema"]
         assert list(schema["properties"]) == ["reason", "score"] and schema["properties"]["score"]["enum"] == [1, 2, 3,
                                                                                                             4, 5]
@@ -277,7 +277,7 @@ def test_cli_g_eval_criteria_option_pairwise_and_human_column(tmp_path):
         g = report["metrics"]["g_eval"]
         assert g["per_example"]["g_eval"] == [4.0] * 6 and g["options"]["criteria"].startswith("Faithfulness")
         assert g["aggregate"]["evaluation_steps"]  # the steps are reported
-        scored = [b for b, h in zip(srv.bodies, srv.headers) if h["X-Textgen-Task"] == "g_eval/score"]
+        scored = [b for b, h in zip(srv.bodies, srv.headers, strict=True) if h["X-Textgen-Task"] == "g_eval/score"]
         assert "Faithfulness: only what the source says." in scored[0]["messages"][1]["content"]
         for body in scored:  # the optional source column was read, each source with its own answer
             text = body["messages"][1]["content"]
@@ -319,5 +319,5 @@ def test_playground_runs_g_eval_with_criteria_from_the_options_box(tmp_path):
         rows = [["Text one.", "", "The source.", ""]]
         _, result = run_metric(metric, rows, json.dumps(type(metric).space_options), judge)
         assert result["g_eval"] == 4.0 and result["errors"] == []
-        sent = [b for b, h in zip(srv.bodies, srv.headers) if h["X-Textgen-Task"] == "g_eval/score"][-1]
+        sent = [b for b, h in zip(srv.bodies, srv.headers, strict=True) if h["X-Textgen-Task"] == "g_eval/score"][-1]
         assert "The source." in sent["messages"][1]["content"] and "<<<DATA query" not in sent["messages"][1]["content"]

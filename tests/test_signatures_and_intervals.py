@@ -40,7 +40,8 @@ def test_mean_metric_interval_is_the_percentile_bootstrap_of_the_per_example_sco
 
 
 def test_signatures_record_the_settings():
-    assert "tok:unicode+porter" in textgen_metrics.rouge(PREDS, REFS, tokenizer="unicode", use_stemmer=True)["signature"]
+    rouge = textgen_metrics.rouge(PREDS, REFS, tokenizer="unicode", use_stemmer=True)
+    assert "tok:unicode+porter" in rouge["signature"]
     assert "alpha:0.8" in textgen_metrics.meteor(PREDS, REFS, alpha=0.8)["signature"]
     assert textgen_metrics.meteor(["a"], ["a"])["signature"].startswith("meteor|tok:treebank|alpha:0.9|")
 
@@ -48,7 +49,8 @@ def test_signatures_record_the_settings():
 def test_bertscore_signature_and_intervals():
     got = textgen_metrics.bertscore(PREDS[:8], REFS[:8], confidence_level=0.95, n_resamples=200)
     assert len(got["f1"]) == 8 and got["f1_ci"][0] <= sum(got["f1"]) / 8 <= got["f1_ci"][1]
-    assert got["signature"] == f"bertscore|hashcode:{got['hashcode']}|nrefs:var|bs:200|seed:12345|version:{textgen_metrics.__version__}"
+    assert got["signature"] == (f"bertscore|hashcode:{got['hashcode']}|nrefs:var|bs:200|seed:12345"
+                                f"|version:{textgen_metrics.__version__}")
 
 
 @pytest.mark.parametrize("name", ["rouge", "meteor", "bleu", "google_bleu", "chrf", "ter"])

@@ -4,6 +4,7 @@
 ``TEXTGEN_METRICS_DOCS=1``, those of each state that README shows into ``docs/``."""
 
 import contextlib
+import itertools
 import json
 import os
 import runpy
@@ -368,7 +369,7 @@ def test_playground_chart_reads_at_50_rows(page, tmp_path):
         labels = chart.locator("text[text-anchor=end]")
         assert labels.count() == 50 and chart.locator("rect").count() == 50
         boxes = [labels.nth(i).bounding_box() for i in range(50)]
-        for a, b in zip(boxes, boxes[1:]):  # one row each: no label overlaps the next
+        for a, b in itertools.pairwise(boxes):  # one row each: no label overlaps the next
             assert a["y"] + a["height"] <= b["y"] + 0.5, (a, b)
             assert a["height"] >= 9  # a readable size
         assert "<b>tag</b>" in labels.nth(7).text_content()  # shown as text, not markup

@@ -49,7 +49,7 @@ def test_corpus_and_sentence_ter_equal_sacrebleu(options):
     assert (got["score"], got["num_edits"], got["ref_length"]) == (want.score, want.num_edits, want.ref_length)
     assert got["signature"] == metric.get_signature().format()
     per = textgen_metrics.ter(preds, refs, use_aggregator=False, **options)
-    sentences = [metric.sentence_score(p, rs) for p, rs in zip(preds, refs)]
+    sentences = [metric.sentence_score(p, rs) for p, rs in zip(preds, refs, strict=True)]
     assert per["score"] == [s.score for s in sentences]
     assert per["num_edits"] == [s.num_edits for s in sentences]
 

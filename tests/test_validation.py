@@ -13,15 +13,18 @@ INF, NAN = math.inf, math.nan
 
 
 @pytest.mark.parametrize("fn, kwargs, exc, message", [
-    ("rouge", dict(rouge_types=["rougeW"], rouge_w_weight=INF), ValueError, "rouge_w_weight: inf is not a finite number"),
-    ("rouge", dict(rouge_types=["rougeW"], rouge_w_weight=NAN), ValueError, "rouge_w_weight: nan is not a finite number"),
+    ("rouge", dict(rouge_types=["rougeW"], rouge_w_weight=INF), ValueError,
+     "rouge_w_weight: inf is not a finite number"),
+    ("rouge", dict(rouge_types=["rougeW"], rouge_w_weight=NAN), ValueError,
+     "rouge_w_weight: nan is not a finite number"),
     ("rouge", dict(rouge_w_weight=1.0), ValueError, "rouge_w_weight: 1.0 must be greater than 1"),
     ("rouge", dict(rouge_w_weight="1.5"), TypeError, "rouge_w_weight: expected a number, got '1.5'"),
     ("rouge", dict(bootstrap_samples=INF), ValueError, "bootstrap_samples: inf is not a finite number"),
     ("rouge", dict(bootstrap_samples=2.5), TypeError, "bootstrap_samples: expected an integer, got 2.5"),
     ("rouge", dict(bootstrap_samples=-1), ValueError, "bootstrap_samples: -1 must be at least 0"),
     ("rouge", dict(bootstrap_samples=10, confidence_level=NAN), ValueError, "confidence_level: nan is not a finite"),
-    ("rouge", dict(bootstrap_samples=10, confidence_level=1.0), ValueError, r"confidence_level: 1.0 must be in \(0, 1\)"),
+    ("rouge", dict(bootstrap_samples=10, confidence_level=1.0), ValueError,
+     r"confidence_level: 1.0 must be in \(0, 1\)"),
     ("bleu", dict(weights=[INF, 0.5]), ValueError, "weights: .* must be a non-empty sequence of finite non-negative"),
     ("bleu", dict(weights=[0.5, NAN]), ValueError, "weights: .* finite non-negative"),
     ("bleu", dict(weights=[-0.5, 1.5]), ValueError, "weights: .* finite non-negative"),

@@ -12,7 +12,8 @@ import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
-torch.manual_seed(0); random.seed(0)
+torch.manual_seed(0)
+random.seed(0)
 torch.set_num_threads(2)
 glosses = []
 for pos in ("noun", "verb", "adj", "adv"):
@@ -48,8 +49,9 @@ if __name__ == "__main__":
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
     extra = [json.dumps({"verdicts": [{"index": 1, "reason": "x", "verdict": "yes"}]})] * 100
-    tok.train_from_iterator(glosses + extra, trainers.BpeTrainer(vocab_size=int(os.environ.get('VOCAB', '32000')), special_tokens=SPECIAL,
-                            initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    trainer = trainers.BpeTrainer(vocab_size=int(os.environ.get('VOCAB', '32000')), special_tokens=SPECIAL,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tok.train_from_iterator(glosses + extra, trainer)
     fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>",
                                    additional_special_tokens=SPECIAL)
     fast.chat_template = CHATML
@@ -58,7 +60,9 @@ if __name__ == "__main__":
                       num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=2048,
                       tie_word_embeddings=True, eos_token_id=fast.eos_token_id, pad_token_id=fast.pad_token_id)
     model = LlamaForCausalLM(cfg)
-    d = os.path.join(OUT, "step0"); fast.save_pretrained(d); model.save_pretrained(d)
+    d = os.path.join(OUT, "step0")
+    fast.save_pretrained(d)
+    model.save_pretrained(d)
     opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
     model.train()
     step = 0
@@ -75,7 +79,12 @@ if __name__ == "__main__":
             mask = torch.tensor([[1] * len(b) + [0] * (width - len(b)) for b in batch])
             labels = ids.masked_fill(mask == 0, -100)
             loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
-            loss.backward(); opt.step(); opt.zero_grad(); step += 1
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            step += 1
             if step % 50 == 0:
                 print("step", step, round(loss.item(), 3), round(time.time() - t0), "s", flush=True)
-        d = os.path.join(OUT, f"step{step}"); fast.save_pretrained(d); model.save_pretrained(d)
+        d = os.path.join(OUT, f"step{step}")
+        fast.save_pretrained(d)
+        model.save_pretrained(d)

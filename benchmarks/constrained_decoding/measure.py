@@ -37,7 +37,9 @@ def lmfe_setup():
     import transformers.tokenization_utils_base as tub
     sys.modules.setdefault("transformers.tokenization_utils", tub)
     from lmformatenforcer.integrations.transformers import build_token_enforcer_tokenizer_data
-    t = time.perf_counter(); data = build_token_enforcer_tokenizer_data(tok); setup["lmfe tokenizer data"] = time.perf_counter() - t
+    t = time.perf_counter()
+    data = build_token_enforcer_tokenizer_data(tok)
+    setup["lmfe tokenizer data"] = time.perf_counter() - t
     return data
 def outlines_setup():
     import outlines
@@ -62,14 +64,16 @@ for n, msgs, schema in reqs:
             from lmformatenforcer import JsonSchemaParser
             from lmformatenforcer.integrations.transformers import build_transformers_prefix_allowed_tokens_fn
             tc = time.perf_counter()
-            kw["prefix_allowed_tokens_fn"] = build_transformers_prefix_allowed_tokens_fn(backends[mode], JsonSchemaParser(schema))
+            kw["prefix_allowed_tokens_fn"] = build_transformers_prefix_allowed_tokens_fn(backends[mode],
+                                                                                         JsonSchemaParser(schema))
             st["compile"] += time.perf_counter() - tc
         elif mode == "outlines":
             from transformers import LogitsProcessorList
             tc = time.perf_counter()
             if n not in compiled[mode]:  # one Index per distinct schema (item count), then reused
                 compiled[mode][n] = backends[mode].get_json_schema_logits_processor(json.dumps(schema))
-            proc = compiled[mode][n]; proc.reset()
+            proc = compiled[mode][n]
+            proc.reset()
             st["compile"] += time.perf_counter() - tc
             kw["logits_processor"] = LogitsProcessorList([proc])
         with torch.inference_mode():
@@ -79,25 +83,33 @@ for n, msgs, schema in reqs:
         end = next((i for i, t in enumerate(new) if t in EOS), None)
         cut = end is None
         text = tok.decode(new if cut else new[:end], skip_special_tokens=True)
-        st["n"] += 1; st["time"] += dt; st["tokens"] += len(new) if cut else end + 1
+        st["n"] += 1
+        st["time"] += dt
+        st["tokens"] += len(new) if cut else end + 1
         st["cut"] += cut
         try:
-            json.loads(text); ok_json = True
+            json.loads(text)
+            ok_json = True
         except ValueError:
             ok_json = False
         st["json"] += ok_json and not cut
         why = "cut off" if cut else "ok"
         try:
-            v = parse_answer(text, schema); st["schema"] += not cut
-            check_indices(v, {"verdicts": n}); st["usable"] += not cut
+            v = parse_answer(text, schema)
+            st["schema"] += not cut
+            check_indices(v, {"verdicts": n})
+            st["usable"] += not cut
         except JudgeParseError as e:
-            why = why if cut else ("indices" if "indices" in str(e) else "items" if "item" in str(e) else "other: " + str(e)[:60])
-        st.setdefault("why", {}).setdefault(why, 0); st["why"][why] += 1
+            if not cut:
+                why = "indices" if "indices" in str(e) else "items" if "item" in str(e) else "other: " + str(e)[:60]
+        st.setdefault("why", {}).setdefault(why, 0)
+        st["why"][why] += 1
         if st["n"] <= 2:
             print(mode, n, "cut" if cut else "stop", repr(text[:200]), flush=True)
 print({m: stats[m]["why"] for m in modes})
 print("setup (s):", {k: round(v, 2) for k, v in setup.items()})
-print("| mode | requests | valid JSON | schema-valid | usable (indices too) | cut off | s/request | tokens/request | ms/token | schema compile s/request |")
+print("| mode | requests | valid JSON | schema-valid | usable (indices too) | cut off | s/request | tokens/request "
+      "| ms/token | schema compile s/request |")
 print("|---|---|---|---|---|---|---|---|---|---|")
 for mode in modes:
     s = stats[mode]

@@ -374,7 +374,7 @@ def _compare_table(results):
                          format_number(s["difference"]),
                          f"[{format_number(ci[0])}, {format_number(ci[1])}]", format_number(s["p_value"])])
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
 

@@ -96,7 +96,7 @@ def compare(metric: str, predictions_a: Sequence[str], predictions_b: Sequence[s
     n = len(predictions_a)
     scores = {}
     for key in spec.main_scores(per_a, n):
-        pairs = [(x, y) for x, y in zip(per_a[key], per_b[key]) if x is not None and y is not None]
+        pairs = [(x, y) for x, y in zip(per_a[key], per_b[key], strict=True) if x is not None and y is not None]
         entry: dict[str, Any] = {"compared": len(pairs), "unscored": n - len(pairs)}
         if pairs:
             sa = CorpusStatistics.of_means([x for x, _ in pairs])

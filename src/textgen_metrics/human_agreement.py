@@ -33,7 +33,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-__all__ = ["agreement", "agreement_report", "check_human_columns", "describe", "pearson", "spearman", "kendall_tau", "cohen_kappa"]
+__all__ = ["agreement", "agreement_report", "check_human_columns", "describe", "pearson", "spearman", "kendall_tau",
+           "cohen_kappa"]
 
 _KINDS = ("auto", "scores", "labels")
 _WEIGHTS = (None, "linear", "quadratic")
@@ -313,9 +314,9 @@ def agreement(judge_scores: Sequence[Any], human_scores: Sequence[Any], *, kind:
         raise ValueError(f"confidence_level: {confidence_level!r} must lie strictly between 0 and 1")
     if not isinstance(n_resamples, int) or isinstance(n_resamples, bool) or n_resamples < 0:
         raise ValueError(f"n_resamples: {n_resamples!r} must be a non-negative integer")
-    pairs = [(i, j, h) for i, (j, h) in enumerate(zip(judge, human)) if j is not None and h is not None]
+    pairs = [(i, j, h) for i, (j, h) in enumerate(zip(judge, human, strict=True)) if j is not None and h is not None]
     judge_missing = sum(j is None for j in judge)
-    human_missing = sum(h is None and j is not None for j, h in zip(judge, human))
+    human_missing = sum(h is None and j is not None for j, h in zip(judge, human, strict=True))
     if kind == "auto":
         kind = "labels" if any(isinstance(v, (str, bool)) for _, j, h in pairs for v in (j, h)) else "scores"
     out: dict[str, Any] = {"kind": kind, "n": len(pairs), "judge_missing": judge_missing,
@@ -392,7 +393,7 @@ def check_human_columns(rows: Sequence[dict[str, Any]], columns: Sequence[str], 
     from .registry import METRICS
 
     judged = [m for m in metrics if m in METRICS and METRICS[m].judge]
-    for metric, field in _human_fields(columns, metrics, judged).items():
+    for field in _human_fields(columns, metrics, judged).values():
         if not any(field in row for row in rows):
             have = ", ".join(sorted({str(k) for row in rows[:1] for k in row}))
             raise ValueError(f"--human-column: no row has the field {field!r} (the first has: {have})")

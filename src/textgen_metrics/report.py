@@ -97,7 +97,7 @@ def svg_bars(labels: Sequence[Any], values: Sequence[float | None], title: str,
         x = x_of(t)
         parts.append(f'<line x1="{x:.1f}" y1="{top - 4}" x2="{x:.1f}" y2="{height - 20}" stroke="#ddd"/>')
         parts.append(f'<text x="{x:.1f}" y="{top - 8}" font-size="10" text-anchor="middle">{_fmt(t)}</text>')
-    for i, (label, v) in enumerate(zip(labels, values)):
+    for i, (label, v) in enumerate(zip(labels, values, strict=False)):
         y = top + i * row_h
         name = html.escape(str(label))
         short = name if len(str(label)) <= 16 else html.escape(str(label)[:15]) + "…"

@@ -57,7 +57,8 @@ def add_intervals(result: dict[str, Any], per_example: Mapping[str, list[Any]], 
     ``per_example[key]`` for each key (scores that are None left out); returns ``result``."""
     for key in keys:
         values = [v for v in per_example[key] if v is not None]
-        result[f"{key}_ci"] = list(mean_interval(values, confidence_level, n_resamples, seed)) if values else [None, None]
+        result[f"{key}_ci"] = (list(mean_interval(values, confidence_level, n_resamples, seed)) if values
+                               else [None, None])
     return result
 
 

@@ -13,7 +13,8 @@ import json
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ContextManager
+from contextlib import AbstractContextManager
+from typing import Any
 
 from . import __version__
 from .registry import MetricSpec, column_fields, get_metric
@@ -23,7 +24,7 @@ __all__ = ["read_records", "columns_from_records", "score_records", "flat_scores
 
 # ``progress(metric, total)`` -> a context manager giving ``update(k)`` (or None), entered while
 # that metric runs: the command line draws one bar per metric with it
-Progress = Callable[[str, int], ContextManager[Callable[[int], Any] | None]]
+Progress = Callable[[str, int], AbstractContextManager[Callable[[int], Any] | None]]
 
 
 def read_records(path: str, split: str | None = None) -> list[dict]:

@@ -104,11 +104,11 @@ def parse_rows(rows: Any, columns: Mapping[str, str], strict: bool = False,
         if not any(c.strip() for c in cells):
             continue
         cells += [""] * (len(names) - len(cells))
-        for name, cell in zip(names, cells):
+        for name, cell in zip(names, cells, strict=True):
             kind = columns[name]
             if strict and kind != "list" and not cell.strip() and name not in optional:
-                raise SpaceError(f"Row {number}, {name}: the cell is empty; type the text"
-                                 + (f" (several: separate them with {LIST_SEPARATOR})" if kind == "text_or_list" else ""))
+                several = f" (several: separate them with {LIST_SEPARATOR})" if kind == "text_or_list" else ""
+                raise SpaceError(f"Row {number}, {name}: the cell is empty; type the text{several}")
             if kind == "list":
                 out[name].append([p.strip() for p in cell.split(LIST_SEPARATOR) if p.strip()])
             elif kind == "text_or_list" and LIST_SEPARATOR in cell:

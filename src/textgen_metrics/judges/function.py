@@ -42,7 +42,7 @@ def _takes_task(fn: Callable[..., Any]) -> bool:
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:
-    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(fn.__call__)
 
 
 class CallableJudge(Judge):

@@ -193,7 +193,8 @@ class OpenAIJudge(Judge):
         return self.mode
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r}, concurrency={self.concurrency})"
+        return (f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r}, "
+                f"concurrency={self.concurrency})")
 
     def secrets(self) -> list[str]:
         return [self.__api_key] if self.__api_key else []

@@ -58,7 +58,7 @@ class _Chrf(SacrebleuScoring):
         lower = self.lowercase
         hyps = [p.lower() if lower else p for p in predictions]
         refs = [[r.lower() if lower else r for r in rs] for rs in references]
-        pair_hyps = [h for h, rs in zip(hyps, refs) for _ in rs]
+        pair_hyps = [h for h, rs in zip(hyps, refs, strict=True) for _ in rs]
         pair_refs = [r for rs in refs for r in rs]
         blocks = []
         if self.char_order:

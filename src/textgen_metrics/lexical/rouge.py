@@ -235,7 +235,7 @@ class RougeScorer:
         raw = self._score_raw(predictions, references, num_threads)
         out = {}
         for k, name in enumerate(self.rouge_types):
-            out[name] = [Score(p, r, f) for p, r, f in zip(raw[3 * k], raw[3 * k + 1], raw[3 * k + 2])]
+            out[name] = [Score(p, r, f) for p, r, f in zip(raw[3 * k], raw[3 * k + 1], raw[3 * k + 2], strict=True)]
         return out
 
     def _score_raw(self, predictions: Sequence[str], references: Sequence[Sequence[str]],

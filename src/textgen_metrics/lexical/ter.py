@@ -55,7 +55,7 @@ class _Ter(SacrebleuScoring):
         """Per example sacrebleu's ``[fewest edits, average reference length]``."""
         tok = self.tokenizer
         out: list[list[Any]] = []
-        for pred, refs in zip(predictions, references):
+        for pred, refs in zip(predictions, references, strict=True):
             words_hyp = tok(pred)
             best = int(1e16)
             ref_lengths = 0

@@ -85,7 +85,7 @@ class _EditDistance:
             cur = [_INF] * lo
         append = cur.append
         # cell j from its diagonal (prev[j-1]), upper (prev[j]) and left neighbours
-        for diag, up, r in zip(prev[lo - 1:hi - 1], prev[lo:hi], self.ref[lo - 1:hi - 1]):
+        for diag, up, r in zip(prev[lo - 1:hi - 1], prev[lo:hi], self.ref[lo - 1:hi - 1], strict=True):
             c = diag if r == w else diag + 1
             if up < c:
                 c = up + 1 if up + 1 < c else c

@@ -251,7 +251,7 @@ class BertScorer:
                     emb = self.model(x.to(self.device), attention_mask=mask.to(self.device))[0].float()
                 emb = emb / emb.norm(dim=-1, keepdim=True)
                 emb = emb.cpu()
-                for i, (s, row) in enumerate(zip(batch, ids)):
+                for i, (s, row) in enumerate(zip(batch, ids, strict=True)):
                     out[s] = emb[i, :len(row)].clone()
         return out
 
@@ -344,10 +344,10 @@ class BertScorer:
             c_len = torch.tensor([emb[s].shape[0] for s in c])
             r_mask = (torch.arange(r_emb.shape[1])[None, :] < r_len[:, None]).float()
             c_mask = (torch.arange(c_emb.shape[1])[None, :] < c_len[:, None]).float()
-            r_idf = pad_sequence([torch.tensor(self._weights(s, idf_dict, fixed, default), dtype=torch.float) for s in r],
-                                 batch_first=True)
-            c_idf = pad_sequence([torch.tensor(self._weights(s, idf_dict, fixed, default), dtype=torch.float) for s in c],
-                                 batch_first=True)
+            r_idf = pad_sequence([torch.tensor(self._weights(s, idf_dict, fixed, default), dtype=torch.float)
+                                  for s in r], batch_first=True)
+            c_idf = pad_sequence([torch.tensor(self._weights(s, idf_dict, fixed, default), dtype=torch.float)
+                                  for s in c], batch_first=True)
             masks = torch.bmm(c_mask.unsqueeze(2), r_mask.unsqueeze(1))
             c_idf = c_idf / c_idf.sum(dim=1, keepdim=True)
             r_idf = r_idf / r_idf.sum(dim=1, keepdim=True)
@@ -388,7 +388,7 @@ class BertScorer:
         import torch
 
         cands, refs, bounds = [], [], []
-        for pred, group in zip(predictions, references):
+        for pred, group in zip(predictions, references, strict=False):
             bounds.append((len(refs), len(refs) + len(group)))
             cands += [pred] * len(group)
             refs += group
