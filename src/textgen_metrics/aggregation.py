@@ -1,11 +1,14 @@
 """Aggregation of per-example scores: exact means and seeded bootstrap intervals."""
 
+from __future__ import annotations
+
 import math
+from collections.abc import Iterable
 
 __all__ = ["mean", "bootstrap_interval", "RunningMean"]
 
 
-def mean(values):
+def mean(values: Iterable[float | None]) -> float | None:
     """Correctly rounded mean (``math.fsum``) of the non-None values; None when there are none."""
     vals = [v for v in values if v is not None]
     if not vals:
@@ -18,11 +21,11 @@ class RunningMean:
 
     __slots__ = ("_partials", "count")
 
-    def __init__(self):
-        self._partials = []
+    def __init__(self) -> None:
+        self._partials: list[float] = []
         self.count = 0
 
-    def add(self, x):
+    def add(self, x: float) -> None:
         # Shewchuk's algorithm, as math.fsum, kept incremental.
         partials = self._partials
         i = 0
@@ -39,13 +42,14 @@ class RunningMean:
         self.count += 1
 
     @property
-    def value(self):
+    def value(self) -> float | None:
         if not self.count:
             return None
         return math.fsum(self._partials) / self.count
 
 
-def bootstrap_interval(values, samples=1000, confidence_level=0.95, seed=None, chunk=256):
+def bootstrap_interval(values: Iterable[float | None], samples: int = 1000, confidence_level: float = 0.95,
+                       seed: int | None = None, chunk: int = 256) -> tuple[float, float] | tuple[None, None]:
     """Percentile bootstrap interval of the mean: ``(low, high)``; deterministic for a seed.
 
     Resamples are drawn in chunks so memory stays at ``chunk * len(values)`` indices.

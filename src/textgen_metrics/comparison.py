@@ -91,8 +91,10 @@ def compare(metric: str, predictions_a: Sequence[str], predictions_b: Sequence[s
         if a.sign is not None:
             out["signature"] = a.sign(n_bootstrap=n_bootstrap, seed=seed, test=test, ci=confidence_level)
         return out
-    per_a = spec.compute({"predictions": predictions_a, **inputs}, per_example=True, **shared)
-    per_b = spec.compute({"predictions": predictions_b, **inputs}, per_example=True, **shared)
+    inputs_a: dict[str, Any] = {"predictions": predictions_a, **inputs}
+    inputs_b: dict[str, Any] = {"predictions": predictions_b, **inputs}
+    per_a = spec.compute(inputs_a, per_example=True, **shared)
+    per_b = spec.compute(inputs_b, per_example=True, **shared)
     n = len(predictions_a)
     scores = {}
     for key in spec.main_scores(per_a, n):

@@ -124,7 +124,8 @@ def _kendall_rows(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> np.ndarr
     with np.errstate(invalid="ignore", divide="ignore"):
         tau = _concordance(x, y, weights) / np.sqrt(tot - xtie) / np.sqrt(tot - ytie)
     tau[(xtie == tot) | (ytie == tot)] = np.nan
-    return np.clip(tau, -1.0, 1.0)
+    out: np.ndarray = np.clip(tau, -1.0, 1.0)
+    return out
 
 
 def kendall_tau(x: ArrayLike, y: ArrayLike) -> float | None:
@@ -167,7 +168,8 @@ def _kappa_from_confusion(confusion: np.ndarray, weights: str | None) -> np.ndar
     w = _weight_matrix(k, weights)
     with np.errstate(invalid="ignore", divide="ignore"):
         ratio = (w * confusion).sum(axis=(-2, -1)) / (w * expected).sum(axis=(-2, -1))
-    return 1 - ratio
+    kappa: np.ndarray = 1 - ratio
+    return kappa
 
 
 def cohen_kappa(a: Sequence[Any], b: Sequence[Any], weights: str | None = None) -> float | None:
@@ -223,14 +225,16 @@ def _weighted_pearson(x: np.ndarray, y: np.ndarray, w: np.ndarray, defined: np.n
     with np.errstate(invalid="ignore", divide="ignore"):
         r = (w * dx * dy).sum(axis=1) / np.sqrt(vx * vy)
     r[~defined] = np.nan
-    return np.clip(r, -1.0, 1.0)
+    out: np.ndarray = np.clip(r, -1.0, 1.0)
+    return out
 
 
 def _weighted_ranks(codes: Codes, m: np.ndarray) -> np.ndarray:
     """Average ranks of each example within each resample, from the resample's count ``m`` of
     each distinct value (ties and repeats share their ranks)."""
     below = np.cumsum(m, axis=1) - m
-    return (below + (m + 1) / 2)[:, codes[0]]
+    ranks: np.ndarray = (below + (m + 1) / 2)[:, codes[0]]
+    return ranks
 
 
 def _interval(stats: np.ndarray, confidence_level: float) -> list[float] | None:

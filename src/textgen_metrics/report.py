@@ -6,7 +6,7 @@ import datetime
 import html
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 __all__ = ["histogram", "svg_histogram", "svg_bars", "report_html", "format_number"]
@@ -34,7 +34,7 @@ def histogram(values: Sequence[float | None], bins: int = 10,
     return [lo + i * width for i in range(bins + 1)], counts
 
 
-def _fmt(x):
+def _fmt(x: float) -> str:
     return f"{x:.2f}".rstrip("0").rstrip(".") if x != int(x) else str(int(x))
 
 
@@ -128,7 +128,7 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 """
 
 
-def format_number(v):
+def format_number(v: object) -> str:
     """A score with 4 decimals; a count (a whole float above 1) as a count; None as n/a."""
     if v is None:
         return "n/a"
@@ -137,11 +137,11 @@ def format_number(v):
     return str(v)
 
 
-def _num(v):
+def _num(v: object) -> str:
     return html.escape(format_number(v))
 
 
-def report_html(report, max_rows=2000):
+def report_html(report: Mapping[str, Any], max_rows: int = 2000) -> str:
     """The report (from ``score_records``) as one HTML page: the summary table, per metric a
     histogram of each per-example score, the judge usage, and the per-example scores."""
     e = html.escape

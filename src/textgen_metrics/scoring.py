@@ -27,7 +27,7 @@ __all__ = ["read_records", "columns_from_records", "score_records", "flat_scores
 Progress = Callable[[str, int], AbstractContextManager[Callable[[int], Any] | None]]
 
 
-def read_records(path: str, split: str | None = None) -> list[dict]:
+def read_records(path: str, split: str | None = None) -> list[dict[str, Any]]:
     """Rows of ``path`` as dicts: ``.jsonl``/``.json``/``.csv``/``.tsv``/``.parquet`` or a
     ``datasets`` folder (``split`` picks one split of a DatasetDict)."""
     if os.path.isdir(path):
@@ -65,14 +65,15 @@ def read_records(path: str, split: str | None = None) -> list[dict]:
     if ext == ".parquet":
         import datasets
 
-        return datasets.Dataset.from_parquet(path).to_list()
+        records: list[dict[str, Any]] = datasets.Dataset.from_parquet(path).to_list()
+        return records
     if not os.path.exists(path):
         raise ValueError(f"{path}: no such file or folder")
     raise ValueError(f"{path}: unknown file type {ext!r}; use .jsonl, .json, .csv, .tsv, .parquet "
                      "or a datasets folder")
 
 
-def _read_dataset_folder(path: str, split: str | None) -> list[dict]:
+def _read_dataset_folder(path: str, split: str | None) -> list[dict[str, Any]]:
     import datasets
 
     try:
@@ -88,7 +89,8 @@ def _read_dataset_folder(path: str, split: str | None) -> list[dict]:
         data = data[split]
     elif split is not None:
         raise ValueError(f"split: {path} is a single dataset with no splits")
-    return data.to_list()
+    records: list[dict[str, Any]] = data.to_list()
+    return records
 
 
 def _cell(value: Any, kind: str) -> Any:
@@ -117,13 +119,13 @@ def _field(rows: Sequence[Mapping[str, Any]], column: str, mapping: Mapping[str,
 
 def columns_from_records(rows: Sequence[Mapping[str, Any]], spec: MetricSpec,
                          mapping: Mapping[str, str] | None = None, source: str = "input",
-                         hint: str = "--column {column}=FIELD") -> dict[str, list]:
+                         hint: str = "--column {column}=FIELD") -> dict[str, list[Any]]:
     """``{column: values}`` for ``spec`` from the records; a missing field is a clear error that
     names the row (from 1), the fields looked for and the ones the row has. ``hint`` says how to
     name another field (the command line's flag, the playground's box). An optional column
     (G-Eval's sources...) is read when mapped or when the first record has it."""
     mapping = mapping or {}
-    inputs = {}
+    inputs: dict[str, list[Any]] = {}
     columns = dict(spec.columns)
     first = rows[0] if rows else {}
     for column, kind in getattr(spec, "optional_columns", {}).items():
@@ -138,7 +140,8 @@ def columns_from_records(rows: Sequence[Mapping[str, Any]], spec: MetricSpec,
                 looked = " or ".join(repr(w) for w in wanted)
                 raise ValueError(f"{source}: row {i + 1} has no field {looked} for {spec.name}'s {column} "
                                  f"(it has: {have}); choose one with {hint.format(column=column)}")
-        inputs[column] = [_cell(row[field], kind) for row in rows]
+        # (no rows: no field is needed)
+        inputs[column] = [] if field is None else [_cell(row[field], kind) for row in rows]
     return inputs
 
 
@@ -204,8 +207,9 @@ def score_records(rows: Sequence[Mapping[str, Any]], metrics: Sequence[str],
     inputs = {spec.name: columns_from_records(rows, spec, columns, source, column_hint) for spec in specs}
     if judge is not None and any(spec.judge for spec in specs):
         judge = resolve_judge(judge)  # one judge (one cache, one connection pool) for all
-    report = {"source": source, "examples": len(rows), "textgen_metrics": __version__,
-              "ids": [row.get("id", i + 1) for i, row in enumerate(rows)], "metrics": {}, "summary": {}}
+    report: dict[str, Any] = {"source": source, "examples": len(rows), "textgen_metrics": __version__,
+                              "ids": [row.get("id", i + 1) for i, row in enumerate(rows)], "metrics": {},
+                              "summary": {}}
     for spec in specs:
         opts = dict(options.get(spec.name, {}))
         if spec.judge:

@@ -32,13 +32,13 @@ class MetricStream:
         self.reset()
 
     def reset(self) -> None:
-        self._texts: dict[str, list] = {c: [] for c in self.spec.columns}
+        self._texts: dict[str, list[Any]] = {c: [] for c in self.spec.columns}
         self._means: dict[str, RunningMean] = {}
         self._other: dict[str, Any] = {}
         self._keys: list[str] = []
         self.count = 0
 
-    def add(self, inputs: Mapping[str, list]) -> None:
+    def add(self, inputs: Mapping[str, list[Any]]) -> None:
         n = len(inputs[next(iter(self.spec.columns))])
         if n == 0:
             return

@@ -140,7 +140,9 @@ def compute_metrics(tokenizer: Any, metrics: Sequence[str] = ("rouge",),
             for stream in streams:
                 result.update(flat_scores(stream.result(), stream.spec.name))
             if gen_len:
-                result["gen_len"] = float(lengths.value)
+                value = lengths.value
+                assert value is not None  # every stream's result() above has examples, and so has this
+                result["gen_len"] = float(value)
         finally:  # the next evaluation starts afresh
             for stream in streams:
                 stream.reset()

@@ -26,6 +26,7 @@ import shutil
 import tempfile
 import threading
 import warnings
+from typing import Any
 
 __all__ = ["load_wordnet", "wordnet_dir", "wordnet_index", "wordnet_index_path", "WordNetMissingError"]
 
@@ -33,8 +34,8 @@ DEBIAN_DIR = "/usr/share/wordnet"
 _REQUIRED = [f"{kind}.{pos}" for kind in ("index", "data") for pos in ("noun", "verb", "adj", "adv")]
 _NEEDED = _REQUIRED + [f"{pos}.exc" for pos in ("noun", "verb", "adj", "adv")]
 _LOCK = threading.Lock()
-_READER = None
-_INDEXES: dict[str, object] = {}
+_READER: Any = None  # nltk's WordNetCorpusReader (nltk ships no types)
+_INDEXES: dict[str, Any] = {}  # the compiled core's WordNetIndex
 # bump when the index's content or layout changes: old files are then simply not used
 INDEX_FORMAT = 1
 
@@ -90,7 +91,7 @@ def wordnet_dir() -> str:
     raise WordNetMissingError("could not assemble a WordNet folder in the cache or temp directory")
 
 
-def load_wordnet():
+def load_wordnet() -> Any:
     """The shared nltk ``WordNetCorpusReader`` over the local WordNet (loaded once)."""
     global _READER
     with _LOCK:
@@ -102,8 +103,8 @@ def load_wordnet():
             # nltk >= 3.9 reads only below the folders of nltk.data.path
             if root not in nltk.data.path:
                 nltk.data.path.append(root)
-            class LocalWordNet(WordNetCorpusReader):
-                def map_wn(self, version="wordnet"):
+            class LocalWordNet(WordNetCorpusReader):  # type: ignore[misc]  # nltk ships no types
+                def map_wn(self, version: str = "wordnet") -> None:
                     # nltk maps other WordNets to the downloadable "wordnet" corpus for its
                     # multilingual data; this is WordNet 3.0 itself and METEOR needs no mapping
                     return None
@@ -131,26 +132,26 @@ def wordnet_index_path(source: str | None = None) -> str:
     return os.path.join(_cache_root(), f"wordnet-index-{_index_key(source)}.bin")
 
 
-def _load_or_build(path: str, source: str):
-    from ._native import _core
+def _load_or_build(path: str, source: str) -> Any:
+    from ._native._core import WordNetIndex
 
     if os.path.isfile(path):
         try:
-            return _core.WordNetIndex(path)
+            return WordNetIndex(path)
         except RuntimeError:
             pass  # damaged (e.g. a full disk): rebuilt below
     os.makedirs(os.path.dirname(path), exist_ok=True)
     tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
     try:
-        _core.WordNetIndex.build(source, tmp)
+        WordNetIndex.build(source, tmp)
         os.replace(tmp, path)  # atomic: concurrent builders each write their own file
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
-    return _core.WordNetIndex(path)
+    return WordNetIndex(path)
 
 
-def wordnet_index(source: str | None = None):
+def wordnet_index(source: str | None = None) -> Any:
     """The compact WordNet index of ``source`` (default: ``$TEXTGEN_METRICS_WORDNET`` or
     ``/usr/share/wordnet``), loaded once per process; built on first use into the user's cache
     folder (``$XDG_CACHE_HOME/textgen_metrics``, else the temp folder when that is read-only)."""

@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 from .. import __version__, _native
+from .._native._core import ExactSum
 from ..aggregation import bootstrap_interval, mean
 from ..results import reported
 from ..tokenizers import RougeScoreTokenizer, _Tokenizer, get_tokenizer, split_sentences
@@ -99,11 +100,13 @@ class _NativeRougeScoreTokenizer:
         return f"{self.name}{'+porter' if self.use_stemmer else ''}"
 
     def __call__(self, text: str) -> list[str]:
-        return self._core.tokenize_batch([text], False)[0]
+        tokens: list[str] = self._core.tokenize_batch([text], False)[0]
+        return tokens
 
     def lines(self, text: str) -> list[list[str]]:
         """Tokens of each non-empty line."""
-        return self._core.tokenize_batch([text], True)[0]
+        lines: list[list[str]] = self._core.tokenize_batch([text], True)[0]
+        return lines
 
     def __repr__(self) -> str:
         return f"RougeScoreTokenizer(use_stemmer={self.use_stemmer}, native=True)"
@@ -242,11 +245,13 @@ class RougeScorer:
                    num_threads: int | None = 1) -> list[list[float]]:
         threads = _native.resolve_threads(num_threads)
         preds, mode = self._inputs(predictions)
+        refs: Sequence[Any]
         if mode == _native.MODE_TOKENS:
             refs = [self._inputs(rs)[0] for rs in references]
         else:
             refs = [self._inputs(rs)[0] for rs in references] if mode == _native.MODE_UNITS else references
-        return self._core.score(preds, refs, mode, threads)
+        scores: list[list[float]] = self._core.score(preds, refs, mode, threads)
+        return scores
 
     def score(self, target: str, prediction: str) -> dict[str, Score]:
         """``{rouge_type: Score}`` for one reference ``target`` and one ``prediction``."""
@@ -284,20 +289,21 @@ class _ExactMean:
     __slots__ = ("_sum",)
 
     def __init__(self) -> None:
-        self._sum = _native._core.ExactSum()
+        self._sum = ExactSum()
 
     def add_many(self, values: list[float]) -> None:
         self._sum.add_many(values)
 
     @property
     def count(self) -> int:
-        return self._sum.count
+        count: int = self._sum.count
+        return count
 
     @property
     def value(self) -> float | None:
         if not self._sum.count:
             return None
-        return math.fsum(self._sum.partials) / self._sum.count
+        return math.fsum(self._sum.partials) / self.count
 
 
 class RougeAggregator:
