@@ -28,7 +28,7 @@ import re
 import sys
 import traceback
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import __version__
 from .registry import METRICS, get_metric
@@ -255,7 +255,7 @@ def score(args: argparse.Namespace) -> int:
 
         check_human_columns(rows, args.human_column, names)
     judge = _judge(args)
-    shown = []
+    shown: list[str] = []
 
     def show(name: str, entry: Any) -> None:  # each metric's scores as soon as it is done
         if not shown:
@@ -293,8 +293,8 @@ def score(args: argparse.Namespace) -> int:
         counts[m["metric"]] = counts.get(m["metric"], 0) + 1
     per_metric = ", ".join(f"{k}: {v}" for k, v in counts.items())
     err = sys.stderr
-    rows = len({m["row"] for m in missing})
-    print(f"textgen-metrics: {rows} of {report['examples']} example(s) got no score ({per_metric}); "
+    n_rows = len({m["row"] for m in missing})
+    print(f"textgen-metrics: {n_rows} of {report['examples']} example(s) got no score ({per_metric}); "
           "the first:", file=err)
     for m in missing[:_SHOWN_ERRORS]:
         print(f"  {m['metric']}, row {m['row']}: {_one_line(Exception(m['error']))}", file=err)
@@ -312,10 +312,15 @@ def common_options() -> argparse.ArgumentParser:
     return p
 
 
+class _PredictionsOnly(NamedTuple):
+    """A metric's predictions column alone: what ``compare`` reads of system B's file."""
+
+    name: str
+    columns: dict[str, str]
+
+
 def compare_files(args: argparse.Namespace) -> int:
     """``textgen-metrics compare A B``: each metric's paired test of system B against A."""
-    from types import SimpleNamespace
-
     from .comparison import compare
     from .registry import get_metric
     from .scoring import columns_from_records
@@ -336,7 +341,7 @@ def compare_files(args: argparse.Namespace) -> int:
         spec = get_metric(name)
         # the shared inputs (references, ...) come from A's file; each system's predictions from its own
         inputs = columns_from_records(rows_a, spec, columns, args.file_a)
-        only_predictions = SimpleNamespace(name=spec.name, columns={"predictions": spec.columns["predictions"]})
+        only_predictions = _PredictionsOnly(spec.name, {"predictions": spec.columns["predictions"]})
         predictions_b = columns_from_records(rows_b, only_predictions, columns, args.file_b)["predictions"]
         opts = dict(options.get(name, {}))
         if spec.judge:
@@ -360,7 +365,7 @@ def compare_files(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _compare_table(results):
+def _compare_table(results: list[dict[str, Any]]) -> str:
     level = f"{results[0]['confidence_level']:.0%}" if results else "95%"
     header = ["metric", "score", "A", "B", "B - A", f"{level} CI of B - A", "p-value"]
     rows = [header]
@@ -460,7 +465,8 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line; the exit status (0 done, 1 scores missing or run failed, 2 usage)."""
     args = build_parser().parse_args(argv)  # a usage error exits 2 here
     try:
-        return args.run(args)
+        status: int = args.run(args)
+        return status
     except KeyboardInterrupt:
         print("textgen-metrics: interrupted", file=sys.stderr)
         return 130

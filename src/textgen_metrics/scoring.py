@@ -14,13 +14,24 @@ import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import Any, Protocol
 
 from . import __version__
-from .registry import MetricSpec, column_fields, get_metric
+from .registry import column_fields, get_metric
 
 __all__ = ["read_records", "columns_from_records", "score_records", "flat_scores", "resolve_judge",
            "score_name", "unscored", "Progress"]
+
+class InputColumns(Protocol):
+    """What ``columns_from_records`` reads of a metric (a ``MetricSpec`` or a part of one): its
+    name and its input columns ``{column: kind}``; an ``optional_columns`` mapping if it has one."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def columns(self) -> Mapping[str, str]: ...
+
 
 # ``progress(metric, total)`` -> a context manager giving ``update(k)`` (or None), entered while
 # that metric runs: the command line draws one bar per metric with it
@@ -117,7 +128,7 @@ def _field(rows: Sequence[Mapping[str, Any]], column: str, mapping: Mapping[str,
     return next((name for name in column_fields(column) if name in first), None)
 
 
-def columns_from_records(rows: Sequence[Mapping[str, Any]], spec: MetricSpec,
+def columns_from_records(rows: Sequence[Mapping[str, Any]], spec: InputColumns,
                          mapping: Mapping[str, str] | None = None, source: str = "input",
                          hint: str = "--column {column}=FIELD") -> dict[str, list[Any]]:
     """``{column: values}`` for ``spec`` from the records; a missing field is a clear error that

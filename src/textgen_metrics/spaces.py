@@ -86,7 +86,7 @@ def card_body(readme_path: str) -> str:
 
 
 def parse_rows(rows: Any, columns: Mapping[str, str], strict: bool = False,
-               optional: Sequence[str] = ()) -> dict[str, list]:
+               optional: Sequence[str] = ()) -> dict[str, list[Any]]:
     """Table rows (lists of cells) -> ``{column: values}``; blank rows are skipped.
 
     In a list column (``text_or_list`` or ``list``) a cell holds several strings separated by
@@ -98,7 +98,7 @@ def parse_rows(rows: Any, columns: Mapping[str, str], strict: bool = False,
     if hasattr(rows, "values") and hasattr(rows, "columns"):  # a pandas DataFrame
         rows = rows.values.tolist()
     names = list(columns)
-    out: dict[str, list] = {name: [] for name in names}
+    out: dict[str, list[Any]] = {name: [] for name in names}
     for number, row in enumerate(rows or [], 1):
         cells = ["" if c is None else str(c) for c in list(row)[: len(names)]]
         if not any(c.strip() for c in cells):
@@ -125,7 +125,7 @@ def parse_rows(rows: Any, columns: Mapping[str, str], strict: bool = False,
     return out
 
 
-def _json_object(text: str | None, what: str, example: str) -> dict:
+def _json_object(text: str | None, what: str, example: str) -> dict[str, Any]:
     try:
         value = json.loads(text or "{}")
     except json.JSONDecodeError as e:
@@ -206,7 +206,7 @@ def _unscored_message(name: str, result: Mapping[str, Any], n: int) -> str:
 
 
 def run_metric(metric: Any, rows: Any, options_json: str | None, judge: Any = None,
-               strict: bool = False) -> tuple[list[list[Any]], dict]:
+               strict: bool = False) -> tuple[list[list[Any]], dict[str, Any]]:
     """Compute ``metric`` on table rows with JSON options: (result table rows, result dict).
 
     The table shows numbers with 4 significant digits; the result dict keeps them whole.
@@ -278,8 +278,11 @@ def metric_app(metric_dir: str) -> Any:
         gr.Markdown(f"# {name}\nType one example per row. Several references or contexts in one cell: "
                     f"separate them with `{LIST_SEPARATOR}`.")
         example = [_EXAMPLE.get(c, "") if c in type(metric).columns else "" for c in columns]  # optional: blank
+        # (n, "fixed"): no column can be added; gradio 6 still takes the pair (its column_limits
+        # is not implemented yet) though its annotation says int
         table = gr.Dataframe(value=[example], headers=list(columns),
-                             column_count=(len(columns), "fixed"), type="array", interactive=True,
+                             column_count=(len(columns), "fixed"),  # type: ignore[arg-type]
+                             type="array", interactive=True,
                              show_row_numbers=True, label="Inputs", elem_id="inputs")
         add_row = gr.Button("+ Add row", size="sm", variant="secondary", elem_id="add-row")
         judge_fields = list(_judge_picker(gr)) if needs_judge else []
@@ -298,7 +301,7 @@ def metric_app(metric_dir: str) -> Any:
             return [list(r) for r in (rows or [])] + [[""] * len(columns)]
 
         def on_click(rows: Any, opts: str, *judge_args: str) -> tuple[Any, Any, str, str]:
-            res: dict = {}
+            res: dict[str, Any] = {}
             try:
                 judge = make_judge(*judge_args) if judge_args else None
                 res_table, res = run_metric(metric, rows, opts, judge, strict=True)
@@ -315,7 +318,7 @@ def metric_app(metric_dir: str) -> Any:
     return demo
 
 
-def _chart(ids: Sequence[Any], series: Sequence[tuple[str, list, tuple[float, float]]]) -> str:
+def _chart(ids: Sequence[Any], series: Sequence[tuple[str, list[float | None], tuple[float, float]]]) -> str:
     from .report import svg_bars, svg_histogram
 
     charts = [svg_bars(ids, values, title, value_range) if len(ids) <= _MAX_CHARTED
@@ -326,7 +329,8 @@ def _chart(ids: Sequence[Any], series: Sequence[tuple[str, list, tuple[float, fl
 
 
 def run_playground(path: str | None, metrics: Sequence[str], columns_json: str | None,
-                   options_json: str | None, judge: Any = None) -> tuple[list, tuple[list, list], str, dict]:
+                   options_json: str | None, judge: Any = None
+                   ) -> tuple[list[list[Any]], tuple[list[str], list[list[Any]]], str, dict[str, Any]]:
     """Score the uploaded file: (summary rows, per-example rows and headers, chart HTML, report).
 
     Tables show 4 significant digits; the report keeps every digit."""

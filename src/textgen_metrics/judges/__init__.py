@@ -41,11 +41,12 @@ _CLASSES = {"openai": (".openai", "OpenAIJudge"), "azure": (".openai", "AzureOpe
             "hf": (".local", "HFJudge"), "callable": (".function", "CallableJudge")}
 
 
-def _load(backend: str) -> Any:
+def _load(backend: str) -> type[Judge]:
     import importlib
 
     module, attr = _CLASSES[backend]
-    return getattr(importlib.import_module(module, __name__), attr)
+    judge_class: type[Judge] = getattr(importlib.import_module(module, __name__), attr)
+    return judge_class
 
 
 def __getattr__(name: str) -> Any:
@@ -77,8 +78,7 @@ def get_judge(judge: Any, **options: Any) -> Judge:
         if prefix not in BACKENDS:
             raise ValueError(f"judge: unknown backend {prefix!r} in {judge!r}; backends: " +
                              "; ".join(f"'{k}:...' for {v}" for k, v in BACKENDS.items()))
-        judge_class: Any = _load(prefix)
-        return judge_class(model, **options)
+        return _load(prefix)(model, **options)
     if callable(judge):
         return _load("callable")(judge, **options)
     raise TypeError(f"judge: expected a string, a judge object or a callable, got {type(judge).__name__}")

@@ -137,6 +137,11 @@ class Usage:
     tokens, price per 1M completion tokens)}``."""
 
     FIELDS = ("requests", "retries", "cached", "prompt_tokens", "completion_tokens")
+    requests: int
+    retries: int
+    cached: int
+    prompt_tokens: int
+    completion_tokens: int
 
     def __init__(self, **counts: int) -> None:
         for f in self.FIELDS:
@@ -249,7 +254,7 @@ class Judge:
 
     def _open(self) -> contextlib.AbstractAsyncContextManager[Any]:
         """An async context manager giving the per-run context (an HTTP session...)."""
-        return contextlib.nullcontext(None)  # type: ignore[return-value]
+        return contextlib.nullcontext(None)
 
     async def _acomplete(self, messages: list[Message], request: JudgeRequest, ctx: Any,
                          tally: JudgeResult) -> Completion:  # pragma: no cover - abstract

@@ -42,7 +42,7 @@ def _takes_task(fn: Callable[..., Any]) -> bool:
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:
-    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(fn.__call__)
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(type(fn).__call__)
 
 
 class CallableJudge(Judge):

@@ -83,7 +83,8 @@ def _error_object(text: str) -> dict[str, Any] | None:
     Gemini's ``[{"error": {...}}]``; None when the body holds none."""
     payload = _error_body(text)
     if isinstance(payload, dict) and isinstance(payload.get("error"), dict):
-        return payload["error"]
+        error: dict[str, Any] = payload["error"]
+        return error
     return None
 
 
@@ -274,7 +275,8 @@ class OpenAIJudge(Judge):
     def _delay(self, attempt: int, retry_after: float | None = None) -> float:
         if retry_after is not None:
             return min(retry_after, self.max_backoff * 4)
-        base = min(self.max_backoff, self.backoff * (2 ** attempt))
+        growth: int = 2 ** attempt
+        base = min(self.max_backoff, self.backoff * growth)
         return base * (0.5 + random.random() / 2)  # jitter
 
     def _fatal(self, status: int, message: str) -> JudgeFatalError | None:
@@ -478,8 +480,8 @@ def _reason(e: Exception) -> str:
 
 
 def _short(text: Any, n: int = 300) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= n else text[:n] + "..."
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= n else flat[:n] + "..."
 
 
 def _completion(payload: Any) -> Completion:

