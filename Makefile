@@ -17,7 +17,7 @@ CORE_STAMP := $(VENV)/.installed-core
 DEMO_STAMP := $(VENV)/.installed-demo
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: install install-core install-demo system system-demo test bench demo run clean
+.PHONY: install install-core install-demo system system-demo test lint bench demo run clean
 
 # apt-get install what is missing of $(1)
 define apt_install
@@ -68,6 +68,12 @@ $(TEST_STAMP): setup.cfg pyproject.toml $(NATIVE_SRC) | $(VENV)/bin/python syste
 
 test: install system
 	$(PY) -m pytest -q
+
+# ruff (style, import order; settings in pyproject.toml, metrics/ruff.toml) and mypy --strict on the
+# library (pyproject.toml's [tool.mypy])
+lint: install
+	$(VENV)/bin/ruff check src tests metrics spaces benchmarks tools setup.py
+	$(VENV)/bin/mypy
 
 bench: install system
 	$(PY) benchmarks/run.py
