@@ -83,7 +83,8 @@ def test_importing_the_package_imports_no_metric():
 
 def _trial(*, predictions, references, use_aggregator=True, scale=1.0):
     """A trial metric: the share of predictions equal to a reference, times ``scale``."""
-    scores = [scale * float(p in ([r] if isinstance(r, str) else r)) for p, r in zip(predictions, references)]
+    scores = [scale * float(p in ([r] if isinstance(r, str) else r))
+              for p, r in zip(predictions, references, strict=True)]
     return {"trial": sum(scores) / len(scores) if use_aggregator else scores}
 
 
