@@ -156,7 +156,8 @@ def _weight_matrix(k: int, weights: str | None) -> np.ndarray:
         return w
     w = np.zeros((k, k), dtype=np.float64)
     w += np.arange(k)
-    return np.abs(w - w.T) if weights == "linear" else (w - w.T) ** 2
+    out: np.ndarray = np.abs(w - w.T) if weights == "linear" else (w - w.T) ** 2
+    return out
 
 
 def _kappa_from_confusion(confusion: np.ndarray, weights: str | None) -> np.ndarray:
