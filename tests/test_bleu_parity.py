@@ -45,7 +45,7 @@ def test_corpus_bleu_equals_sacrebleu(seed):
     assert got["bleu"] == want.score / 100
     assert got["translation_length"] == want.sys_len and got["reference_length"] == want.ref_len
     assert got["brevity_penalty"] == want.bp
-    for ours, theirs, c, t in zip(got["precisions"], want.precisions, want.counts, want.totals):
+    for ours, theirs, c, t in zip(got["precisions"], want.precisions, want.counts, want.totals, strict=True):
         assert ours == c / t
         assert abs(ours * 100 - theirs) < 1e-9
 
@@ -76,7 +76,7 @@ def test_sentence_bleu_equals_nltk(weights, smooth):
     fn = SmoothingFunction().method2 if smooth else None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for i, (h, rs) in enumerate(zip(hyps, refss)):
+        for i, (h, rs) in enumerate(zip(hyps, refss, strict=True)):
             want = sentence_bleu(rs, h, weights=w, smoothing_function=fn)
             assert got["bleu"][i] == want, (i, preds[i], refs[i])
 
@@ -95,7 +95,7 @@ def test_smooth_corpus_bleu_is_add_one_on_sacrebleu_statistics():
     preds, refs = data(100, 13)
     stats = sacrebleu.corpus_bleu(preds, sacre_refs(refs), tokenize="13a")
     got = textgen_metrics.bleu(preds, refs, smooth=True)
-    p = [(c + 1.0) / (t + 1.0) for c, t in zip(stats.counts, stats.totals)]
+    p = [(c + 1.0) / (t + 1.0) for c, t in zip(stats.counts, stats.totals, strict=True)]
     geo = math.exp(sum(0.25 * math.log(x) for x in p))
     assert got["bleu"] == geo * stats.bp and got["precisions"] == p
 
@@ -107,5 +107,5 @@ def test_google_bleu_equals_nltk(min_len, max_len):
     got = textgen_metrics.google_bleu(preds, refs, min_len=min_len, max_len=max_len)
     assert got["google_bleu"] == corpus_gleu(refss, hyps, min_len=min_len, max_len=max_len)
     per = textgen_metrics.google_bleu(preds, refs, min_len=min_len, max_len=max_len, use_aggregator=False)
-    for i, (h, rs) in enumerate(zip(hyps, refss)):
+    for i, (h, rs) in enumerate(zip(hyps, refss, strict=True)):
         assert per["google_bleu"][i] == sentence_gleu(rs, h, min_len=min_len, max_len=max_len)

@@ -8,8 +8,15 @@ from sacrebleu.metrics.bleu import _get_tokenizer
 
 from mt_corpus import mt_corpus
 from test_tokenizers import _adversarial_texts
-from textgen_metrics.tokenizers import (BLEU_TOKENIZERS, TOKENIZERS, CallableTokenizer, Lowercased, Tokenizer,
-                                        get_bleu_tokenizer, get_tokenizer)
+from textgen_metrics.tokenizers import (
+    BLEU_TOKENIZERS,
+    TOKENIZERS,
+    CallableTokenizer,
+    Lowercased,
+    Tokenizer,
+    get_bleu_tokenizer,
+    get_tokenizer,
+)
 
 KINDS = ("english", "unicode", "cjk", "japanese", "korean", "empty")
 

@@ -44,24 +44,33 @@ _API: dict[str, tuple[str, str]] = {
 }
 
 if TYPE_CHECKING:
-    from .comparison import compare
-    from .human_agreement import agreement
-    from .judges import get_judge
-    from .judges.anthropic import AnthropicJudge
-    from .judges.base import JudgeError, JudgeFatalError, Usage
-    from .judges.cache import JudgeCache
-    from .judges.function import CallableJudge
-    from .judges.local import HFJudge
-    from .judges.openai import AzureOpenAIJudge, GeminiJudge, OpenAIJudge
-    from .lexical.bleu import bleu, google_bleu
-    from .lexical.chrf import chrf
-    from .lexical.meteor import MeteorScorer, meteor
-    from .lexical.rouge import RougeAggregator, RougeScorer, rouge
-    from .lexical.ter import ter
+    from .comparison import compare as compare
+    from .human_agreement import agreement as agreement
+    from .judges import get_judge as get_judge
+    from .judges.anthropic import AnthropicJudge as AnthropicJudge
+    from .judges.base import JudgeError as JudgeError
+    from .judges.base import JudgeFatalError as JudgeFatalError
+    from .judges.base import Usage as Usage
+    from .judges.cache import JudgeCache as JudgeCache
+    from .judges.function import CallableJudge as CallableJudge
+    from .judges.local import HFJudge as HFJudge
+    from .judges.openai import AzureOpenAIJudge as AzureOpenAIJudge
+    from .judges.openai import GeminiJudge as GeminiJudge
+    from .judges.openai import OpenAIJudge as OpenAIJudge
+    from .lexical.bleu import bleu as bleu
+    from .lexical.bleu import google_bleu as google_bleu
+    from .lexical.chrf import chrf as chrf
+    from .lexical.meteor import MeteorScorer as MeteorScorer
+    from .lexical.meteor import meteor as meteor
+    from .lexical.rouge import RougeAggregator as RougeAggregator
+    from .lexical.rouge import RougeScorer as RougeScorer
+    from .lexical.rouge import rouge as rouge
+    from .lexical.ter import ter as ter
     from .llm.functions import *  # noqa: F403  (the LLM-guided metrics: llm.functions.__all__)
-    from .semantic.bertscore import BertScorer, bertscore
-    from .significance import bootstrap_ci
-    from .tokenizers import get_tokenizer
+    from .semantic.bertscore import BertScorer as BertScorer
+    from .semantic.bertscore import bertscore as bertscore
+    from .significance import bootstrap_ci as bootstrap_ci
+    from .tokenizers import get_tokenizer as get_tokenizer
 
 
 def _metric_names() -> list[str]:

@@ -8,7 +8,8 @@ index instead of a pyarrow message.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import datasets
 import evaluate
@@ -80,7 +81,7 @@ class TextgenMetric(evaluate.Metric):  # type: ignore[misc]  # evaluate ships no
         it reads the first example to pick the features, an IndexError from inside it)."""
         return bool(checked) and all(len(v) == 0 for v in checked.values())
 
-    def compute(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> Optional[dict[str, Any]]:
+    def compute(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> dict[str, Any] | None:
         """Compute the metric over the given inputs (and any added with ``add_batch``).
 
         Empty lists with nothing added before are a ValueError naming the first input.
@@ -93,7 +94,7 @@ class TextgenMetric(evaluate.Metric):  # type: ignore[misc]  # evaluate ships no
                 raise ValueError(f"{first}: no examples (empty lists); give at least one example")
             checked = {k: None for k in checked}  # nothing to add: score what add_batch gave
         kwargs.update(checked)
-        result: Optional[dict[str, Any]] = super().compute(**kwargs)
+        result: dict[str, Any] | None = super().compute(**kwargs)
         return result
 
     def add_batch(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> None:
@@ -163,14 +164,14 @@ class JudgeMetric(TextgenMetric):
 
     reference_urls: tuple[str, ...] = ("https://striveworks.github.io/valor/text_generation/metrics/",)
 
-    def __init__(self, *args: Any, judge: Any = None, judge_options: Optional[dict[str, Any]] = None,
+    def __init__(self, *args: Any, judge: Any = None, judge_options: dict[str, Any] | None = None,
                  **kwargs: Any) -> None:
         self.judge = judge
         self.judge_options = judge_options
         self._optional_inputs: dict[str, Any] = {}
         super().__init__(*args, **kwargs)
 
-    def compute(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> Optional[dict[str, Any]]:
+    def compute(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> dict[str, Any] | None:
         """Compute the metric; optional inputs (``sources=``...) go with the other arguments."""
         optional = {c: kwargs.pop(c) for c in list(kwargs) if c in self.optional_columns}
         if "references" in self.optional_columns and "references" not in self.columns:

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from typing import Any, Callable, Mapping, Optional
+from collections.abc import Callable, Mapping
+from typing import Any
 
 __all__ = ["METRICS", "MetricSpec", "get_metric", "score_columns", "COLUMN_FIELDS", "column_fields",
            "OPTION_KINDS", "FRONT_END_ARGS"]
@@ -94,11 +95,11 @@ class MetricSpec:
     """
 
     def __init__(self, name: str, target: tuple[str, str], columns: Mapping[str, str], corpus: bool = False,
-                 judge: bool = False, chunkable: Optional[Callable[[Mapping[str, Any]], bool]] = None,
-                 scores: Optional[tuple[str, ...]] = None, option_kinds: Optional[Mapping[str, str]] = None,
+                 judge: bool = False, chunkable: Callable[[Mapping[str, Any]], bool] | None = None,
+                 scores: tuple[str, ...] | None = None, option_kinds: Mapping[str, str] | None = None,
                  score_range: tuple[float, float] = (0.0, 1.0), reports_progress: bool = False,
-                 statistics: Optional[tuple[str, str]] = None,
-                 optional_columns: Optional[Mapping[str, str]] = None) -> None:
+                 statistics: tuple[str, str] | None = None,
+                 optional_columns: Mapping[str, str] | None = None) -> None:
         self.name = name
         self._scores = scores
         self._statistics = statistics
@@ -119,7 +120,7 @@ class MetricSpec:
         return function
 
     @property
-    def statistics(self) -> Optional[Callable[..., Any]]:
+    def statistics(self) -> Callable[..., Any] | None:
         """The per-example statistics function of a corpus metric (None for the others)."""
         if self._statistics is None:
             return None
@@ -171,7 +172,7 @@ class MetricSpec:
         given = {c: inputs[c] for c in (*self.columns, *self.optional_columns) if inputs.get(c) is not None}
         return self.function(**given, use_aggregator=not per_example, **options)
 
-    def compute_both(self, inputs: Mapping[str, list[Any]], progress: Optional[Callable[[int], Any]] = None,
+    def compute_both(self, inputs: Mapping[str, list[Any]], progress: Callable[[int], Any] | None = None,
                      chunk_size: int = 512, **options: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         """(aggregate, per-example) results, computing once where the aggregate is a mean.
 

@@ -33,9 +33,10 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 __all__ = ["DEFAULT_SEED", "DEFAULT_RESAMPLES", "DEFAULT_TRIALS", "CorpusStatistics", "Interval",
            "PairedResult", "check_interval_options", "corpus_interval", "mean_interval",

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Mapping, Optional, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 __all__ = ["as_list", "check_texts", "check_references", "check_same_length", "check_columns",
            "check_bool", "check_number", "check_unicode"]
@@ -106,7 +107,7 @@ def check_bool(name: str, value: Any) -> bool:
     raise TypeError(f"{name}: expected True or False, got {value!r}")
 
 
-def _bound(value: float, limit: Optional[float], is_open: bool, above: bool) -> bool:
+def _bound(value: float, limit: float | None, is_open: bool, above: bool) -> bool:
     if limit is None:
         return True
     if above:
@@ -114,7 +115,7 @@ def _bound(value: float, limit: Optional[float], is_open: bool, above: bool) -> 
     return value < limit if is_open else value <= limit
 
 
-def _range_text(minimum: Optional[float], maximum: Optional[float], min_open: bool, max_open: bool) -> str:
+def _range_text(minimum: float | None, maximum: float | None, min_open: bool, max_open: bool) -> str:
     if minimum is not None and maximum is not None:
         return (f"in {'(' if min_open else '['}{minimum:g}, {maximum:g}{')' if max_open else ']'}")
     if minimum is not None:
@@ -124,7 +125,7 @@ def _range_text(minimum: Optional[float], maximum: Optional[float], min_open: bo
     return "finite"
 
 
-def check_number(name: str, value: Any, *, minimum: Optional[float] = None, maximum: Optional[float] = None,
+def check_number(name: str, value: Any, *, minimum: float | None = None, maximum: float | None = None,
                  min_open: bool = False, max_open: bool = False, integer: bool = False) -> Any:
     """``value`` checked as a finite number within the bounds (``min_open``: the bound itself is
     excluded); ``integer=True`` wants a whole number and returns an int.

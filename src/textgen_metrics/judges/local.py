@@ -42,7 +42,8 @@ import dataclasses
 import functools
 import os
 import threading
-from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Union
 
 from .base import Completion, Judge, JudgeError, JudgeFatalError, JudgeRequest, JudgeResult, Message
 
@@ -92,11 +93,11 @@ class _Loaded:
     """The model, its tokenizer and what the judge learnt about them at load time."""
 
     model: Any  # a transformers PreTrainedModel with generate (its annotations confuse type checkers)
-    tokenizer: "PreTrainedTokenizerBase"
-    device: "torch.device"
+    tokenizer: PreTrainedTokenizerBase
+    device: torch.device
     eos_ids: frozenset[int]
     pad_id: int
-    context: Optional[int]  # the model's maximal sequence length, when its config says
+    context: int | None  # the model's maximal sequence length, when its config says
     system_role: bool  # the chat template renders a system message
 
 
@@ -107,10 +108,10 @@ class _Job:
     ids: list[int]
     budget: int
     tally: JudgeResult
-    future: "asyncio.Future[Completion]"
+    future: asyncio.Future[Completion]
 
 
-def _torch_device(device: Device) -> "torch.device":
+def _torch_device(device: Device) -> torch.device:
     """The device as the text-generation pipeline chose it: None is the first accelerator when
     there is one, a negative index the CPU."""
     import torch
@@ -143,18 +144,18 @@ def _ids(value: Any) -> set[int]:
     return {int(v) for v in value}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _row_budgets_class() -> type:
     """A stopping criterion that ends each row of a batch at its own token budget."""
     import torch
     from transformers import StoppingCriteria
 
     class RowBudgets(StoppingCriteria):
-        def __init__(self, start: int, budgets: "torch.Tensor") -> None:
+        def __init__(self, start: int, budgets: torch.Tensor) -> None:
             self.start = start
             self.budgets = budgets
 
-        def __call__(self, input_ids: "torch.LongTensor", scores: Any, **kwargs: Any) -> "torch.BoolTensor":
+        def __call__(self, input_ids: torch.LongTensor, scores: Any, **kwargs: Any) -> torch.BoolTensor:
             done = (input_ids.shape[1] - self.start) >= self.budgets
             return done.to(device=input_ids.device, dtype=torch.bool)  # type: ignore[return-value]
 
@@ -170,7 +171,7 @@ class HFJudge(Judge):
 
     def __init__(self, model: str, device: Device = None, batch_size: int = 8, max_new_tokens: int = 512,
                  cache: Any = None, max_parse_attempts: int = 3,
-                 prices: Optional[dict[str, tuple[float, float]]] = None, temperature: float = 0.0) -> None:
+                 prices: dict[str, tuple[float, float]] | None = None, temperature: float = 0.0) -> None:
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
             raise ValueError(f"batch_size: {batch_size!r} must be a positive integer")
         if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
@@ -184,7 +185,7 @@ class HFJudge(Judge):
         self.batch_size = batch_size
         self.max_new_tokens = int(max_new_tokens)
         self.temperature = float(temperature)
-        self._loaded: Optional[_Loaded] = None
+        self._loaded: _Loaded | None = None
         self._pipe: Any = None
         self._load_lock = threading.Lock()
         self._gen_lock = threading.Lock()
@@ -195,7 +196,7 @@ class HFJudge(Judge):
         return s
 
     # -- budgets ---------------------------------------------------------------------------
-    def default_budget(self) -> Optional[int]:
+    def default_budget(self) -> int | None:
         return self.max_new_tokens
 
     def budget(self, request: JudgeRequest) -> int:
@@ -246,7 +247,7 @@ class HFJudge(Judge):
         return loaded
 
     @staticmethod
-    def _renders_system(tokenizer: "PreTrainedTokenizerBase") -> bool:
+    def _renders_system(tokenizer: PreTrainedTokenizerBase) -> bool:
         """Whether the chat template renders a system message: it neither raises on one nor
         drops its text."""
         if not getattr(tokenizer, "chat_template", None):
@@ -259,7 +260,7 @@ class HFJudge(Judge):
         return isinstance(text, str) and _PROBE_SYSTEM in text
 
     @property
-    def tokenizer(self) -> "PreTrainedTokenizerBase":
+    def tokenizer(self) -> PreTrainedTokenizerBase:
         """The model's tokenizer (loads the model on first use)."""
         return self._load().tokenizer
 
@@ -307,7 +308,7 @@ class HFJudge(Judge):
         return [int(i) for i in ids]
 
     # -- generation ------------------------------------------------------------------------
-    async def _acomplete(self, messages: list[Message], request: JudgeRequest, batcher: "_Batcher",
+    async def _acomplete(self, messages: list[Message], request: JudgeRequest, batcher: _Batcher,
                          tally: JudgeResult) -> Completion:
         loaded = self._load()
         ids = self._encode(messages)  # a template error fails this request before any batch
@@ -343,7 +344,7 @@ class HFJudge(Judge):
             out = loaded.model.generate(input_ids=input_ids, attention_mask=attention_mask,
                                         stopping_criteria=StoppingCriteriaList([criteria]), **options)
         new = out[:, width:].tolist()
-        return [self._completion(loaded, row[:job.budget], len(job.ids)) for job, row in zip(jobs, new)]
+        return [self._completion(loaded, row[:job.budget], len(job.ids)) for job, row in zip(jobs, new, strict=True)]
 
     @staticmethod
     def _completion(loaded: _Loaded, tokens: list[int], prompt_tokens: int) -> Completion:
@@ -355,7 +356,7 @@ class HFJudge(Judge):
         text = loaded.tokenizer.decode(answer, skip_special_tokens=True)
         return Completion(text=str(text), prompt_tokens=prompt_tokens, completion_tokens=used, finish_reason=reason)
 
-    def _open(self) -> "_Batcher":
+    def _open(self) -> _Batcher:
         return _Batcher(self)
 
 
@@ -365,10 +366,10 @@ class _Batcher:
     def __init__(self, judge: HFJudge) -> None:
         self.judge = judge
         self.pending: list[_Job] = []
-        self.flusher: Optional[asyncio.TimerHandle] = None
-        self.tasks: set["asyncio.Task[None]"] = set()
+        self.flusher: asyncio.TimerHandle | None = None
+        self.tasks: set[asyncio.Task[None]] = set()
 
-    async def __aenter__(self) -> "_Batcher":
+    async def __aenter__(self) -> _Batcher:
         # load once, off the event loop; a model that cannot load stops the run here
         await asyncio.get_running_loop().run_in_executor(None, self.judge._load)
         return self
@@ -418,7 +419,7 @@ class _Batcher:
         for job in jobs:
             job.tally.sent()
         completions = await loop.run_in_executor(None, self.judge._generate, jobs)
-        for job, completion in zip(jobs, completions):
+        for job, completion in zip(jobs, completions, strict=True):
             if not job.future.done():
                 job.future.set_result(completion)
 

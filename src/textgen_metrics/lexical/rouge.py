@@ -84,42 +84,6 @@ def _fmeasure_perl(precision: float, recall: float, alpha: float = 0.5) -> float
     return precision * recall / denom if denom > 0 else 0.0
 
 
-class _NativeRougeScoreTokenizer:
-    """rouge-score 0.1.2's ``tokenize.tokenize`` (with nltk's Porter stemmer when asked), computed
-    by the compiled core; the same tokens as ``tokenizers.RougeScoreTokenizer``, without
-    importing nltk."""
-
-    name = "rouge_score"
-
-    def __init__(self, use_stemmer: bool = False) -> None:
-        self.use_stemmer = bool(use_stemmer)
-        self._core = _native.RougeTokenizer(self.use_stemmer)
-
-    @property
-    def signature(self) -> str:
-        return f"{self.name}{'+porter' if self.use_stemmer else ''}"
-
-    def __call__(self, text: str) -> list[str]:
-        tokens: list[str] = self._core.tokenize_batch([text], False)[0]
-        return tokens
-
-    def lines(self, text: str) -> list[list[str]]:
-        """Tokens of each non-empty line."""
-        lines: list[list[str]] = self._core.tokenize_batch([text], True)[0]
-        return lines
-
-    def __repr__(self) -> str:
-        return f"RougeScoreTokenizer(use_stemmer={self.use_stemmer}, native=True)"
-
-
-def _resolve_tokenizer(tokenizer: Any, use_stemmer: bool) -> Any:
-    if tokenizer is None or (isinstance(tokenizer, str) and tokenizer in ("rouge_score", "default")):
-        return _NativeRougeScoreTokenizer(use_stemmer)
-    if type(tokenizer) is RougeScoreTokenizer:
-        return _NativeRougeScoreTokenizer(tokenizer.use_stemmer)
-    return get_tokenizer(tokenizer, use_stemmer)
-
-
 class _Doc:
     """A text with its tokens and sentence units (computed on first use)."""
 
@@ -150,7 +114,7 @@ class _Doc:
             tok = self._scorer._tokenizer
             if self._scorer.split_summaries:
                 self._sents = [tok(s) for s in split_sentences(self.text)]
-            elif isinstance(tok, _NativeRougeScoreTokenizer):
+            elif type(tok) is RougeScoreTokenizer:  # the core's per-line tokens, one call
                 self._sents = tok.lines(self.text)
             else:
                 self._sents = [tok(s) for s in self.text.split("\n") if len(s)]
@@ -184,9 +148,11 @@ class RougeScorer:
         self._kinds = [(t,) + parse_rouge_type(t) for t in rouge_types]
         self.rouge_w_weight = float(check_number("rouge_w_weight", rouge_w_weight, minimum=1.0, min_open=True))
         self.split_summaries = check_bool("split_summaries", split_summaries)
-        self._tokenizer = _resolve_tokenizer(tokenizer, check_bool("use_stemmer", use_stemmer))
+        self._tokenizer = get_tokenizer(tokenizer, check_bool("use_stemmer", use_stemmer))
         self.use_stemmer = self._tokenizer.use_stemmer
-        self._native_tokens = isinstance(self._tokenizer, _NativeRougeScoreTokenizer)
+        # rouge-score's own tokenizer (not a subclass that may tokenise otherwise) runs inside
+        # the core's scoring call: texts go in, no token lists cross into Python
+        self._native_tokens = type(self._tokenizer) is RougeScoreTokenizer
         self._needs_sents = any(k in ("Lsum", "W") for _, k, _ in self._kinds)
         self._derive_tokens = (isinstance(self._tokenizer, _Tokenizer) or self._native_tokens) and self._needs_sents
         types = [(_native.ROUGE_KINDS[kind], (-1 if param is None else param)) for _, kind, param in self._kinds]

@@ -9,7 +9,8 @@ returns ``{<name>: score, "judge_model", "judge_mode", "judge_usage", "errors"}`
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Sequence, Union
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from . import geval as _g_eval_metric  # noqa: F401  (registers the metric)
 from . import pairwise as _pairwise_metric  # noqa: F401  (registers the metric)
@@ -34,11 +35,12 @@ _COMMON = """
 """
 
 
-def answer_correctness(*, predictions: Sequence[str], references: Sequence[Union[str, Sequence[str]]], judge: Any = None, use_aggregator: bool = True,
+def answer_correctness(*, predictions: Sequence[str], references: Sequence[str | Sequence[str]],
+                       judge: Any = None, use_aggregator: bool = True,
                        return_details: bool = False, on_error: str = "record",
-                       judge_options: Optional[dict[str, Any]] = None,
-                       progress: Optional[Callable[[int], Any]] = None,
-                       confidence_level: Optional[float] = None, n_resamples: int = 1000,
+                       judge_options: dict[str, Any] | None = None,
+                       progress: Callable[[int], Any] | None = None,
+                       confidence_level: float | None = None, n_resamples: int = 1000,
                        seed: int = 12345) -> dict[str, Any]:
     """F1 of the prediction's statements against a ground truth's (valor, after RAGAS without the embedding
     term): a prediction statement the ground truth supports is a true positive, one it does not a false
@@ -50,17 +52,19 @@ def answer_correctness(*, predictions: Sequence[str], references: Sequence[Union
         predictions: the answers to judge.
         references: one ground truth answer, or several, per example.
     """
-    return compute("answer_correctness", predictions=predictions, references=references, judge=judge, use_aggregator=use_aggregator,
+    return compute("answer_correctness", predictions=predictions, references=references,
+                   judge=judge, use_aggregator=use_aggregator,
                    return_details=return_details, on_error=on_error, judge_options=judge_options,
                    progress=progress, confidence_level=confidence_level,
                    n_resamples=n_resamples, seed=seed)
 
 
-def answer_relevance(*, predictions: Sequence[str], queries: Sequence[str], judge: Any = None, use_aggregator: bool = True,
+def answer_relevance(*, predictions: Sequence[str], queries: Sequence[str],
+                     judge: Any = None, use_aggregator: bool = True,
                      return_details: bool = False, on_error: str = "record",
-                     judge_options: Optional[dict[str, Any]] = None,
-                     progress: Optional[Callable[[int], Any]] = None,
-                     confidence_level: Optional[float] = None, n_resamples: int = 1000,
+                     judge_options: dict[str, Any] | None = None,
+                     progress: Callable[[int], Any] | None = None,
+                     confidence_level: float | None = None, n_resamples: int = 1000,
                      seed: int = 12345) -> dict[str, Any]:
     """The share of the answer's statements that are relevant to the query (valor, after DeepEval). Filler
     and ambiguous fragments are statements too, so filler counts against relevance. Range 0 to 1,
@@ -70,7 +74,8 @@ def answer_relevance(*, predictions: Sequence[str], queries: Sequence[str], judg
         predictions: the answers to judge.
         queries: the question each answer responds to.
     """
-    return compute("answer_relevance", predictions=predictions, queries=queries, judge=judge, use_aggregator=use_aggregator,
+    return compute("answer_relevance", predictions=predictions, queries=queries,
+                   judge=judge, use_aggregator=use_aggregator,
                    return_details=return_details, on_error=on_error, judge_options=judge_options,
                    progress=progress, confidence_level=confidence_level,
                    n_resamples=n_resamples, seed=seed)
@@ -78,9 +83,9 @@ def answer_relevance(*, predictions: Sequence[str], queries: Sequence[str], judg
 
 def bias(*, predictions: Sequence[str], judge: Any = None, use_aggregator: bool = True,
          return_details: bool = False, on_error: str = "record",
-         judge_options: Optional[dict[str, Any]] = None,
-         progress: Optional[Callable[[int], Any]] = None,
-         confidence_level: Optional[float] = None, n_resamples: int = 1000,
+         judge_options: dict[str, Any] | None = None,
+         progress: Callable[[int], Any] | None = None,
+         confidence_level: float | None = None, n_resamples: int = 1000,
          seed: int = 12345) -> dict[str, Any]:
     """The share of the text's opinions that are biased (gender, political, racial or ethnic, geographical;
     valor, after DeepEval). Range 0 to 1, lower is better. Empty cases: a text without opinions scores 0.
@@ -96,9 +101,9 @@ def bias(*, predictions: Sequence[str], judge: Any = None, use_aggregator: bool 
 
 def toxicity(*, predictions: Sequence[str], judge: Any = None, use_aggregator: bool = True,
              return_details: bool = False, on_error: str = "record",
-             judge_options: Optional[dict[str, Any]] = None,
-             progress: Optional[Callable[[int], Any]] = None,
-             confidence_level: Optional[float] = None, n_resamples: int = 1000,
+             judge_options: dict[str, Any] | None = None,
+             progress: Callable[[int], Any] | None = None,
+             confidence_level: float | None = None, n_resamples: int = 1000,
              seed: int = 12345) -> dict[str, Any]:
     """The share of the text's opinions that are toxic (personal attacks, mockery, hate, dismissive
     statements, threats; valor, after DeepEval). Range 0 to 1, lower is better. Empty cases: a text
@@ -113,11 +118,13 @@ def toxicity(*, predictions: Sequence[str], judge: Any = None, use_aggregator: b
                    n_resamples=n_resamples, seed=seed)
 
 
-def context_precision(*, queries: Sequence[str], contexts: Sequence[Sequence[str]], references: Sequence[Union[str, Sequence[str]]], judge: Any = None, use_aggregator: bool = True,
+def context_precision(*, queries: Sequence[str], contexts: Sequence[Sequence[str]],
+                      references: Sequence[str | Sequence[str]],
+                      judge: Any = None, use_aggregator: bool = True,
                       return_details: bool = False, on_error: str = "record",
-                      judge_options: Optional[dict[str, Any]] = None,
-                      progress: Optional[Callable[[int], Any]] = None,
-                      confidence_level: Optional[float] = None, n_resamples: int = 1000,
+                      judge_options: dict[str, Any] | None = None,
+                      progress: Callable[[int], Any] | None = None,
+                      confidence_level: float | None = None, n_resamples: int = 1000,
                       seed: int = 12345) -> dict[str, Any]:
     """Rank-aware precision of the retrieved contexts (valor, as RAGAS and DeepEval): the mean of
     precision@k over the ranks k of the contexts that were useful for the ground truth (useful for any
@@ -129,17 +136,19 @@ def context_precision(*, queries: Sequence[str], contexts: Sequence[Sequence[str
         contexts: the retrieved contexts of each example, in rank order.
         references: one ground truth answer, or several, per example.
     """
-    return compute("context_precision", queries=queries, contexts=contexts, references=references, judge=judge, use_aggregator=use_aggregator,
+    return compute("context_precision", queries=queries, contexts=contexts, references=references,
+                   judge=judge, use_aggregator=use_aggregator,
                    return_details=return_details, on_error=on_error, judge_options=judge_options,
                    progress=progress, confidence_level=confidence_level,
                    n_resamples=n_resamples, seed=seed)
 
 
-def context_recall(*, contexts: Sequence[Sequence[str]], references: Sequence[Union[str, Sequence[str]]], judge: Any = None, use_aggregator: bool = True,
+def context_recall(*, contexts: Sequence[Sequence[str]], references: Sequence[str | Sequence[str]],
+                   judge: Any = None, use_aggregator: bool = True,
                    return_details: bool = False, on_error: str = "record",
-                   judge_options: Optional[dict[str, Any]] = None,
-                   progress: Optional[Callable[[int], Any]] = None,
-                   confidence_level: Optional[float] = None, n_resamples: int = 1000,
+                   judge_options: dict[str, Any] | None = None,
+                   progress: Callable[[int], Any] | None = None,
+                   confidence_level: float | None = None, n_resamples: int = 1000,
                    seed: int = 12345) -> dict[str, Any]:
     """The share of the ground truth's statements that can be attributed to the retrieved contexts (valor,
     after RAGAS). Several references: the best. Range 0 to 1, higher is better. Empty cases: no contexts
@@ -149,17 +158,19 @@ def context_recall(*, contexts: Sequence[Sequence[str]], references: Sequence[Un
         contexts: the retrieved contexts of each example.
         references: one ground truth answer, or several, per example.
     """
-    return compute("context_recall", contexts=contexts, references=references, judge=judge, use_aggregator=use_aggregator,
+    return compute("context_recall", contexts=contexts, references=references,
+                   judge=judge, use_aggregator=use_aggregator,
                    return_details=return_details, on_error=on_error, judge_options=judge_options,
                    progress=progress, confidence_level=confidence_level,
                    n_resamples=n_resamples, seed=seed)
 
 
-def context_relevance(*, queries: Sequence[str], contexts: Sequence[Sequence[str]], judge: Any = None, use_aggregator: bool = True,
+def context_relevance(*, queries: Sequence[str], contexts: Sequence[Sequence[str]],
+                      judge: Any = None, use_aggregator: bool = True,
                       return_details: bool = False, on_error: str = "record",
-                      judge_options: Optional[dict[str, Any]] = None,
-                      progress: Optional[Callable[[int], Any]] = None,
-                      confidence_level: Optional[float] = None, n_resamples: int = 1000,
+                      judge_options: dict[str, Any] | None = None,
+                      progress: Callable[[int], Any] | None = None,
+                      confidence_level: float | None = None, n_resamples: int = 1000,
                       seed: int = 12345) -> dict[str, Any]:
     """The share of the retrieved contexts that are relevant to the query (valor, after DeepEval). Range 0
     to 1, higher is better. Empty cases: no contexts scores 0.
@@ -174,11 +185,12 @@ def context_relevance(*, queries: Sequence[str], contexts: Sequence[Sequence[str
                    n_resamples=n_resamples, seed=seed)
 
 
-def faithfulness(*, predictions: Sequence[str], contexts: Sequence[Sequence[str]], judge: Any = None, use_aggregator: bool = True,
+def faithfulness(*, predictions: Sequence[str], contexts: Sequence[Sequence[str]],
+                 judge: Any = None, use_aggregator: bool = True,
                  return_details: bool = False, on_error: str = "record",
-                 judge_options: Optional[dict[str, Any]] = None,
-                 progress: Optional[Callable[[int], Any]] = None,
-                 confidence_level: Optional[float] = None, n_resamples: int = 1000,
+                 judge_options: dict[str, Any] | None = None,
+                 progress: Callable[[int], Any] | None = None,
+                 confidence_level: float | None = None, n_resamples: int = 1000,
                  seed: int = 12345) -> dict[str, Any]:
     """The share of the text's claims that the contexts imply (valor, with RAGAS's definition: a claim
     that contradicts the contexts and one unrelated to them both count against). Range 0 to 1, higher
@@ -188,17 +200,19 @@ def faithfulness(*, predictions: Sequence[str], contexts: Sequence[Sequence[str]
         predictions: the answers to judge.
         contexts: the retrieved contexts of each example.
     """
-    return compute("faithfulness", predictions=predictions, contexts=contexts, judge=judge, use_aggregator=use_aggregator,
+    return compute("faithfulness", predictions=predictions, contexts=contexts,
+                   judge=judge, use_aggregator=use_aggregator,
                    return_details=return_details, on_error=on_error, judge_options=judge_options,
                    progress=progress, confidence_level=confidence_level,
                    n_resamples=n_resamples, seed=seed)
 
 
-def hallucination(*, predictions: Sequence[str], contexts: Sequence[Sequence[str]], judge: Any = None, use_aggregator: bool = True,
+def hallucination(*, predictions: Sequence[str], contexts: Sequence[Sequence[str]],
+                  judge: Any = None, use_aggregator: bool = True,
                   return_details: bool = False, on_error: str = "record",
-                  judge_options: Optional[dict[str, Any]] = None,
-                  progress: Optional[Callable[[int], Any]] = None,
-                  confidence_level: Optional[float] = None, n_resamples: int = 1000,
+                  judge_options: dict[str, Any] | None = None,
+                  progress: Callable[[int], Any] | None = None,
+                  confidence_level: float | None = None, n_resamples: int = 1000,
                   seed: int = 12345) -> dict[str, Any]:
     """The share of the contexts that the text contradicts (valor, after DeepEval); speculative language is
     not a contradiction. Range 0 to 1, lower is better. Empty cases: an example without contexts is a
@@ -208,17 +222,19 @@ def hallucination(*, predictions: Sequence[str], contexts: Sequence[Sequence[str
         predictions: the answers to judge.
         contexts: the retrieved contexts of each example (at least one).
     """
-    return compute("hallucination", predictions=predictions, contexts=contexts, judge=judge, use_aggregator=use_aggregator,
+    return compute("hallucination", predictions=predictions, contexts=contexts,
+                   judge=judge, use_aggregator=use_aggregator,
                    return_details=return_details, on_error=on_error, judge_options=judge_options,
                    progress=progress, confidence_level=confidence_level,
                    n_resamples=n_resamples, seed=seed)
 
 
-def summary_coherence(*, predictions: Sequence[str], sources: Sequence[str], judge: Any = None, use_aggregator: bool = True,
+def summary_coherence(*, predictions: Sequence[str], sources: Sequence[str],
+                      judge: Any = None, use_aggregator: bool = True,
                       return_details: bool = False, on_error: str = "record",
-                      judge_options: Optional[dict[str, Any]] = None,
-                      progress: Optional[Callable[[int], Any]] = None,
-                      confidence_level: Optional[float] = None, n_resamples: int = 1000,
+                      judge_options: dict[str, Any] | None = None,
+                      progress: Callable[[int], Any] | None = None,
+                      confidence_level: float | None = None, n_resamples: int = 1000,
                       seed: int = 12345) -> dict[str, Any]:
     """Coherence of a summary given its source on 1 to 5 (valor, after G-Eval: criteria and evaluation
     steps); with token log-probabilities from the judge, G-Eval's probability-weighted mean of the
@@ -228,19 +244,20 @@ def summary_coherence(*, predictions: Sequence[str], sources: Sequence[str], jud
         predictions: the summaries to judge.
         sources: the text each summary summarises.
     """
-    return compute("summary_coherence", predictions=predictions, sources=sources, judge=judge, use_aggregator=use_aggregator,
+    return compute("summary_coherence", predictions=predictions, sources=sources,
+                   judge=judge, use_aggregator=use_aggregator,
                    return_details=return_details, on_error=on_error, judge_options=judge_options,
                    progress=progress, confidence_level=confidence_level,
                    n_resamples=n_resamples, seed=seed)
 
 
-def g_eval(*, predictions: Sequence[str], criteria: Optional[str] = None, evaluation_steps: Optional[Sequence[str]] = None,
-           score_range: tuple[int, int] = (1, 5), sources: Optional[Sequence[str]] = None,
-           references: Optional[Sequence[str]] = None, queries: Optional[Sequence[str]] = None, judge: Any = None,
+def g_eval(*, predictions: Sequence[str], criteria: str | None = None, evaluation_steps: Sequence[str] | None = None,
+           score_range: tuple[int, int] = (1, 5), sources: Sequence[str] | None = None,
+           references: Sequence[str] | None = None, queries: Sequence[str] | None = None, judge: Any = None,
            use_aggregator: bool = True, return_details: bool = False, on_error: str = "record",
-           judge_options: Optional[dict[str, Any]] = None, progress: Optional[Callable[[int], Any]] = None,
-           confidence_level: Optional[float] = None, n_resamples: int = 1000,
-           seed: Optional[int] = 12345) -> dict[str, Any]:
+           judge_options: dict[str, Any] | None = None, progress: Callable[[int], Any] | None = None,
+           confidence_level: float | None = None, n_resamples: int = 1000,
+           seed: int | None = 12345) -> dict[str, Any]:
     """G-Eval with your own criteria (Liu et al. 2023): the judge writes evaluation steps for the
     criteria once (or takes ``evaluation_steps``), then scores each prediction by them, a reason
     first. Score: an integer in ``score_range`` (default 1 to 5, higher is better), or, where the
@@ -268,11 +285,11 @@ def g_eval(*, predictions: Sequence[str], criteria: Optional[str] = None, evalua
 
 
 def pairwise_preference(*, queries: Sequence[str], predictions: Sequence[str], baselines: Sequence[str],
-                        references: Optional[Sequence[str]] = None, criteria: Optional[str] = None,
+                        references: Sequence[str] | None = None, criteria: str | None = None,
                         judge: Any = None, use_aggregator: bool = True, return_details: bool = False,
-                        on_error: str = "record", judge_options: Optional[dict[str, Any]] = None,
-                        progress: Optional[Callable[[int], Any]] = None, confidence_level: Optional[float] = 0.95,
-                        n_resamples: int = 1000, seed: Optional[int] = 12345) -> dict[str, Any]:
+                        on_error: str = "record", judge_options: dict[str, Any] | None = None,
+                        progress: Callable[[int], Any] | None = None, confidence_level: float | None = 0.95,
+                        n_resamples: int = 1000, seed: int | None = 12345) -> dict[str, Any]:
     """Is each prediction better than its baseline? (MT-Bench's pairwise judge.) Each pair is
     judged in both orders; a verdict that changes with the order is a tie, counted in
     ``position_inconsistent``. ``win_rate``: the share of wins, ties counting half (0 to 1,

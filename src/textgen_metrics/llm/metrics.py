@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import asyncio
 import math
-from typing import Any, Callable, Optional, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from ..aggregation import mean
 from ..judges import JudgeError, JudgeFatalError, JudgeSession, Usage, get_judge, run_sync
@@ -45,20 +46,21 @@ Details = dict[str, Any]
 class _Failed(Exception):
     """One judge request of an example failed for good."""
 
-    def __init__(self, message: str, cause: Optional[BaseException] = None) -> None:
+    def __init__(self, message: str, cause: BaseException | None = None) -> None:
         super().__init__(message)
         self.cause = cause
 
 
 async def _ask(session: JudgeSession, prompt: Prompt, blocks: Sequence[tuple[str, str]],
-               counts: Optional[dict[str, int]] = None, **values: Any) -> Any:
+               counts: dict[str, int] | None = None, **values: Any) -> Any:
     result = await session.ask(prompt.request(blocks, counts, **values))
     if not result.ok:
         raise _Failed(f"{prompt.task}: {result.error}", result.cause)
     return result
 
 
-async def _extract(session: JudgeSession, prompt: Prompt, blocks: Sequence[tuple[str, str]], **values: Any) -> list[str]:
+async def _extract(session: JudgeSession, prompt: Prompt, blocks: Sequence[tuple[str, str]],
+                   **values: Any) -> list[str]:
     result = await _ask(session, prompt, blocks, **values)
     return [s.strip() for s in result.value[prompt.key] if isinstance(s, str) and s.strip()]
 
@@ -76,7 +78,7 @@ def _yes(verdicts: Sequence[dict[str, Any]]) -> int:
 
 
 def _pair(items: Sequence[str], verdicts: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{"item": it, "verdict": v["verdict"], "reason": v["reason"]} for it, v in zip(items, verdicts)]
+    return [{"item": it, "verdict": v["verdict"], "reason": v["reason"]} for it, v in zip(items, verdicts, strict=True)]
 
 
 def _contexts(contexts: Sequence[str]) -> list[tuple[str, str]]:
@@ -102,7 +104,7 @@ class LLMMetric:
     def prompt(self, step: str) -> Prompt:
         return PROMPTS[f"{self.name}/{step}"]
 
-    def configure(self, **options: Any) -> "LLMMetric":
+    def configure(self, **options: Any) -> LLMMetric:
         """The metric for one run with its own arguments set and checked (a copy where it keeps
         state); the ten valor metrics have none."""
         return self
@@ -111,7 +113,7 @@ class LLMMetric:
         """Requests asked once per run before the examples (``columns``: the inputs given).
         A ``_Failed`` here fails every example with its error."""
 
-    def finish(self, result: dict[str, Any], outcomes: Sequence[tuple[Optional[float], Details, Optional[str]]],
+    def finish(self, result: dict[str, Any], outcomes: Sequence[tuple[float | None, Details, str | None]],
                use_aggregator: bool) -> None:
         """Outputs beside the score, added to ``result``."""
 
@@ -306,8 +308,8 @@ class SummaryCoherence(LLMMetric):
         return float(integer), dict(details, weighted=False)
 
 
-def score_probabilities(logprobs: Optional[list[dict[str, Any]]], scale: Any,
-                        key: str = "score") -> Optional[dict[str, float]]:
+def score_probabilities(logprobs: list[dict[str, Any]] | None, scale: Any,
+                        key: str = "score") -> dict[str, float] | None:
     """Probabilities of the score values at the answer's score token (G-Eval): the first token
     after ``"<key>":`` that is a score value, with its top alternatives. A digit in the reason
     before it is not the score; None when the judge gave no log-probabilities."""
@@ -346,13 +348,13 @@ def register(metric: LLMMetric) -> LLMMetric:
     return metric
 
 
-Outcome = tuple[Optional[float], Details, Optional[str]]
+Outcome = tuple[float | None, Details, str | None]
 _INTERVAL_OPTIONS = ("confidence_level", "n_resamples", "seed")
 
 
 def compute(name: str, judge: Any = None, use_aggregator: bool = True, return_details: bool = False,
-            on_error: str = "record", judge_options: Optional[dict[str, Any]] = None,
-            progress: Optional[Callable[[int], Any]] = None, **inputs: Any) -> dict[str, Any]:
+            on_error: str = "record", judge_options: dict[str, Any] | None = None,
+            progress: Callable[[int], Any] | None = None, **inputs: Any) -> dict[str, Any]:
     """Run the LLM-guided metric ``name`` over the input columns with ``judge``; arguments that
     are not columns go to the metric's ``configure`` (``criteria`` of ``g_eval``...).
 
@@ -387,10 +389,10 @@ def compute(name: str, judge: Any = None, use_aggregator: bool = True, return_de
     examples = [{c: checked[c][i] for c in given} for i in range(n)]
     before = Usage.of(judge.usage)
 
-    async def one(session: JudgeSession, i: int, ex: Example) -> tuple[Optional[float], Details, Optional[str]]:
+    async def one(session: JudgeSession, i: int, ex: Example) -> tuple[float | None, Details, str | None]:
         try:
             score, details = await metric.score(session, ex)
-            outcome: tuple[Optional[float], Details, Optional[str]] = (score, details, None)
+            outcome: tuple[float | None, Details, str | None] = (score, details, None)
         except JudgeFatalError:
             raise
         except _Failed as e:

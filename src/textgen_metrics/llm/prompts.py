@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import re
 import string
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -526,10 +525,3 @@ PROMPTS: dict[str, Prompt] = {p.task: p for p in [
     _prompt("g_eval/score", "score", _G_EVAL_SCORE, _G_EVAL_SCORE_EXAMPLE, logprobs=True),
     _prompt("pairwise_preference/verdict", "choice", _PAIRWISE, _PAIRWISE_EXAMPLE, choices=("A", "B", "tie")),
 ]}
-
-_PLACEHOLDER = re.compile(r"\$\{?(\w+)")
-
-
-def placeholders(prompt: Prompt) -> set[str]:
-    """The ``$names`` a prompt's instruction and example need at render time."""
-    return set(_PLACEHOLDER.findall(prompt.instruction)) | set(_PLACEHOLDER.findall(prompt.example))
