@@ -20,10 +20,10 @@ first one on ties), as rouge-score's ``score_multi`` and the MATLAB ``rougeEvalu
 from __future__ import annotations
 
 import collections
-import re
 from typing import Any
 
 from reference_kernels import lcs_length, union_lcs_indices, wlcs_mark
+from textgen_metrics.lexical.rouge import parse_rouge_type  # the type names, not a kernel
 from textgen_metrics.tokenizers import _Tokenizer, get_tokenizer, split_sentences
 
 __all__ = ["Score", "RougeScorer", "DEFAULT_ROUGE_TYPES", "parse_rouge_type"]
@@ -32,29 +32,6 @@ DEFAULT_ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
 
 Score = collections.namedtuple("Score", ["precision", "recall", "fmeasure"])
 _ZERO = Score(0.0, 0.0, 0.0)
-
-_TYPE_RE = re.compile(r"^rouge(?:(?P<n>[1-9])|(?P<l>L)|(?P<lsum>Lsum)|(?P<w>W)|(?P<s>SU?)(?P<gap>\d*))$")
-
-
-def parse_rouge_type(rouge_type: str) -> tuple[str, int | None]:
-    """``rouge_type`` -> ``(kind, parameter)``: ``("n", 2)``, ``("L", None)``, ``("S", 4)``..."""
-    m = _TYPE_RE.match(rouge_type) if isinstance(rouge_type, str) else None
-    if m is None:
-        raise ValueError(
-            f"rouge_types: unknown rouge type {rouge_type!r}; valid: rouge1..rouge9, rougeL, "
-            "rougeLsum, rougeW, rougeS, rougeS<k>, rougeSU, rougeSU<k> (k = maximum skip gap)"
-        )
-    if m.group("n"):
-        return "n", int(m.group("n"))
-    if m.group("l"):
-        return "L", None
-    if m.group("lsum"):
-        return "Lsum", None
-    if m.group("w"):
-        return "W", None
-    gap = int(m.group("gap")) if m.group("gap") else None
-    return m.group("s"), gap
-
 
 def _fmeasure(precision: float, recall: float) -> float:
     # rouge-score's scoring.fmeasure

@@ -10,7 +10,8 @@ from rouge_score import rouge_scorer
 
 from corpus import multi_references, pairs
 from perl_rouge import run_perl
-from textgen_metrics.lexical.rouge import RougeScorer, _fmeasure_perl
+from reference_rouge import _fmeasure_perl
+from textgen_metrics.lexical.rouge import RougeScorer
 
 TYPES = ["rouge1", "rouge2", "rouge3", "rouge9", "rougeL", "rougeLsum"]
 

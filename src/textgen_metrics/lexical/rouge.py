@@ -71,19 +71,6 @@ def parse_rouge_type(rouge_type: str) -> tuple[str, int | None]:
     return m.group("s"), gap
 
 
-def _fmeasure(precision: float, recall: float) -> float:
-    # rouge-score's scoring.fmeasure
-    if precision + recall > 0:
-        return 2 * precision * recall / (precision + recall)
-    return 0.0
-
-
-def _fmeasure_perl(precision: float, recall: float, alpha: float = 0.5) -> float:
-    # ROUGE-1.5.5: P*R / ((1-alpha)*P + alpha*R)
-    denom = (1 - alpha) * precision + alpha * recall
-    return precision * recall / denom if denom > 0 else 0.0
-
-
 class _Doc:
     """A text with its tokens and sentence units (computed on first use)."""
 

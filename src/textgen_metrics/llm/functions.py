@@ -52,11 +52,7 @@ def answer_correctness(*, predictions: Sequence[str], references: Sequence[str |
         predictions: the answers to judge.
         references: one ground truth answer, or several, per example.
     """
-    return compute("answer_correctness", predictions=predictions, references=references,
-                   judge=judge, use_aggregator=use_aggregator,
-                   return_details=return_details, on_error=on_error, judge_options=judge_options,
-                   progress=progress, confidence_level=confidence_level,
-                   n_resamples=n_resamples, seed=seed)
+    return compute("answer_correctness", **locals())
 
 
 def answer_relevance(*, predictions: Sequence[str], queries: Sequence[str],
@@ -74,11 +70,7 @@ def answer_relevance(*, predictions: Sequence[str], queries: Sequence[str],
         predictions: the answers to judge.
         queries: the question each answer responds to.
     """
-    return compute("answer_relevance", predictions=predictions, queries=queries,
-                   judge=judge, use_aggregator=use_aggregator,
-                   return_details=return_details, on_error=on_error, judge_options=judge_options,
-                   progress=progress, confidence_level=confidence_level,
-                   n_resamples=n_resamples, seed=seed)
+    return compute("answer_relevance", **locals())
 
 
 def bias(*, predictions: Sequence[str], judge: Any = None, use_aggregator: bool = True,
@@ -93,10 +85,7 @@ def bias(*, predictions: Sequence[str], judge: Any = None, use_aggregator: bool 
     Args:
         predictions: the texts to judge.
     """
-    return compute("bias", predictions=predictions, judge=judge, use_aggregator=use_aggregator,
-                   return_details=return_details, on_error=on_error, judge_options=judge_options,
-                   progress=progress, confidence_level=confidence_level,
-                   n_resamples=n_resamples, seed=seed)
+    return compute("bias", **locals())
 
 
 def toxicity(*, predictions: Sequence[str], judge: Any = None, use_aggregator: bool = True,
@@ -112,10 +101,7 @@ def toxicity(*, predictions: Sequence[str], judge: Any = None, use_aggregator: b
     Args:
         predictions: the texts to judge.
     """
-    return compute("toxicity", predictions=predictions, judge=judge, use_aggregator=use_aggregator,
-                   return_details=return_details, on_error=on_error, judge_options=judge_options,
-                   progress=progress, confidence_level=confidence_level,
-                   n_resamples=n_resamples, seed=seed)
+    return compute("toxicity", **locals())
 
 
 def context_precision(*, queries: Sequence[str], contexts: Sequence[Sequence[str]],
@@ -136,11 +122,7 @@ def context_precision(*, queries: Sequence[str], contexts: Sequence[Sequence[str
         contexts: the retrieved contexts of each example, in rank order.
         references: one ground truth answer, or several, per example.
     """
-    return compute("context_precision", queries=queries, contexts=contexts, references=references,
-                   judge=judge, use_aggregator=use_aggregator,
-                   return_details=return_details, on_error=on_error, judge_options=judge_options,
-                   progress=progress, confidence_level=confidence_level,
-                   n_resamples=n_resamples, seed=seed)
+    return compute("context_precision", **locals())
 
 
 def context_recall(*, contexts: Sequence[Sequence[str]], references: Sequence[str | Sequence[str]],
@@ -158,11 +140,7 @@ def context_recall(*, contexts: Sequence[Sequence[str]], references: Sequence[st
         contexts: the retrieved contexts of each example.
         references: one ground truth answer, or several, per example.
     """
-    return compute("context_recall", contexts=contexts, references=references,
-                   judge=judge, use_aggregator=use_aggregator,
-                   return_details=return_details, on_error=on_error, judge_options=judge_options,
-                   progress=progress, confidence_level=confidence_level,
-                   n_resamples=n_resamples, seed=seed)
+    return compute("context_recall", **locals())
 
 
 def context_relevance(*, queries: Sequence[str], contexts: Sequence[Sequence[str]],
@@ -179,10 +157,7 @@ def context_relevance(*, queries: Sequence[str], contexts: Sequence[Sequence[str
         queries: the questions.
         contexts: the retrieved contexts of each example.
     """
-    return compute("context_relevance", queries=queries, contexts=contexts, judge=judge, use_aggregator=use_aggregator,
-                   return_details=return_details, on_error=on_error, judge_options=judge_options,
-                   progress=progress, confidence_level=confidence_level,
-                   n_resamples=n_resamples, seed=seed)
+    return compute("context_relevance", **locals())
 
 
 def faithfulness(*, predictions: Sequence[str], contexts: Sequence[Sequence[str]],
@@ -200,11 +175,7 @@ def faithfulness(*, predictions: Sequence[str], contexts: Sequence[Sequence[str]
         predictions: the answers to judge.
         contexts: the retrieved contexts of each example.
     """
-    return compute("faithfulness", predictions=predictions, contexts=contexts,
-                   judge=judge, use_aggregator=use_aggregator,
-                   return_details=return_details, on_error=on_error, judge_options=judge_options,
-                   progress=progress, confidence_level=confidence_level,
-                   n_resamples=n_resamples, seed=seed)
+    return compute("faithfulness", **locals())
 
 
 def hallucination(*, predictions: Sequence[str], contexts: Sequence[Sequence[str]],
@@ -222,11 +193,7 @@ def hallucination(*, predictions: Sequence[str], contexts: Sequence[Sequence[str
         predictions: the answers to judge.
         contexts: the retrieved contexts of each example (at least one).
     """
-    return compute("hallucination", predictions=predictions, contexts=contexts,
-                   judge=judge, use_aggregator=use_aggregator,
-                   return_details=return_details, on_error=on_error, judge_options=judge_options,
-                   progress=progress, confidence_level=confidence_level,
-                   n_resamples=n_resamples, seed=seed)
+    return compute("hallucination", **locals())
 
 
 def summary_coherence(*, predictions: Sequence[str], sources: Sequence[str],
@@ -244,11 +211,7 @@ def summary_coherence(*, predictions: Sequence[str], sources: Sequence[str],
         predictions: the summaries to judge.
         sources: the text each summary summarises.
     """
-    return compute("summary_coherence", predictions=predictions, sources=sources,
-                   judge=judge, use_aggregator=use_aggregator,
-                   return_details=return_details, on_error=on_error, judge_options=judge_options,
-                   progress=progress, confidence_level=confidence_level,
-                   n_resamples=n_resamples, seed=seed)
+    return compute("summary_coherence", **locals())
 
 
 def g_eval(*, predictions: Sequence[str], criteria: str | None = None, evaluation_steps: Sequence[str] | None = None,
@@ -277,11 +240,7 @@ def g_eval(*, predictions: Sequence[str], criteria: str | None = None, evaluatio
         confidence_level, n_resamples, seed: ``confidence_level`` (e.g. 0.95) adds ``g_eval_ci``,
             a seeded percentile bootstrap interval of the mean over examples.
     """
-    return compute("g_eval", predictions=predictions, criteria=criteria, evaluation_steps=evaluation_steps,
-                   score_range=score_range, sources=sources, references=references, queries=queries, judge=judge,
-                   use_aggregator=use_aggregator, return_details=return_details, on_error=on_error,
-                   judge_options=judge_options, progress=progress, confidence_level=confidence_level,
-                   n_resamples=n_resamples, seed=seed)
+    return compute("g_eval", **locals())
 
 
 def pairwise_preference(*, queries: Sequence[str], predictions: Sequence[str], baselines: Sequence[str],
@@ -307,10 +266,7 @@ def pairwise_preference(*, queries: Sequence[str], predictions: Sequence[str], b
             relevance, accuracy, depth, creativity, level of detail).
         confidence_level, n_resamples, seed: the interval ``win_rate_ci`` (None: left out).
     """
-    return compute("pairwise_preference", queries=queries, predictions=predictions, baselines=baselines,
-                   references=references, criteria=criteria, judge=judge, use_aggregator=use_aggregator,
-                   return_details=return_details, on_error=on_error, judge_options=judge_options,
-                   progress=progress, confidence_level=confidence_level, n_resamples=n_resamples, seed=seed)
+    return compute("pairwise_preference", **locals())
 
 
 for _name in __all__:  # every metric function documents the arguments they share
