@@ -18,15 +18,7 @@ _CITATION = """\
     url = "https://aclanthology.org/P02-1040",
     pages = "311--318",
 }
-@inproceedings{post-2018-call,
-    title = "A Call for Clarity in Reporting {BLEU} Scores",
-    author = "Post, Matt",
-    booktitle = "Proceedings of the Third Conference on Machine Translation: Research Papers",
-    year = "2018",
-    url = "https://www.aclweb.org/anthology/W18-6319",
-    pages = "186--191",
-}
-"""
+""" + textgen_metrics.hf.SACREBLEU_CITATION
 
 _DESCRIPTION = """\
 BLEU (Bilingual Evaluation Understudy) scores a generated text by its modified n-gram

@@ -24,15 +24,7 @@ _CITATION = """\
     url = "https://aclanthology.org/W17-4770",
     pages = "612--618",
 }
-@inproceedings{post-2018-call,
-    title = "A Call for Clarity in Reporting {BLEU} Scores",
-    author = "Post, Matt",
-    booktitle = "Proceedings of the Third Conference on Machine Translation: Research Papers",
-    year = "2018",
-    url = "https://www.aclweb.org/anthology/W18-6319",
-    pages = "186--191",
-}
-"""
+""" + textgen_metrics.hf.SACREBLEU_CITATION
 
 _DESCRIPTION = """\
 chrF scores a generated text by the F-score of its character n-grams (orders 1 to 6) against a

@@ -16,15 +16,7 @@ _CITATION = """\
     url = "https://aclanthology.org/2006.amta-papers.25",
     pages = "223--231",
 }
-@inproceedings{post-2018-call,
-    title = "A Call for Clarity in Reporting {BLEU} Scores",
-    author = "Post, Matt",
-    booktitle = "Proceedings of the Third Conference on Machine Translation: Research Papers",
-    year = "2018",
-    url = "https://www.aclweb.org/anthology/W18-6319",
-    pages = "186--191",
-}
-"""
+""" + textgen_metrics.hf.SACREBLEU_CITATION
 
 _DESCRIPTION = """\
 TER (translation edit rate) counts the fewest edits that turn a generated text into a reference:

@@ -139,6 +139,17 @@ Returns:
     judge_model (str), judge_usage (dict: requests, cached, prompt_tokens, completion_tokens),
     errors (list of {{"index", "error"}}), details (list, with return_details=True)."""
 
+SACREBLEU_CITATION = """\
+@inproceedings{post-2018-call,
+    title = "A Call for Clarity in Reporting {BLEU} Scores",
+    author = "Post, Matt",
+    booktitle = "Proceedings of the Third Conference on Machine Translation: Research Papers",
+    year = "2018",
+    url = "https://www.aclweb.org/anthology/W18-6319",
+    pages = "186--191",
+}
+"""
+
 VALOR_CITATION = """\
 @misc{valor_text_generation,
     title = {Valor: text generation metrics},
