@@ -158,19 +158,14 @@ struct Work {
     }
 };
 
-// Length of the LCS of a and b (bit-parallel, Allison-Dix / Hyyro).
-inline u32 lcs_length(const u32* a, size_t na, const u32* b, size_t nb, Work& wk) {
-    if (!na || !nb) return 0;
-    if (na < nb) {
-        std::swap(a, b);
-        std::swap(na, nb);
-    }
-    size_t W = (nb + 63) / 64;
+// Fill wk.slot / wk.masks with the per-token masks of c; returns the word count W.
+inline size_t build_masks(const u32* c, size_t nc, Work& wk) {
+    size_t W = (nc + 63) / 64;
     wk.slot.reset();
     wk.masks.clear();
     u32 nm = 0;
-    for (size_t j = 0; j < nb; ++j) {
-        u32 t = b[j];
+    for (size_t j = 0; j < nc; ++j) {
+        u32 t = c[j];
         u32 idx;
         if (!wk.slot.has(t)) {
             wk.slot.ref(t) = idx = nm++;
@@ -180,6 +175,17 @@ inline u32 lcs_length(const u32* a, size_t na, const u32* b, size_t nb, Work& wk
         }
         wk.masks[idx * W + j / 64] |= 1ULL << (j % 64);
     }
+    return W;
+}
+
+// Length of the LCS of a and b (bit-parallel, Allison-Dix / Hyyro).
+inline u32 lcs_length(const u32* a, size_t na, const u32* b, size_t nb, Work& wk) {
+    if (!na || !nb) return 0;
+    if (na < nb) {
+        std::swap(a, b);
+        std::swap(na, nb);
+    }
+    size_t W = build_masks(b, nb, wk);
     wk.v.assign(W, ~0ULL);
     u64* V = wk.v.data();
     if (W == 1) {
@@ -275,25 +281,6 @@ inline void lcs_indices_mark(const u32* ref, size_t nr, size_t nc, size_t W, Wor
     }
 }
 
-// Fill wk.slot / wk.masks with the per-token masks of c; returns the word count W.
-inline size_t build_masks(const u32* c, size_t nc, Work& wk) {
-    size_t W = (nc + 63) / 64;
-    wk.slot.reset();
-    wk.masks.clear();
-    u32 nm = 0;
-    for (size_t j = 0; j < nc; ++j) {
-        u32 t = c[j];
-        u32 idx;
-        if (!wk.slot.has(t)) {
-            wk.slot.ref(t) = idx = nm++;
-            wk.masks.resize(static_cast<size_t>(nm) * W, 0);
-        } else {
-            idx = wk.slot.get(t);
-        }
-        wk.masks[idx * W + j / 64] |= 1ULL << (j % 64);
-    }
-    return W;
-}
 
 // ROUGE-N: rouge-score's _score_ngrams on n-gram counts. n-grams get pair-local ids, order by
 // order: id_k(i) = id of (id_{k-1}(i), token i+k-1), one map per order for both texts.

@@ -35,11 +35,8 @@ class WordNetIndex {
         for (int f = 0; f < 4; ++f) {
             std::string text = read_file(dir + "/data." + WN_POS_FILE[f]);
             size_t at = 0;
-            while (at < text.size()) {
-                size_t eol = text.find('\n', at);
-                if (eol == std::string::npos) eol = text.size();
-                std::string_view line(text.data() + at, eol - at);
-                at = eol + 1;
+            std::string_view line;
+            while (next_line(text, at, line)) {
                 if (line.empty() || line[0] == ' ') continue;
                 size_t bar = line.find('|');
                 std::vector<std::string_view> tok = split_ws(line.substr(0, bar == std::string_view::npos ? line.size() : bar));
@@ -62,11 +59,8 @@ class WordNetIndex {
         for (int f = 0; f < 4; ++f) {
             std::string text = read_file(dir + "/index." + WN_POS_FILE[f]);
             size_t at = 0;
-            while (at < text.size()) {
-                size_t eol = text.find('\n', at);
-                if (eol == std::string::npos) eol = text.size();
-                std::string_view line(text.data() + at, eol - at);
-                at = eol + 1;
+            std::string_view line;
+            while (next_line(text, at, line)) {
                 if (line.empty() || line[0] == ' ') continue;
                 std::vector<std::string_view> tok = split_ws(line);
                 if (tok.size() < 4) continue;
@@ -110,11 +104,8 @@ class WordNetIndex {
             std::vector<std::pair<std::string, std::vector<std::string>>> entries;
             std::unordered_map<std::string, size_t> at_of;
             size_t at = 0;
-            while (at < text.size()) {
-                size_t eol = text.find('\n', at);
-                if (eol == std::string::npos) eol = text.size();
-                std::string_view line(text.data() + at, eol - at);
-                at = eol + 1;
+            std::string_view line;
+            while (next_line(text, at, line)) {
                 std::vector<std::string_view> tok = split_ws(line);
                 if (tok.empty()) continue;
                 std::vector<std::string> vals(tok.begin() + 1, tok.end());
@@ -237,6 +228,16 @@ class WordNetIndex {
         ss << f.rdbuf();
         return ss.str();
     }
+    // The line of text starting at ``at`` (without its newline), ``at`` moved past it; false at the end.
+    static bool next_line(const std::string& text, size_t& at, std::string_view& line) {
+        if (at >= text.size()) return false;
+        size_t eol = text.find('\n', at);
+        if (eol == std::string::npos) eol = text.size();
+        line = std::string_view(text.data() + at, eol - at);
+        at = eol + 1;
+        return true;
+    }
+
     static std::vector<std::string_view> split_ws(std::string_view s) {
         std::vector<std::string_view> out;
         size_t i = 0;
