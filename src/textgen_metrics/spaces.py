@@ -199,10 +199,14 @@ def _unscored_message(name: str, result: Mapping[str, Any], n: int) -> str:
     errors = [e for e in (result.get("errors") or []) if isinstance(e, Mapping)]
     if not errors:
         return ""
-    listed = "; ".join(f"row {e.get('index', 0) + 1}: {' '.join(str(e.get('error')).split())}"
-                       for e in errors[:_SHOWN_ERRORS])
-    more = f"; and {len(errors) - _SHOWN_ERRORS} more" if len(errors) > _SHOWN_ERRORS else ""
-    return f"{len(errors)} of {n} example(s) got no {name} score: {listed}{more}"
+    listed = _listed([f"row {e.get('index', 0) + 1}: {' '.join(str(e.get('error')).split())}" for e in errors])
+    return f"{len(errors)} of {n} example(s) got no {name} score: {listed}"
+
+
+def _listed(items: Sequence[str]) -> str:
+    """The first ``_SHOWN_ERRORS`` items joined, and how many more there are."""
+    more = f"; and {len(items) - _SHOWN_ERRORS} more" if len(items) > _SHOWN_ERRORS else ""
+    return "; ".join(items[:_SHOWN_ERRORS]) + more
 
 
 def run_metric(metric: Any, rows: Any, options_json: str | None, judge: Any = None,
@@ -384,10 +388,8 @@ def _playground_unscored(report: Mapping[str, Any]) -> str:
     missing = unscored(report)
     if not missing:
         return ""
-    listed = "; ".join(f"{m['metric']}, row {m['row']}: {' '.join(str(m['error']).split())}"
-                       for m in missing[:_SHOWN_ERRORS])
-    more = f"; and {len(missing) - _SHOWN_ERRORS} more" if len(missing) > _SHOWN_ERRORS else ""
-    return f"{len(missing)} score(s) missing: {listed}{more}"
+    listed = _listed([f"{m['metric']}, row {m['row']}: {' '.join(str(m['error']).split())}" for m in missing])
+    return f"{len(missing)} score(s) missing: {listed}"
 
 
 def playground_app(metric_names: Sequence[str] | None = None) -> Any:

@@ -49,8 +49,8 @@ def _cache_root() -> str:
     return os.path.join(base, "textgen_metrics")
 
 
-def _source_dir(required: list[str] = _REQUIRED) -> str:
-    source = os.environ.get("TEXTGEN_METRICS_WORDNET") or DEBIAN_DIR
+def _check_source(source: str, required: list[str]) -> None:
+    """A WordNetMissingError naming the files of ``required`` that ``source`` lacks."""
     missing = [f for f in required if not os.path.isfile(os.path.join(source, f))]
     if missing:
         raise WordNetMissingError(
@@ -58,6 +58,11 @@ def _source_dir(required: list[str] = _REQUIRED) -> str:
             "install Debian's packages with `apt-get install wordnet-base wordnet-sense-index` "
             "(the Makefile does), or set TEXTGEN_METRICS_WORDNET to a WordNet 3.0 folder."
         )
+
+
+def _source_dir(required: list[str] = _REQUIRED) -> str:
+    source = os.environ.get("TEXTGEN_METRICS_WORDNET") or DEBIAN_DIR
+    _check_source(source, required)
     return source
 
 
@@ -156,13 +161,7 @@ def wordnet_index(source: str | None = None) -> Any:
     ``/usr/share/wordnet``), loaded once per process; built on first use into the user's cache
     folder (``$XDG_CACHE_HOME/textgen_metrics``, else the temp folder when that is read-only)."""
     source = source or _source_dir(_NEEDED)
-    missing = [f for f in _NEEDED if not os.path.isfile(os.path.join(source, f))]
-    if missing:
-        raise WordNetMissingError(
-            f"WordNet 3.0 not found in {source} (missing {', '.join(missing)}). METEOR needs it: "
-            "install Debian's packages with `apt-get install wordnet-base wordnet-sense-index` "
-            "(the Makefile does), or set TEXTGEN_METRICS_WORDNET to a WordNet 3.0 folder."
-        )
+    _check_source(source, _NEEDED)
     key = _index_key(source)
     with _LOCK:
         index = _INDEXES.get(key)

@@ -9,20 +9,23 @@
 
 namespace tgm {
 
+// str.isspace() of the code point that starts at s[i]; i moves past it.
+inline bool next_is_space(std::string_view s, size_t& i) {
+    u8 c = static_cast<u8>(s[i]);
+    if (c < 0x80) {
+        ++i;
+        return Py_UNICODE_ISSPACE(c);
+    }
+    return py_isspace(decode_utf8(s.data(), s.size(), i));
+}
+
 // str.split(): tokens of s separated by runs of Unicode whitespace (byte spans).
 inline void split_ws(std::string_view s, std::vector<std::string_view>& out) {
     size_t i = 0, n = s.size();
     size_t start = std::string::npos;
     while (i < n) {
         size_t at = i;
-        u8 c = static_cast<u8>(s[i]);
-        bool space;
-        if (c < 0x80) {
-            space = Py_UNICODE_ISSPACE(c);
-            ++i;
-        } else {
-            space = py_isspace(decode_utf8(s.data(), n, i));
-        }
+        bool space = next_is_space(s, i);
         if (space) {
             if (start != std::string::npos) {
                 out.push_back(s.substr(start, at - start));
@@ -39,14 +42,7 @@ inline void split_ws(std::string_view s, std::vector<std::string_view>& out) {
 inline std::string_view rstrip_ws(std::string_view s) {
     size_t i = 0, n = s.size(), keep = 0;
     while (i < n) {
-        u8 c = static_cast<u8>(s[i]);
-        bool space;
-        if (c < 0x80) {
-            space = Py_UNICODE_ISSPACE(c);
-            ++i;
-        } else {
-            space = py_isspace(decode_utf8(s.data(), n, i));
-        }
+        bool space = next_is_space(s, i);
         if (!space) keep = i;
     }
     return s.substr(0, keep);

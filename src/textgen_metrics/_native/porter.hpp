@@ -43,19 +43,18 @@ class Porter {
         }
         return true;
     }
+    // nltk's _is_consonant at position i, given whether position i - 1 is a consonant
+    static bool consonant_at(C c, size_t i, bool prev) {
+        if (vowel(c)) return false;
+        if (c == 'y') return i == 0 ? true : !prev;
+        return true;
+    }
     // _measure of w[:len]: the number of "vc" in the consonant/vowel pattern
     static int measure(const S& w, size_t len) {
         int m = 0;
         bool prev = false;
         for (size_t i = 0; i < len; ++i) {
-            C c = w[i];
-            bool cons;
-            if (vowel(c))
-                cons = false;
-            else if (c == 'y')
-                cons = (i == 0) ? true : !prev;
-            else
-                cons = true;
+            bool cons = consonant_at(w[i], i, prev);
             if (i > 0 && !prev && cons) ++m;
             prev = cons;
         }
@@ -64,14 +63,7 @@ class Porter {
     static bool contains_vowel(const S& w, size_t len) {
         bool prev = false;
         for (size_t i = 0; i < len; ++i) {
-            C c = w[i];
-            bool cons;
-            if (vowel(c))
-                cons = false;
-            else if (c == 'y')
-                cons = (i == 0) ? true : !prev;
-            else
-                cons = true;
+            bool cons = consonant_at(w[i], i, prev);
             if (!cons) return true;
             prev = cons;
         }
