@@ -16,12 +16,13 @@ from __future__ import annotations
 import json
 import os
 import random
+import statistics
 import subprocess
 import sys
 from typing import Any
 
 from common import print_table
-from fresh import Inputs, process_seconds, timed_fresh
+from fresh import Inputs, process_seconds, run_fresh, timed_fresh
 from textdata import _drawer, long_line, pairs, perturb
 
 TYPES = ["rouge1", "rouge2", "rougeL", "rougeLsum"]
@@ -64,14 +65,25 @@ def _one(rouge_type: str, tokens: int, seed: int = 1, cpu: bool = False) -> floa
     return t
 
 
-def _throughput(n: int) -> tuple[float, float]:
-    """Microseconds per pair, wall and CPU, one thread: medians of 5 fresh processes (a run of
-    1,000 pairs takes about 20 ms, where one process's scheduling alone moves it by a third)."""
-    data = pairs(n, 32, seed=7)
-    with Inputs({"preds": [p for p, _ in data], "refs": [r for _, r in data], "types": TYPES}) as inp:
-        wall, _ = timed_fresh("rouge:ours", inp, reps=5)
-        cpu, _ = timed_fresh("rouge:ours", inp, reps=5, cpu=True)
-    return wall / n * 1e6, cpu / n * 1e6
+def _throughput(sizes: tuple[int, ...], reps: int = 5) -> dict[int, tuple[float, float]]:
+    """Microseconds per pair, wall and CPU, one thread, per number of pairs: the median of
+    ``reps`` fresh processes per size, the sizes taken in turn (1k, 10k, 100k, 1k, ...) so that
+    the machine's drift over the minutes of the run falls on every size alike (on this shared
+    2-core machine one process runs up to a third slower than the next, whatever its size)."""
+    inputs = {}
+    for n in sizes:
+        data = pairs(n, 32, seed=7)
+        inputs[n] = Inputs({"preds": [p for p, _ in data], "refs": [r for _, r in data], "types": TYPES})
+    runs: dict[int, list[dict[str, Any]]] = {n: [] for n in sizes}
+    try:
+        for _ in range(reps):
+            for n in sizes:
+                runs[n].append(run_fresh("rouge:ours", inputs[n]))
+    finally:
+        for inp in inputs.values():
+            inp.close()
+    return {n: (statistics.median(r["seconds"] for r in runs[n]) / n * 1e6,
+                statistics.median(r["cpu_seconds"] for r in runs[n]) / n * 1e6) for n in sizes}
 
 
 def _rss(n: int) -> float:
@@ -110,7 +122,7 @@ def main() -> dict[str, Any]:
     first = process_seconds("import textgen_metrics; textgen_metrics.rouge(['The cats sat on the mat.'], "
                             "['A cat sat.'], use_stemmer=True)")
     rows.append(["python -c 'import textgen_metrics; first rouge(use_stemmer=True)'", f"{first:.3f} s", "< 0.6 s"])
-    tput = {n: _throughput(n) for n in (1000, 10000, 100000)}
+    tput = _throughput((1000, 10000, 100000))
     wall_spread = max(w for w, _ in tput.values()) / min(w for w, _ in tput.values())
     spread = max(c for _, c in tput.values()) / min(c for _, c in tput.values())
     rows.append(["throughput 1k / 10k / 100k pairs, 1 thread, wall", " / ".join(f"{w:.1f}" for w, _ in tput.values())

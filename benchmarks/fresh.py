@@ -217,6 +217,23 @@ class Inputs:
         self.close()
 
 
+def run_fresh(side: str, inputs: Inputs, env: dict[str, str] | None = None) -> dict[str, Any]:
+    """One fresh process running ``side`` on ``inputs`` after its warm-up call: ``seconds``
+    (wall), ``cpu_seconds`` and ``result``."""
+    fd, out = tempfile.mkstemp(prefix="tgm-bench-out-", suffix=".json")
+    os.close(fd)
+    try:
+        full_env = dict(os.environ)
+        full_env.update(env or {})
+        subprocess.run([sys.executable, os.path.abspath(__file__), side, inputs.path, out], check=True,
+                       env=full_env)
+        with open(out, encoding="utf-8") as f:
+            got: dict[str, Any] = json.load(f)
+    finally:
+        os.remove(out)
+    return got
+
+
 def timed_fresh(side: str, inputs: Inputs, reps: int = 3, env: dict[str, str] | None = None,
                 cpu: bool = False) -> tuple[float, Any]:
     """Median seconds (wall, or CPU with ``cpu=True``) over ``reps`` fresh processes, and the
@@ -224,17 +241,7 @@ def timed_fresh(side: str, inputs: Inputs, reps: int = 3, env: dict[str, str] | 
     times = []
     result = None
     for _ in range(reps):
-        fd, out = tempfile.mkstemp(prefix="tgm-bench-out-", suffix=".json")
-        os.close(fd)
-        try:
-            full_env = dict(os.environ)
-            full_env.update(env or {})
-            subprocess.run([sys.executable, os.path.abspath(__file__), side, inputs.path, out], check=True,
-                           env=full_env)
-            with open(out, encoding="utf-8") as f:
-                got = json.load(f)
-        finally:
-            os.remove(out)
+        got = run_fresh(side, inputs, env)
         times.append(got["cpu_seconds"] if cpu else got["seconds"])
         result = got["result"]
     return statistics.median(times), result
