@@ -197,6 +197,25 @@ def test_staged_answers_are_seen_at_once_and_stored_in_batches(tmp_path):
     assert len(other) == JudgeCache.STAGE_LIMIT * 2 + 5 and other.get("k132") == {"text": "132"}
 
 
+def test_a_writer_that_cannot_open_the_file_turns_writing_off_and_the_run_goes_on(tmp_path, server):
+    """The writer thread opens its own connection; when that fails (the file gone, no handles
+    left) the run keeps its answers, says so once, and stores nothing more."""
+    import sqlite3
+
+    class NoWriter(JudgeCache):
+        def _conn(self):
+            if threading.current_thread() is not threading.main_thread():
+                raise sqlite3.OperationalError("unable to open database file")
+            return super()._conn()
+
+    cache = NoWriter(str(tmp_path / "c.sqlite"))
+    with pytest.warns(RuntimeWarning, match="writing to .*c.sqlite failed .*unable to open") as warned:
+        results = judge_for(server, cache=cache).judge([request(i) for i in range(JudgeCache.STAGE_LIMIT + 3)])
+    assert all(r.ok and r.value == {"verdicts": ["yes", "no"]} for r in results)
+    assert len([w for w in warned if "c.sqlite" in str(w.message)]) == 1
+    assert not cache.writable and len(JudgeCache(str(tmp_path / "c.sqlite"))) == 0
+
+
 def test_answers_got_before_a_fatal_error_are_cached(tmp_path):
     """A run stopped by a fatal error (here the key revoked mid-run) keeps what it was answered:
     the rerun asks only for the rest."""

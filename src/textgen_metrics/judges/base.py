@@ -367,10 +367,8 @@ class Judge:
                 continue
             result.value = value
             if self.cache is not None:
-                self.cache.stage(key, {"text": text, "prompt_tokens": completion.prompt_tokens,
-                                       "completion_tokens": completion.completion_tokens,
-                                       "finish_reason": completion.finish_reason,
-                                       "logprobs": completion.logprobs})
+                # the completion's fields with the redacted text (a shallow copy: no asdict walk)
+                self.cache.stage(key, dict(vars(completion), text=text))
             return
 
     @contextlib.asynccontextmanager

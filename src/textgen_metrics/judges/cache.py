@@ -158,23 +158,25 @@ class JudgeCache:
             self._writes.append(self._writer.submit(self._write_staged, keys))
 
     def _write_staged(self, keys: list[str]) -> None:
+        with self._lock:
+            values = {key: self._staged[key] for key in keys}
         try:
-            rows = [(key, json.dumps(self._staged[key], ensure_ascii=False)) for key in keys]
-            self._write(rows)
+            self._write([(key, json.dumps(value, ensure_ascii=False)) for key, value in values.items()])
         except (TypeError, ValueError) as e:  # a value that is not JSON: a bug, said once
             self._off("writable", f"cache: an answer could not be stored ({e}); new answers are not "
                                   "stored for the rest of this run")
         finally:
-            with self._lock:
-                for key in keys:
-                    self._staged.pop(key, None)
+            with self._lock:  # a key staged again meanwhile keeps its newer value until its own batch
+                for key, value in values.items():
+                    if self._staged.get(key) is value:
+                        del self._staged[key]
 
     def _write(self, rows: list[tuple[str, str]]) -> None:
         if not self.writable:
             return
         now = time.time()
-        conn = self._conn()
         try:
+            conn = self._conn()  # the writer thread's own connection, opened on its first batch
             with conn:  # one transaction
                 conn.execute("BEGIN")
                 conn.executemany("INSERT OR REPLACE INTO calls (key, value, created) VALUES (?, ?, ?)",
