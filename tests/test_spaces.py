@@ -406,3 +406,18 @@ def test_playground_coherence_axis_runs_from_1_to_5(page, judge_server, tmp_path
         widths = [float(w) for w in chart.locator("rect").evaluate_all("rs => rs.map(r => r.getAttribute('width'))")]
         assert widths == [pytest.approx(260 * (4 - 1) / (5 - 1), abs=0.1)] * 3  # schema_answer: score 4
         screenshot(page, "playground-coherence", locator=page.locator("#chart"), docs=True)
+
+
+def test_unscored_messages_list_the_first_rows_and_count_the_rest():
+    from textgen_metrics.spaces import _SHOWN_ERRORS, _playground_unscored, _unscored_message
+
+    errors = [{"index": i, "error": f"cut off\n at {i} tokens"} for i in range(_SHOWN_ERRORS + 2)]
+    text = _unscored_message("faithfulness", {"errors": errors}, 20)
+    head = f"{_SHOWN_ERRORS + 2} of 20 example(s) got no faithfulness score: row 1: cut off at 0 tokens; "
+    assert text.startswith(head)
+    assert f"row {_SHOWN_ERRORS}: " in text and f"row {_SHOWN_ERRORS + 1}: " not in text
+    assert text.endswith("; and 2 more")
+    assert _unscored_message("faithfulness", {"errors": []}, 20) == ""
+    report = {"ids": ["a", "b"], "metrics": {"bias": {"aggregate": {"errors": [{"index": 1, "error": "HTTP 500"}]},
+                                                      "per_example": {"bias": [0.5, None]}, "scores": ["bias"]}}}
+    assert _playground_unscored(report) == "1 score(s) missing: bias, row 2: HTTP 500"
