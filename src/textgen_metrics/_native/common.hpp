@@ -187,7 +187,7 @@ class Interner {
             i = (i + 1) & mask;
         }
         u32 id = static_cast<u32>(entries_.size());
-        entries_.push_back({arena_.size(), static_cast<u32>(n), tag});
+        entries_.push_back({arena_.size(), static_cast<u32>(n), tag, static_cast<u32>(h)});
         arena_.append(p, n);
         slots_[i] = {id, tag};
         if (entries_.size() * 2 > slots_.size()) rehash(slots_.size() * 2);
@@ -235,15 +235,15 @@ class Interner {
     struct Entry {
         size_t off;
         u32 len;
-        u32 tag;
+        u32 tag;  // the hash's high half
+        u32 lo;   // and its low half: growing the table moves entries without hashing them again
     };
     void rehash(size_t cap) {
         slots_.assign(cap, Slot{EMPTY, 0});
         size_t mask = cap - 1;
         for (u32 id = 0; id < entries_.size(); ++id) {
             const Entry& e = entries_[id];
-            u64 h = hash_bytes(arena_.data() + e.off, e.len);
-            size_t i = h & mask;
+            size_t i = e.lo & mask;
             while (slots_[i].id != EMPTY) i = (i + 1) & mask;
             slots_[i] = {id, e.tag};
         }

@@ -21,19 +21,20 @@ struct RougeTokenizer {
     std::vector<u32> stem_of;      // raw word id -> final id, DROP, or UNKNOWN
     static constexpr u32 UNKNOWN = 0xFFFFFFFFu;
     static constexpr u32 DROP = 0xFFFFFFFEu;
-    std::string buf;
+    std::vector<char> buf;         // the word being read (vector: its push_back inlines)
 
-    u32 finish_word(const char* p, size_t n) {
+    // p[0 .. n) is a word; with the stemmer, it is overwritten by its stem
+    u32 finish_word(char* p, size_t n) {
         u32 id = vocab.intern(p, n);
         if (!use_stemmer || n <= 3) return id;
         if (id >= stem_of.size()) stem_of.resize(std::max<size_t>(id + 1, stem_of.size() * 2), UNKNOWN);
         u32 f = stem_of[id];
         if (f == UNKNOWN) {
-            std::string st = porter_stem_ascii_lower(std::string_view(p, n));
-            bool valid = !st.empty();
-            for (char c : st)
-                if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))) valid = false;
-            f = valid ? vocab.intern(st) : DROP;
+            size_t k = porter_stem_ascii_lower(p, n);
+            bool valid = k > 0;
+            for (size_t i = 0; i < k; ++i)
+                if (!((p[i] >= 'a' && p[i] <= 'z') || (p[i] >= '0' && p[i] <= '9'))) valid = false;
+            f = valid ? vocab.intern(p, k) : DROP;
             if (id >= stem_of.size()) stem_of.resize(id + 1, UNKNOWN);
             stem_of[id] = f;
         }
@@ -162,14 +163,15 @@ struct Work {
 inline size_t build_masks(const u32* c, size_t nc, Work& wk) {
     size_t W = (nc + 63) / 64;
     wk.slot.reset();
-    wk.masks.clear();
-    u32 nm = 0;
+    u32 nm = 0;  // rows in use; wk.masks keeps its size from call to call
     for (size_t j = 0; j < nc; ++j) {
         u32 t = c[j];
         u32 idx;
         if (!wk.slot.has(t)) {
             wk.slot.ref(t) = idx = nm++;
-            wk.masks.resize(static_cast<size_t>(nm) * W, 0);
+            size_t need = static_cast<size_t>(nm) * W;
+            if (wk.masks.size() < need) wk.masks.resize(std::max(need, 2 * wk.masks.size()));
+            std::fill_n(wk.masks.begin() + static_cast<long>(need - W), W, 0);  // the new token's row
         } else {
             idx = wk.slot.get(t);
         }

@@ -32,9 +32,10 @@ class RougeCore {
         for (auto& t : types) types_.push_back({t.first, t.second});
     }
 
-    // preds: a list of texts; refs: a list (per example) of lists of texts. A "text" is a str
-    // (M_TEXT), a list of sentence strings (M_UNITS) or a (tokens, sentences) pair (M_TOKENS).
-    // Returns 3 * len(types) lists: P, R, F of each type, per example.
+    // preds: a list of texts; refs: a list (per example) of lists of texts, or in M_TEXT of one
+    // text each as a bare str. A "text" is a str (M_TEXT), a list of sentence strings (M_UNITS)
+    // or a (tokens, sentences) pair (M_TOKENS). Returns 3 * len(types) lists: P, R, F of each
+    // type, per example.
     py::list score(py::handle preds, py::handle refs, int mode, int num_threads) {
         Batch b;
         b.mode = mode;
@@ -48,7 +49,12 @@ class RougeCore {
         for (Py_ssize_t i = 0; i < n; ++i) {
             b.pred.push_back(add_src(b, PySequence_Fast_GET_ITEM(pf.ptr(), i), "predictions", static_cast<size_t>(i)));
             b.ref_begin.push_back(static_cast<u32>(b.refs.size()));
-            py::object rl = fast_seq(PySequence_Fast_GET_ITEM(rf.ptr(), i), "references");
+            PyObject* item = PySequence_Fast_GET_ITEM(rf.ptr(), i);
+            if (mode == M_TEXT && PyUnicode_Check(item)) {  // one reference, not wrapped in a list
+                b.refs.push_back(add_src(b, item, "references", static_cast<size_t>(i)));
+                continue;
+            }
+            py::object rl = fast_seq(item, "references");
             Py_ssize_t nr = PySequence_Fast_GET_SIZE(rl.ptr());
             for (Py_ssize_t j = 0; j < nr; ++j)
                 b.refs.push_back(add_src(b, PySequence_Fast_GET_ITEM(rl.ptr(), j), "references", static_cast<size_t>(i)));

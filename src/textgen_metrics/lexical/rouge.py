@@ -31,7 +31,7 @@ from .._native._core import ExactSum
 from ..aggregation import bootstrap_interval, mean
 from ..results import reported
 from ..tokenizers import RougeScoreTokenizer, _Tokenizer, get_tokenizer, split_sentences
-from ..validation import check_bool, check_number, check_references, check_same_length, check_texts
+from ..validation import check_bool, check_number, check_reference_sets, check_same_length, check_texts
 
 __all__ = ["Score", "RougeScorer", "RougeAggregator", "rouge", "DEFAULT_ROUGE_TYPES", "parse_rouge_type"]
 
@@ -40,6 +40,7 @@ DEFAULT_ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
 # examples per call into the core when scoring a list: bounds the memory of the inputs'
 # views and of the per-example results whatever the number of examples
 _CHUNK = 8192
+_RefSet = str | list[str] | tuple[str, ...]  # one example's references, as check_reference_sets gives them
 
 
 class Score(NamedTuple):
@@ -183,26 +184,24 @@ class RougeScorer:
         return out, _native.MODE_TOKENS
 
     # -- public -----------------------------------------------------------------------------
-    def score_batch(self, predictions: Sequence[str], references: Sequence[Sequence[str]],
+    def score_batch(self, predictions: Sequence[str], references: Sequence[str | Sequence[str]],
                     num_threads: int | None = 1) -> dict[str, list[Score]]:
         """``{rouge_type: [Score per example]}``, each the best F-measure over the example's
-        references (first reference on ties). ``num_threads``: threads of the core (None or 0:
-        every core)."""
+        references (a string or a list of strings; first reference on ties). ``num_threads``:
+        threads of the core (None or 0: every core)."""
         raw = self._score_raw(predictions, references, num_threads)
         out = {}
         for k, name in enumerate(self.rouge_types):
             out[name] = [Score(p, r, f) for p, r, f in zip(raw[3 * k], raw[3 * k + 1], raw[3 * k + 2], strict=True)]
         return out
 
-    def _score_raw(self, predictions: Sequence[str], references: Sequence[Sequence[str]],
+    def _score_raw(self, predictions: Sequence[str], references: Sequence[str | Sequence[str]],
                    num_threads: int | None = 1) -> list[list[float]]:
         threads = _native.resolve_threads(num_threads)
         preds, mode = self._inputs(predictions)
-        refs: Sequence[Any]
-        if mode == _native.MODE_TOKENS:
-            refs = [self._inputs(rs)[0] for rs in references]
-        else:
-            refs = [self._inputs(rs)[0] for rs in references] if mode == _native.MODE_UNITS else references
+        refs: Sequence[Any] = references  # texts: the core takes a str or a list per example
+        if mode != _native.MODE_TEXT:
+            refs = [self._inputs([rs] if isinstance(rs, str) else rs)[0] for rs in references]
         scores: list[list[float]] = self._core.score(preds, refs, mode, threads)
         return scores
 
@@ -272,9 +271,10 @@ class RougeAggregator:
             references = [references]
         self.add_batch([prediction], [list(references)])
 
-    def add_batch(self, predictions: Sequence[str], references: Sequence[Sequence[str]],
+    def add_batch(self, predictions: Sequence[str], references: Sequence[str | Sequence[str]],
                   num_threads: int | None = 1) -> None:
-        """Adds many examples in one call into the core (references: a list per example)."""
+        """Adds many examples in one call into the core (references: a string or a list of
+        strings per example)."""
         raw = self.scorer._score_raw(predictions, references, num_threads)
         for key, values in _columns(raw, self.scorer.rouge_types, self.return_precision_recall):
             self._means[key].add_many(values)
@@ -287,7 +287,7 @@ class RougeAggregator:
         return {k: m.value for k, m in self._means.items()}
 
 
-def _chunks(predictions: list[str], references: list[list[str]]) -> Iterable[tuple[list[str], list[list[str]]]]:
+def _chunks(predictions: list[str], references: list[_RefSet]) -> Iterable[tuple[list[str], list[_RefSet]]]:
     for start in range(0, len(predictions), _CHUNK):
         yield predictions[start:start + _CHUNK], references[start:start + _CHUNK]
 
@@ -310,7 +310,7 @@ def rouge(predictions: Sequence[str], references: Sequence[str | Sequence[str]],
     scores do not depend on it.
     """
     predictions = check_texts("predictions", predictions)
-    references = check_references("references", references)
+    references = check_reference_sets("references", references)
     n = check_same_length(predictions=predictions, references=references)
     if n == 0:
         raise ValueError("predictions: no examples; give at least one prediction")
