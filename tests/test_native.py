@@ -131,6 +131,25 @@ def test_rouge_tokenizer_equals_rouge_score_on_random_unicode(use_stemmer):
     assert lines == [[rs_tokenize.tokenize(s, stemmer) for s in t.split("\n") if len(s)] for t in sample]
 
 
+@pytest.mark.parametrize("use_stemmer", [False, True])
+def test_rouge_tokenizer_tells_apart_words_that_share_their_first_bytes(use_stemmer):
+    # the tokenizer's word table keeps a word's first 8 bytes and its length (up to 254) in its
+    # slot and the rest in an arena: words that agree on a prefix, differ only in length, run past
+    # 254 bytes or differ in their last byte must stay apart, across the table's growth
+    stemmer = PorterStemmer() if use_stemmer else None
+    rng = random.Random(11)
+    stems = ["abcdefgh", "abcdefg", "abcdefghi", "a" * 253, "a" * 254, "a" * 255, "a" * 600]
+    words = list(stems)
+    for _ in range(30000):
+        base = rng.choice(stems)
+        tail = "".join(rng.choice("abz09") for _ in range(rng.randint(0, 4)))
+        words.append(base + tail)
+        words.append(base[:rng.randint(1, len(base))] + tail)
+    sample = [" ".join(rng.sample(words, 40)) for _ in range(3000)]
+    tok = _native.RougeTokenizer(use_stemmer)
+    assert tok.tokenize_batch(sample, False) == [rs_tokenize.tokenize(t, stemmer) for t in sample]
+
+
 # -- LCS kernels ------------------------------------------------------------------------------
 
 def token_seqs(seed: int, n: int, max_len: int = 90):

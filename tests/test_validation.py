@@ -93,3 +93,42 @@ def test_a_lone_surrogate_through_evaluate(repo_root):
 def test_all_empty_lists_are_a_clear_error(fn):
     with pytest.raises(ValueError, match="predictions: no examples"):
         getattr(textgen_metrics, fn)([], [])
+
+
+def test_check_reference_sets_returns_each_example_as_given_with_the_same_errors():
+    from textgen_metrics.validation import check_reference_sets, check_references
+
+    listed, tupled = ["b", "c"], ("d",)
+    got = check_reference_sets("references", ["a", listed, tupled, iter(["e"])])
+    assert got[0] == "a" and got[1] is listed and got[2] is tupled and got[3] == ["e"]
+    assert check_references("references", ["a", listed, tupled, iter(["e"])]) == [["a"], ["b", "c"], ["d"], ["e"]]
+    for bad, message in [([None], r"references\[0\]: expected str or list of str, got None"),
+                         ([[]], r"references\[0\]: empty list"),
+                         ([["x", 3]], r"references\[0\]\[1\]: expected str, got int")]:
+        for check in (check_reference_sets, check_references):
+            with pytest.raises((TypeError, ValueError), match=message):
+                check("references", bad)
+
+
+def test_rouge_scores_string_list_and_tuple_references_alike():
+    preds = ["the cat sat on the mat", "a dog ran far away"]
+    as_str = textgen_metrics.rouge(preds, ["the cat is on the mat", "the dog ran away"], use_aggregator=False)
+    as_list = textgen_metrics.rouge(preds, [["the cat is on the mat"], ("the dog ran away",)], use_aggregator=False)
+    assert as_str == as_list
+
+
+def test_rouge_over_a_large_batch_sets_off_no_garbage_collection():
+    # no container per example: 5,000 one-item lists would set off seven collections, the first of
+    # them over every object made since the last (milliseconds in a process that just imported)
+    import gc
+
+    preds = [f"the cat number {i} sat on the mat" for i in range(5000)]
+    refs = [f"a cat number {i} is on the mat" for i in range(5000)]
+    collections = []
+    gc.collect()
+    gc.callbacks.append(lambda phase, info: collections.append(info["generation"]) if phase == "start" else None)
+    try:
+        textgen_metrics.rouge(preds, refs, use_aggregator=False, use_stemmer=True)
+    finally:
+        gc.callbacks.pop()
+    assert collections == []

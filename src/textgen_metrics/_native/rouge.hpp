@@ -17,28 +17,21 @@ namespace tgm {
 // dropped.
 struct RougeTokenizer {
     bool use_stemmer = false;
-    Interner vocab;                // raw words and stems
-    std::vector<u32> stem_of;      // raw word id -> final id, DROP, or UNKNOWN
-    static constexpr u32 UNKNOWN = 0xFFFFFFFFu;
+    Interner vocab;                // the tokens (stems, with the stemmer): their ids are what is scored
+    WordMap words;                 // a word as read -> its token's id in vocab, or DROP
     static constexpr u32 DROP = 0xFFFFFFFEu;
     std::vector<char> buf;         // the word being read (vector: its push_back inlines)
 
     // p[0 .. n) is a word; with the stemmer, it is overwritten by its stem
     u32 finish_word(char* p, size_t n) {
-        u32 id = vocab.intern(p, n);
-        if (!use_stemmer || n <= 3) return id;
-        if (id >= stem_of.size()) stem_of.resize(std::max<size_t>(id + 1, stem_of.size() * 2), UNKNOWN);
-        u32 f = stem_of[id];
-        if (f == UNKNOWN) {
-            size_t k = porter_stem_ascii_lower(p, n);
-            bool valid = k > 0;
-            for (size_t i = 0; i < k; ++i)
-                if (!((p[i] >= 'a' && p[i] <= 'z') || (p[i] >= '0' && p[i] <= '9'))) valid = false;
-            f = valid ? vocab.intern(p, k) : DROP;
-            if (id >= stem_of.size()) stem_of.resize(id + 1, UNKNOWN);
-            stem_of[id] = f;
-        }
-        return f;
+        if (const u32* known = words.find(p, n)) return *known;
+        u32& f = words.insert(p, n);
+        if (!use_stemmer || n <= 3) return f = vocab.intern(p, n);
+        size_t k = porter_stem_ascii_lower(p, n);
+        bool valid = k > 0;
+        for (size_t i = 0; i < k; ++i)
+            if (!((p[i] >= 'a' && p[i] <= 'z') || (p[i] >= '0' && p[i] <= '9'))) valid = false;
+        return f = valid ? vocab.intern(p, k) : DROP;
     }
 
     void push(std::vector<u32>& out) {
@@ -97,9 +90,9 @@ struct RougeTokenizer {
     }
 
     void reset_if_large() {
-        if (vocab.size() > (1u << 22)) {
+        if (vocab.size() + words.size() > (1u << 22)) {
             vocab.clear();
-            stem_of.clear();
+            words.clear();
         }
     }
 };

@@ -23,6 +23,20 @@ struct RougeState {
     Work wk;
     WlcsScratch ws;
     Doc pred, ref;
+    Stamped local;   // vocabulary id -> the example's own id (0, 1, ...)
+    u32 n_local = 0;
+
+    // d's tokens renumbered by first appearance in the example: the scoring's per-token arrays
+    // then span the example's few dozen words, not the vocabulary (tens of thousands of ids over
+    // a large batch, whose random look-ups would miss the cache at every token)
+    void localize(Doc& d) {
+        local.ensure(tok.vocab.size());
+        for (std::vector<u32>* v : {&d.toks, &d.stoks})
+            for (u32& t : *v) {
+                if (!local.has(t)) local.ref(t) = n_local++;
+                t = local.get(t);
+            }
+    }
 };
 
 class RougeCore {
@@ -151,12 +165,16 @@ class RougeCore {
 
     void score_example(const Batch& b, size_t i, RougeState& st, double* out) {
         st.tok.reset_if_large();
+        st.local.reset();
+        st.n_local = 0;
         build(b, b.pred[i], st, st.pred);
+        st.localize(st.pred);
         size_t T = types_.size();
         bool first = true;
         for (u32 r = b.ref_begin[i]; r < b.ref_begin[i + 1]; ++r) {
             build(b, b.refs[r], st, st.ref);
-            st.wk.ensure_vocab(st.tok.vocab.size());
+            st.localize(st.ref);
+            st.wk.ensure_vocab(st.n_local);
             for (size_t t = 0; t < T; ++t) {
                 Score3 s = score_type(types_[t], st.ref, st.pred, weight_, st.wk, st.ws);
                 double* o = out + t * 3;
