@@ -150,6 +150,18 @@ def test_rouge_tokenizer_tells_apart_words_that_share_their_first_bytes(use_stem
     assert tok.tokenize_batch(sample, False) == [rs_tokenize.tokenize(t, stemmer) for t in sample]
 
 
+def test_rouge_scorer_reused_over_growing_batches_equals_a_fresh_scorer():
+    # a batch sizes the word table for its text up front; a scorer fed a small batch, then larger
+    # ones, moves the words it holds into a bigger table, where no word may take another's token
+    types = ["rouge1", "rouge2", "rougeL"]
+    reused = RougeScorer(types, use_stemmer=True)
+    for n, seed in ((5, 51), (300, 52), (3000, 53)):
+        data = pairs(n, seed=seed)
+        preds = [p for p, _ in data]
+        refs = [[r] for _, r in data]
+        assert reused._score_raw(preds, refs, 1) == RougeScorer(types, use_stemmer=True)._score_raw(preds, refs, 1)
+
+
 # -- LCS kernels ------------------------------------------------------------------------------
 
 def token_seqs(seed: int, n: int, max_len: int = 90):

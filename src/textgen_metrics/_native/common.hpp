@@ -195,6 +195,15 @@ class Interner {
     }
     u32 intern(std::string_view s) { return intern(s.data(), s.size()); }
 
+    // room for n strings (of about 8 bytes) without growing
+    void reserve(size_t n) {
+        size_t cap = slots_.size();
+        while (cap < n * 2) cap *= 2;
+        if (cap != slots_.size()) rehash(cap);
+        entries_.reserve(n);
+        arena_.reserve(n * 8);
+    }
+
     // id of s, or NONE when s was never interned
     u32 find(std::string_view s) const {
         u64 h = hash_bytes(s.data(), s.size());
@@ -258,39 +267,55 @@ class Interner {
 // reading one 16-byte slot, which also holds its value; a longer one's slot points to its entry
 // (value, place in the arena), where the rest is compared. (An Interner's look-up reads its slot,
 // its entry and the arena: three cache misses per token once a large batch's vocabulary outgrows
-// the cache.) Filled up to 1/2: short probe runs, at 32 to 64 bytes of table a word.
+// the cache.) Filled up to 1/2: short probe runs, at 32 to 64 bytes of table a word. A slot's
+// place comes from the tag's hash bits, so growing the table moves slots without hashing their
+// words again; one look-up both finds a word and, when it is new, places it.
 class WordMap {
   public:
-    WordMap() { rehash(1024); }
+    WordMap() { rehash(MIN_CAP); }
 
-    // the value of word p[0 .. n), or nullptr when absent
-    u32* find(const char* p, size_t n) {
-        u64 h = hash_bytes(p, n);
+    // the value of word p[0 .. n); a new word is added (fresh = true) with the value to set,
+    // which stays valid until the next new word
+    u32& lookup(const char* p, size_t n, bool& fresh) {
         u64 head = head_of(p, n);
-        u32 tag = tag_of(h, n);
+        u32 tag = tag_of(hash_bytes(p, n), n);
         size_t mask = slots_.size() - 1;
-        for (size_t i = h & mask;; i = (i + 1) & mask) {
+        size_t i = (tag >> 8) & mask;
+        for (;; i = (i + 1) & mask) {
             Slot& s = slots_[i];
-            if (s.tag == 0) return nullptr;
+            if (s.tag == 0) break;
             if (s.tag != tag || s.head != head) continue;
-            if (n <= 8) return &s.val;
+            if (n <= 8) {
+                fresh = false;
+                return s.val;
+            }
             Long& l = longs_[s.val];
-            if (l.len == n && std::memcmp(arena_.data() + l.off + 8, p + 8, n - 8) == 0) return &l.val;
+            if (l.len == n && std::memcmp(arena_.data() + l.off + 8, p + 8, n - 8) == 0) {
+                fresh = false;
+                return l.val;
+            }
         }
-    }
-
-    // adds word p[0 .. n), which must be absent; its value, to set, stays valid until the next insert
-    u32& insert(const char* p, size_t n) {
-        if ((count_ + 1) * 2 > slots_.size()) rehash(slots_.size() * 2);
-        u64 h = hash_bytes(p, n);
-        Slot& s = slots_[place(h)];
-        s = Slot{head_of(p, n), tag_of(h, n), 0};
+        fresh = true;
+        if ((count_ + 1) * 2 > slots_.size()) {
+            rehash(slots_.size() * 2);
+            i = place(tag);
+        }
+        Slot& s = slots_[i];
+        s = Slot{head, tag, 0};
         ++count_;
         if (n <= 8) return s.val;
         s.val = static_cast<u32>(longs_.size());
         longs_.push_back({arena_.size(), n, 0});
         arena_.append(p, n);
         return longs_.back().val;
+    }
+
+    // room for `words` words without growing (at most 2^22 slots are reserved this way)
+    void reserve(size_t words) {
+        size_t cap = slots_.size();
+        size_t want = words * 2 < MAX_RESERVE ? words * 2 : MAX_RESERVE;
+        while (cap < want) cap *= 2;
+        if (cap != slots_.size()) rehash(cap);
     }
 
     size_t size() const { return count_; }
@@ -302,6 +327,11 @@ class WordMap {
     }
 
   private:
+    static constexpr size_t MIN_CAP = 1024;
+    static constexpr size_t MAX_RESERVE = size_t(1) << 22;
+    // a slot's home is (tag >> 8) & mask: 24 hash bits, enough for 2^23 words at half load (a
+    // tokenizer clears the table at 2^22); past that, homes crowd into the first 2^24 slots, and
+    // look-ups stay right but slow down
     struct Slot {
         u64 head;  // the first 8 bytes, zero after a shorter word
         u32 tag;   // hash bits, and min(length, 254) + 1 in the low byte; 0: empty slot
@@ -320,27 +350,17 @@ class WordMap {
     static u32 tag_of(u64 h, size_t n) {
         return (static_cast<u32>(h >> 32) & 0xFFFFFF00u) | static_cast<u32>((n < 254 ? n : 254) + 1);
     }
-    size_t place(u64 h) const {
+    size_t place(u32 tag) const {
         size_t mask = slots_.size() - 1;
-        size_t i = h & mask;
+        size_t i = (tag >> 8) & mask;
         while (slots_[i].tag != 0) i = (i + 1) & mask;
         return i;
     }
     void rehash(size_t cap) {
         std::vector<Slot> old = std::move(slots_);
         slots_.assign(cap, Slot{0, 0, 0});
-        for (const Slot& s : old) {
-            if (s.tag == 0) continue;
-            size_t n = (s.tag & 0xFF) - 1;  // the length (254: 254 or more)
-            u64 h;
-            if (n <= 8) {
-                h = hash_bytes(reinterpret_cast<const char*>(&s.head), n);
-            } else {
-                const Long& l = longs_[s.val];
-                h = hash_bytes(arena_.data() + l.off, l.len);
-            }
-            slots_[place(h)] = s;
-        }
+        for (const Slot& s : old)
+            if (s.tag != 0) slots_[place(s.tag)] = s;
     }
     std::vector<Slot> slots_;
     std::vector<Long> longs_;

@@ -84,6 +84,11 @@ class RougeCore {
                 states_.emplace_back(new RougeState());
                 states_.back()->tok.use_stemmer = use_stemmer_;
             }
+            if (mode != M_TOKENS) {  // each thread reads about 1/nt of the batch
+                size_t bytes = 0;
+                for (const StrRef& t : b.strs) bytes += t.n;
+                for (int k = 0; k < nt; ++k) states_[static_cast<size_t>(k)]->tok.reserve_for(bytes / static_cast<size_t>(nt));
+            }
             parallel_chunks(static_cast<size_t>(n), nt, [&](size_t k, size_t lo, size_t hi) {
                 RougeState& st = *states_[k];
                 for (size_t i = lo; i < hi; ++i) score_example(b, i, st, &out[i * T * 3]);
