@@ -331,9 +331,9 @@ class WordMap {
   private:
     static constexpr size_t MIN_CAP = 1024;
     static constexpr size_t MAX_RESERVE = size_t(1) << 22;
-    // a slot's home is (tag >> 8) & mask: 24 hash bits, enough for 2^23 words at half load (a
-    // tokenizer clears the table at 2^22); past that, homes crowd into the first 2^24 slots, and
-    // look-ups stay right but slow down
+    // a slot's home is (tag >> 8) & mask: 24 hash bits, enough for 2^24 slots, over 12 million
+    // words at 3/4 fill (a tokenizer clears the table at 2^22); past that, homes crowd into the
+    // first 2^24 slots, and look-ups stay right but slow down
     struct Slot {
         u64 head;  // the first 8 bytes, zero after a shorter word
         u32 tag;   // hash bits, and min(length, 254) + 1 in the low byte; 0: empty slot
