@@ -32,8 +32,11 @@ as sent. Faults, each answered in the wire format's own shape (error body, heade
 ``fault_fn(body, task)``, when given, picks a fault (or None) for each request the queue leaves
 without one: random fault injection for the trust tests.
 
-``reject`` (a set of structured-output modes: ``json_schema``, ``json_object``; Anthropic
-``tool``) answers 400 to requests asking for them. ``key``, when given, is the only key the
+``reject`` (a set of structured-output dialects: ``json_schema``, ``json_object_schema``,
+``guided_json``, ``json_object``; Anthropic ``tool``) refuses requests asking for them, the way
+the server named by ``dialect_server`` does (``SERVERS``: its status and message): with
+``speaks=`` instead, every dialect the server does not name is refused. ``request_schema(body)``
+is the schema a request asks for in whatever dialect it uses. ``key``, when given, is the only key the
 server accepts (the provider's authentication error otherwise). Each server checks the wire
 format it speaks (paths, headers, required fields) and answers a malformed request as the
 provider would. The server counts requests and the most it had in flight at once. Bounded by
@@ -78,15 +81,48 @@ class _Server(ThreadingHTTPServer):
             super().handle_error(request, client_address)  # a client closing an idle keep-alive is no error
 
 
+DIALECTS = ("json_schema", "json_object_schema", "guided_json", "json_object", "text")
+
+# How real servers refuse a structured-output dialect they do not speak: (status, message).
+SERVERS = {
+    # llama-cpp-python 0.3.x: its request model allows only these two types (FastAPI validation,
+    # answered as HTTP 500 by its error handler)
+    "llama-cpp-python": (500, "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', "
+                              "'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\", "
+                              "'input': '{mode}', 'ctx': {'expected': \"'text' or 'json_object'\"}}"),
+    # OpenAI and servers that copy its errors
+    "openai": (400, "Invalid parameter: 'response_format' of type '{mode}' is not supported with this model."),
+    # a server behind a validating proxy: 422 with FastAPI's detail list
+    "proxy": (422, "body -> response_format: value is not a valid response format ({mode})"),
+    # a server that rejects arguments it does not know (guided_json to OpenAI)
+    "strict-args": (400, "Unrecognized request argument supplied: {mode}"),
+}
+
+
+def request_schema(body):
+    """The JSON schema a request asks for, in whichever dialect it uses (None: none)."""
+    fmt = body.get("response_format") or {}
+    if fmt.get("type") == "json_schema":
+        return (fmt.get("json_schema") or {}).get("schema")
+    if fmt.get("type") == "json_object" and "schema" in fmt:
+        return fmt["schema"]
+    return body.get("guided_json")
+
+
+def is_verdict_map(prop):
+    """A property holding verdicts keyed by item number (``{"1": {...}, ...}``)."""
+    return (prop.get("type") == "object" and prop.get("additionalProperties") is False
+            and all(k.isdigit() for k in prop.get("properties", {})))
+
+
 def schema_answer(body):
     """An answer that fits the request's JSON schema, for any metric's task: extracted items are
-    the sentences of the first data block; the i-th verdict is the schema's first choice for even
-    i and its second for odd i (one verdict per item or context, as the schema's count asks); a
-    score is 4. Without a schema (a plain-text request), one "yes" verdict."""
-    fmt = body.get("response_format") or {}
-    schema = (fmt.get("json_schema") or {}).get("schema")
+    the sentences of the first data block; the verdict for item i is the schema's first choice
+    for odd i and its second for even i (one verdict per item or context, keyed by number, as
+    the schema asks); a score is 4. Without a schema (a plain-text request), one "yes" verdict."""
+    schema = request_schema(body)
     if not schema:
-        return '{"verdicts": [{"index": 1, "reason": "no schema", "verdict": "yes"}]}'
+        return '{"verdicts": {"1": {"reason": "no schema", "verdict": "yes"}}}'
     text = body["messages"][1]["content"].split(">>>\n", 1)[-1].split("\n<<<END", 1)[0]
     answer = {}
     for key, prop in schema["properties"].items():
@@ -96,11 +132,12 @@ def schema_answer(body):
             answer[key] = "a reason"
         elif "enum" in prop:
             answer[key] = prop["enum"][0]
-        elif "minItems" in prop:
-            choices = prop["items"]["properties"]["verdict"]["enum"]
-            answer[key] = [{"index": i + 1, "reason": f"reason {i}",
-                            "verdict": choices[i % 2 if len(choices) > 1 else 0]}
-                           for i in range(prop["minItems"])]
+        elif is_verdict_map(prop):
+            answer[key] = {}
+            for number, entry in prop["properties"].items():
+                choices = entry["properties"]["verdict"]["enum"]
+                i = int(number) - 1
+                answer[key][number] = {"reason": f"reason {i}", "verdict": choices[i % 2 if len(choices) > 1 else 0]}
         else:
             answer[key] = [s.strip() for s in text.replace("!", ".").split(".") if s.strip()]
     return json.dumps(answer)
@@ -111,12 +148,14 @@ class ChatServer:
 
     finish_length = "length"
 
-    def __init__(self, responder=None, latency=0.0, reject=(), fault_fn=None, key=None):
+    def __init__(self, responder=None, latency=0.0, reject=(), fault_fn=None, key=None, speaks=None,
+                 dialect_server="openai"):
         responder = responder or (lambda body: '{"verdict": "yes"}')
         takes_task = len(inspect.signature(responder).parameters) >= 2
         self.responder = responder if takes_task else (lambda body, task: responder(body))
         self.latency = latency
-        self.reject = set(reject)
+        self.reject = set(reject) if speaks is None else {d for d in DIALECTS[:-1] if d not in speaks}
+        self.dialect_server = dialect_server
         self.key = key
         self.faults = collections.deque()
         self.fault_fn = fault_fn
@@ -246,7 +285,10 @@ class ChatServer:
         return raw
 
     def mode(self, raw):
-        return (raw.get("response_format") or {}).get("type")
+        fmt = raw.get("response_format") or {}
+        if fmt.get("type") == "json_object" and "schema" in fmt:
+            return "json_object_schema"
+        return fmt.get("type") or ("guided_json" if "guided_json" in raw else None)
 
     def success(self, raw, body, out, finish, tokens=None):
         payload = completion_payload(body, out, finish)
@@ -264,7 +306,14 @@ class ChatServer:
         return 500, {"error": {"message": "internal error"}}
 
     def reject_mode(self, mode):
-        return 400, {"error": {"message": f"response_format {mode} is not supported"}}
+        status, message = SERVERS[self.dialect_server]
+        wire = {"json_object_schema": "json_object"}.get(mode, mode)
+        if self.dialect_server == "proxy":
+            return status, {"detail": message.replace("{mode}", wire)}
+        if self.dialect_server == "llama-cpp-python":
+            return status, {"error": {"message": message.replace("{mode}", wire), "type": "internal_server_error",
+                                      "param": None, "code": None}}
+        return status, {"error": {"message": message.replace("{mode}", wire), "type": "invalid_request_error"}}
 
     def malformed(self):
         return {"choices": [{"message": "hello"}]}

@@ -1,6 +1,8 @@
 """The one parser of judge answers: JSON found in what real (and small) models write, repaired
 with json-repair, validated against the schema with errors precise enough for a re-ask."""
 
+import json
+
 import pytest
 
 from textgen_metrics.judges.parsing import JudgeParseError, extract_json, parse_answer, validate
@@ -78,3 +80,52 @@ def test_schema_validation_names_the_problem():
 def test_wrong_count_is_never_padded_or_cut():
     with pytest.raises(JudgeParseError, match="exactly 2 items, got 1"):
         parse_answer('{"verdicts": [{"reason": "r", "verdict": "yes"}]}', SCHEMA)
+
+
+def test_verdicts_keyed_by_item_number():
+    from textgen_metrics.llm.prompts import verdict_lists, verdict_map_schema
+
+    schema = {"type": "object", "required": ["verdicts"], "additionalProperties": False,
+              "properties": {"verdicts": verdict_map_schema(3)}}
+    keyed = {"verdicts": {"2": {"reason": "b", "verdict": "No."}, "1": {"reason": "a", "verdict": "yes"},
+                          " 03": {"reason": "c", "verdict": "YES", "extra": 1}}}
+    value = verdict_lists(parse_answer(json.dumps(keyed), schema), {"verdicts": 3})
+    assert value["verdicts"] == [{"reason": "a", "verdict": "yes", "index": 1},
+                                 {"reason": "b", "verdict": "no", "index": 2},
+                                 {"reason": "c", "verdict": "yes", "index": 3}]
+    # the list of {"index": k} entries that earlier prompts asked for reads as the same map
+    listed = {"verdicts": [{"index": 3, "reason": "c", "verdict": "yes"}, {"index": "1", "reason": "a",
+                                                                            "verdict": "yes"},
+                           {"index": 2, "reason": "b", "verdict": "no"}]}
+    assert verdict_lists(parse_answer(json.dumps(listed), schema), {"verdicts": 3}) == value
+    with pytest.raises(JudgeParseError, match=r"\$.verdicts: missing key '3'"):
+        parse_answer('{"verdicts": {"1": {"reason": "a", "verdict": "yes"}, "2": {"reason": "b", "verdict": "no"}}}',
+                     schema)
+    with pytest.raises(JudgeParseError, match=r"'4' names no numbered item \(the items are 1 to 3\)"):
+        parse_answer(json.dumps({"verdicts": dict(keyed["verdicts"], **{"4": {"reason": "d", "verdict": "no"}})}),
+                     schema)
+    with pytest.raises(JudgeParseError, match="entry 0 of the list has no item number"):
+        parse_answer('{"verdicts": [{"reason": "a", "verdict": "yes"}]}', schema)
+    with pytest.raises(JudgeParseError, match="the key '1' is written twice"):
+        parse_answer('{"verdicts": {"1": {"reason": "a", "verdict": "yes"}, "1": {"reason": "a", "verdict": "no"}, '
+                     '"2": {"reason": "b", "verdict": "no"}, "3": {"reason": "c", "verdict": "no"}}}', schema)
+    empty = {"type": "object", "required": ["verdicts"], "properties": {"verdicts": verdict_map_schema(0)}}
+    assert parse_answer('{"verdicts": {}}', empty) == {"verdicts": {}}
+    with pytest.raises(JudgeParseError, match="names no numbered item \\(the items are none\\)"):
+        parse_answer('{"verdicts": {"1": {"reason": "a", "verdict": "yes"}}}', empty)
+
+
+def test_every_worked_example_is_a_valid_answer_to_its_own_schema():
+    """The answer each prompt shows the judge parses strictly (no repair) and fits the schema the
+    judge is then asked for, with the example's own item counts."""
+    from textgen_metrics.llm.prompts import PROMPTS
+
+    values = {"low": 1, "high": 5, "n": 2, "block": "prediction", "inputs": "", "criteria": "c", "steps": "s",
+              "reference": ""}
+    for task, prompt in PROMPTS.items():
+        example = prompt.text(**values).split("Example.", 1)[1]
+        answer = json.loads(example.split("Answer: ", 1)[1].split("\n")[0])
+        counts = {k: len(answer[k]) for k in prompt.keys} if prompt.kind == "verdicts" else None
+        request = prompt.request([("prediction", "x")], counts, **values)
+        assert request.check is None or request.check(parse_answer(json.dumps(answer), request.schema)), task
+        assert parse_answer(json.dumps(answer), request.schema), task

@@ -16,7 +16,7 @@ import time
 import pytest
 
 import textgen_metrics
-from chat_server import ChatServer, schema_answer
+from chat_server import ChatServer, is_verdict_map, schema_answer
 from judge_faults import FAULTS, examples, good_answer, run_faults
 from textgen_metrics.judges import JudgeCache, JudgeError, JudgeFatalError, OpenAIJudge
 from textgen_metrics.llm import METRICS
@@ -146,8 +146,8 @@ def test_http_400_is_read_not_guessed(caplog):
     with ChatServer(good_answer, reject={"json_schema"}) as srv:
         out = textgen_metrics.faithfulness(predictions=preds, contexts=ctxs, judge="openai:judge",
                                            judge_options=judge_options(srv), use_aggregator=False)
-    assert out["judge_mode"] == "json_object" and out["errors"] == []
-    assert caplog.text.count("json_schema -> json_object") == 1
+    assert out["judge_mode"] == "json_object_schema" and out["errors"] == []
+    assert caplog.text.count("json_schema -> json_object_schema") == 1
     # a reasoning model that rejects temperature: asked again without it, for the rest of the run
     with ChatServer(good_answer) as srv:
         srv.fault_fn = lambda body, task: (("status", 400, "Unsupported value: 'temperature' does not support 0 "
@@ -294,27 +294,37 @@ def test_every_module_sends_rendered_prompts_with_reason_first_and_an_example():
     for task, sent in bodies.items():
         for body in sent:
             for m in body["messages"]:
-                assert "{{" not in m["content"] and "}}" not in m["content"], task
+                assert "{{" not in m["content"], task  # no str.format escape (JSON closes with "}}")
                 assert "$" not in m["content"], task  # every placeholder was filled
             user = body["messages"][1]["content"]
             assert "Example." in user and "<<<DATA" in user
             schema = body["response_format"]["json_schema"]
             assert schema["name"] == task.replace("/", "_")
             for prop in schema["schema"]["properties"].values():
-                if prop.get("type") == "array" and "minItems" in prop:
-                    assert list(prop["items"]["properties"]) == ["index", "reason", "verdict"], task
+                if is_verdict_map(prop):  # keyed by item number, every number required, reason first
+                    assert list(prop["properties"]) == [str(i) for i in range(1, len(prop["properties"]) + 1)]
+                    assert prop["required"] == list(prop["properties"]) and prop["additionalProperties"] is False
+                    for entry in prop["properties"].values():
+                        assert list(entry["properties"]) == ["reason", "verdict"], task
             if "score" in schema["schema"]["properties"]:
                 assert list(schema["schema"]["properties"]) == ["reason", "score"]
             if "verdict" in schema["schema"]["properties"]:
                 assert list(schema["schema"]["properties"]) == ["reason", "verdict"]
 
 
-def test_a_verdict_list_that_skips_or_repeats_an_index_is_asked_again():
+@pytest.mark.parametrize("bad, error", [
+    ({"verdicts": [{"index": 1, "reason": "r", "verdict": "yes"}, {"index": 1, "reason": "r", "verdict": "no"}]},
+     "item 1 has two verdicts"),
+    ({"verdicts": {"1": {"reason": "r", "verdict": "yes"}}}, "missing key '2'"),
+    ({"verdicts": {"1": {"reason": "r", "verdict": "yes"}, "2": {"reason": "r", "verdict": "no"},
+                   "3": {"reason": "r", "verdict": "no"}}}, "'3' names no numbered item (the items are 1 to 2)"),
+    ('{"verdicts": {"1": {"reason": "r", "verdict": "yes"}, "1": {"reason": "r", "verdict": "no"}, '
+     '"2": {"reason": "r", "verdict": "no"}}}', "the key '1' is written twice"),
+])
+def test_verdicts_that_skip_repeat_or_invent_an_item_are_asked_again(bad, error):
     answers = iter([
-        json.dumps({"verdicts": [{"index": 1, "reason": "r", "verdict": "yes"},
-                                 {"index": 1, "reason": "r", "verdict": "no"}]}),
-        json.dumps({"verdicts": [{"index": 2, "reason": "r", "verdict": "no"},
-                                 {"index": 1, "reason": "r", "verdict": "yes"}]}),
+        bad if isinstance(bad, str) else json.dumps(bad),
+        json.dumps({"verdicts": {"2": {"reason": "r", "verdict": "no"}, "1": {"reason": "r", "verdict": "yes"}}}),
     ])
     seen = []
 
@@ -327,7 +337,7 @@ def test_a_verdict_list_that_skips_or_repeats_an_index_is_asked_again():
     out = textgen_metrics.toxicity(predictions=["x"], judge=judge, return_details=True)
     assert out["toxicity"] == 0.5
     assert [v["verdict"] for v in out["details"][0]["verdicts"]] == ["yes", "no"]  # in index order
-    assert "the indices must be 1 to 2, each once" in seen[-1][-1]["content"]
+    assert error in seen[-1][-1]["content"]
 
 
 def test_secrets_never_reach_results_reports_or_cache_even_when_echoed(tmp_path, capsys, caplog):

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from chat_server import ChatServer
+from chat_server import DIALECTS, SERVERS, ChatServer, request_schema
 from textgen_metrics.judges import CallableJudge, JudgeCache, JudgeFatalError, JudgeRequest, OpenAIJudge, get_judge
 
 SECRET = "sk-test-SECRET-4f9c2"
@@ -122,17 +122,87 @@ def test_a_cut_off_answer_is_never_cached(tmp_path):
         assert res.ok and srv.count == 3 and len(JudgeCache(path)) == 1
 
 
-def test_servers_that_refuse_json_schema_get_json_object_then_text():
-    with ChatServer(lambda body: GOOD, reject={"json_schema"}) as srv:
-        j = judge_for(srv)
-        assert j.judge([request()])[0].ok
-        assert [b.get("response_format", {}).get("type") for b in srv.bodies] == ["json_schema", "json_object"]
-        assert j.judge([request(1)])[0].ok  # remembered
-        assert srv.bodies[-1]["response_format"]["type"] == "json_object"
-    with ChatServer(lambda body: "Answer: " + GOOD, reject={"json_schema", "json_object"}) as srv:
+def _sent(body):
+    """The dialect a request body used (as the judge reports it)."""
+    fmt = body.get("response_format") or {}
+    if fmt.get("type") == "json_object":
+        return "json_object_schema" if "schema" in fmt else "json_object"
+    return fmt.get("type") or ("guided_json" if "guided_json" in body else "text")
+
+
+@pytest.mark.parametrize("dialect_server", sorted(SERVERS))
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_each_dialect_is_found_on_a_server_that_speaks_only_it(dialect, dialect_server, caplog):
+    """A server that speaks one dialect (and plain text): every stronger dialect is refused the
+    way real servers refuse (HTTP 400, 422 or 500), never retried as a fault; the judge steps
+    down once per refusal, logs each step once, asks the schema in the dialect it settled on,
+    and remembers it for the rest of the run."""
+    def responder(body):  # enforces the schema the way the server speaks it: an answer only when asked right
+        schema = request_schema(body)
+        if dialect in ("json_schema", "json_object_schema", "guided_json"):
+            assert schema is not None and schema["properties"]["verdicts"]["minItems"] == 2
+        return GOOD if dialect != "text" else "Sure! " + GOOD
+
+    speaks = {dialect}
+    with caplog.at_level(logging.WARNING, "textgen_metrics.judges"), \
+            ChatServer(responder, speaks=speaks, dialect_server=dialect_server) as srv:
+        j = judge_for(srv, max_retries=0)  # a refusal taken for a fault would fail at once
+        [res] = j.judge([request()])
+        assert res.ok and res.value == {"verdicts": ["yes", "no"]}
+        steps = DIALECTS[:DIALECTS.index(dialect) + 1]
+        assert [_sent(b) for b in srv.bodies] == list(steps)
+        assert res.retries == 0 and res.requests == len(steps) and j.judge_mode == dialect
+        assert len([r for r in caplog.records if " -> " in r.getMessage()]) == len(steps) - 1
+        j.judge([request(1), request(2)])  # remembered: no more refusals
+        assert [_sent(b) for b in srv.bodies[len(steps):]] == [dialect, dialect]
+
+
+def test_requests_in_flight_together_step_down_once():
+    with ChatServer(lambda body: GOOD, speaks={"guided_json"}, dialect_server="llama-cpp-python",
+                    latency=0.05) as srv:
+        j = judge_for(srv, concurrency=8, max_retries=0)
+        results = j.judge([request(i) for i in range(8)])
+        assert all(r.ok for r in results) and j.judge_mode == "guided_json"
+        assert sum(r.retries for r in results) == 0
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_response_format_fixes_the_dialect(dialect):
+    with ChatServer(lambda body: GOOD) as srv:  # speaks every dialect
+        j = judge_for(srv, response_format=dialect)
+        assert j.judge([request(), request(1)])[0].ok
+        assert [_sent(b) for b in srv.bodies] == [dialect, dialect] and j.judge_mode == dialect
+
+
+def test_a_fixed_dialect_the_server_refuses_stops_the_run_with_one_clear_error():
+    with ChatServer(lambda body: GOOD, speaks={"json_object_schema"}, dialect_server="llama-cpp-python") as srv:
+        j = judge_for(srv, response_format="json_schema", concurrency=1)
+        with pytest.raises(JudgeFatalError, match=r"refuses the structured-output dialect 'json_schema'.*"
+                                                  r"response_format='auto'"):
+            j.judge([request(i) for i in range(5)])
+        assert srv.count == 1
+    with pytest.raises(ValueError, match="response_format: 'xml' is not one of"):
+        OpenAIJudge("m", base_url="http://127.0.0.1:1/v1", response_format="xml")
+
+
+def test_a_server_error_that_is_no_refusal_is_still_a_fault_retried():
+    with ChatServer(lambda body: GOOD) as srv:
+        srv.faults.extend([("status", 500, "CUDA error: out of memory"), ("status", 503, "loading model")])
         j = judge_for(srv)
         [res] = j.judge([request()])
-        assert res.ok and "response_format" not in srv.bodies[-1] and j.response_format_mode == "text"
+        assert res.ok and res.retries == 2 and j.judge_mode == "json_schema"
+
+
+def test_a_context_overflow_answered_as_http_500_is_that_requests_error_not_retried():
+    with ChatServer(lambda body: GOOD) as srv:  # llama-cpp-python answers a too-long prompt with HTTP 500
+        srv.faults.append(("status", 500, "Requested tokens (5000) exceed context window of 4096"))
+        [res, ok] = judge_for(srv, concurrency=1).judge([request(), request(1)])
+        assert not res.ok and "longer than the model's context" in res.error and res.requests == 1
+        assert ok.ok and j_mode_unchanged(srv)
+
+
+def j_mode_unchanged(srv):
+    return all(_sent(b) == "json_schema" for b in srv.bodies)
 
 
 def test_invalid_answers_are_asked_again_then_reported_without_losing_others():

@@ -21,7 +21,7 @@ def blocks(messages):
 
 
 def verdicts(*vs):
-    return json.dumps({"verdicts": [{"index": i, "reason": f"r{i - 1}", "verdict": v} for i, v in enumerate(vs, 1)]})
+    return json.dumps({"verdicts": {str(i): {"reason": f"r{i - 1}", "verdict": v} for i, v in enumerate(vs, 1)}})
 
 
 def items_in(messages):
@@ -92,10 +92,10 @@ def correctness_judge():
         p_items = re.findall(r"^\d+\. (.*)$", b["prediction_statements"], re.M)
         g_items = re.findall(r"^\d+\. (.*)$", b["ground_truth_statements"], re.M)
         return json.dumps({
-            "prediction_verdicts": [{"index": i, "reason": "", "verdict": "yes" if s in b["ground_truth"] else "no"}
-                                    for i, s in enumerate(p_items, 1)],
-            "ground_truth_verdicts": [{"index": i, "reason": "", "verdict": "yes" if s in b["prediction"] else "no"}
-                                      for i, s in enumerate(g_items, 1)]})
+            "prediction_verdicts": {str(i): {"reason": "", "verdict": "yes" if s in b["ground_truth"] else "no"}
+                                    for i, s in enumerate(p_items, 1)},
+            "ground_truth_verdicts": {str(i): {"reason": "", "verdict": "yes" if s in b["prediction"] else "no"}
+                                      for i, s in enumerate(g_items, 1)}})
     return Scripted(statements=split_items("statements"), verdicts=correctness)
 
 
@@ -205,13 +205,13 @@ def test_failed_examples_get_none_and_an_error_the_others_are_kept():
     out = textgen_metrics.faithfulness(predictions=["a", "b", "c"], contexts=[["ok"], ["bad"], ["ok"]], judge=judge,
                                        use_aggregator=False, return_details=True)
     assert out["faithfulness"] == [0.5, None, 0.5]
-    assert out["errors"][0]["index"] == 1 and "exactly 2 items, got 1" in out["errors"][0]["error"]
+    assert out["errors"][0]["index"] == 1 and "missing key '2'" in out["errors"][0]["error"]
     assert out["details"][1]["error"] == out["errors"][0]["error"]
     agg = textgen_metrics.faithfulness(predictions=["a", "b", "c"], contexts=[["ok"], ["bad"], ["ok"]], judge=judge)
     assert agg["faithfulness"] == 0.5  # the mean over the examples that got a score
     with pytest.raises(JudgeError, match="faithfulness: example 1: faithfulness/verdicts: invalid answer after 3") as e:
         textgen_metrics.faithfulness(predictions=["a", "b"], contexts=[["ok"], ["bad"]], judge=judge, on_error="raise")
-    assert "exactly 2 items, got 1" in str(e.value.__cause__)  # chained to the cause
+    assert "missing key '2'" in str(e.value.__cause__)  # chained to the cause
 
 
 def test_injection_stays_inside_the_data_block():
@@ -259,7 +259,7 @@ def test_full_path_over_http_with_cache_and_judge_at_load_time(tmp_path, repo_ro
         if task == "faithfulness/claims":
             n = re.search(r"\((\d+)\)", blocks(msgs)["prediction"]).group(1)
             return json.dumps({"claims": ["Paris is the capital of France", f"It has {n} million people"]})
-        n = body["response_format"]["json_schema"]["schema"]["properties"]["verdicts"]["minItems"]
+        n = len(body["response_format"]["json_schema"]["schema"]["properties"]["verdicts"]["required"])
         return verdicts(*(["yes"] + ["no"] * (n - 1)))
 
     with ChatServer(responder, latency=0.02) as srv:
@@ -274,8 +274,8 @@ def test_full_path_over_http_with_cache_and_judge_at_load_time(tmp_path, repo_ro
         assert out["judge_usage"]["requests"] == 24 and srv.count == 24 and srv.max_in_flight > 1
         # structured output: the verdict count is fixed by the schema, reason before verdict
         schema = srv.bodies[-1]["response_format"]["json_schema"]["schema"]["properties"]["verdicts"]
-        assert schema["minItems"] == schema["maxItems"] == 2
-        assert list(schema["items"]["properties"]) == ["index", "reason", "verdict"]
+        assert schema["required"] == ["1", "2"] and schema["additionalProperties"] is False
+        assert list(schema["properties"]["1"]["properties"]) == ["reason", "verdict"]
         again = metric.compute(predictions=preds, contexts=ctx)
         assert again["faithfulness"] == 0.5 and again["judge_usage"]["requests"] == 0
         assert again["judge_usage"]["cached"] == 24 and srv.count == 24

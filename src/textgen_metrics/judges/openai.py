@@ -6,11 +6,28 @@ LM Studio, llama.cpp): asyncio + aiohttp, ``concurrency`` requests in flight.
 - Failures that would repeat for every request stop the run at once (``JudgeFatalError``), with
   no retry: no API key for OpenAI's own server, a refused connection or an unknown host,
   HTTP 401/403 (credentials), HTTP 404 (the model or the URL).
-- HTTP 400/422 are read, not guessed: a complaint about the response format steps down from
-  ``json_schema`` to ``json_object`` to plain text; a rejected ``temperature`` is sent again
-  without it; a prompt longer than the model's context is that request's error; anything else
-  is that request's error too. Each change of mode is logged once and reported (``mode``).
-- Structured output: ``response_format`` of type ``json_schema`` (strict) by default.
+- Error bodies are read, not guessed, whatever the status (400, 413, 422 or a 5xx): a refusal of
+  the structured-output dialect steps down to the next one (below); a rejected ``temperature``
+  is sent again without it; a prompt longer than the model's context is that request's error;
+  any other 4xx is that request's error too, any other 5xx a fault retried with back-off.
+- Structured output in the dialect the server speaks, strongest first (``DIALECTS``):
+
+  =====================  ================================================  =========================
+  ``json_schema``        ``response_format: {"type": "json_schema", ...}``  OpenAI (strict), vLLM,
+                         (strict)                                           llama.cpp's llama-server,
+                                                                            Ollama, LM Studio
+  ``json_object_schema`` ``response_format: {"type": "json_object",         llama-cpp-python,
+                         "schema": ...}``                                   llama.cpp
+  ``guided_json``        ``guided_json: ...`` beside the messages           vLLM (older releases)
+  ``json_object``        ``response_format: {"type": "json_object"}``       JSON mode, no schema
+  ``text``               nothing: the prompt alone asks for JSON            any server
+  =====================  ================================================  =========================
+
+  A server's refusal of a dialect (its error message names the response format, e.g.
+  llama-cpp-python's HTTP 500 "Input should be 'text' or 'json_object'") is never retried as a
+  fault: the judge moves to the next dialect for the rest of its life, logs it once, and reports
+  the dialect in use as ``judge_mode``. ``response_format=`` fixes the dialect instead; a server
+  that refuses a fixed dialect stops the run at once (``JudgeFatalError``).
 - Token log-probabilities when a request asks for them (G-Eval weighting).
 - The API key goes into the Authorization header only; it is removed from every error, log
   line, result and cache entry, also when a server echoes it in a body.
@@ -39,9 +56,12 @@ from typing import Any
 
 from .base import Completion, Judge, JudgeError, JudgeFatalError, JudgeRequest, JudgeResult, Message, logger
 
-__all__ = ["OpenAIJudge", "AzureOpenAIJudge", "GeminiJudge", "classify_400"]
+__all__ = ["OpenAIJudge", "AzureOpenAIJudge", "GeminiJudge", "classify_400", "DIALECTS"]
 
-_FORMATS = ("json_schema", "json_object", "text")
+# the structured-output dialects, strongest first (see the module docstring)
+DIALECTS = ("json_schema", "json_object_schema", "guided_json", "json_object", "text")
+# what a hosted API speaks (its own format and OpenAI's JSON mode): no local-server dialects
+_HOSTED = ("json_schema", "json_object", "text")
 
 
 def _retry_after(headers: Mapping[str, str]) -> float | None:
@@ -157,17 +177,23 @@ class OpenAIJudge(Judge):
     env_url: str | None = "OPENAI_BASE_URL"
     default_url = "https://api.openai.com/v1"
     key_hosts: tuple[str, ...] = ("api.openai.com",)  # servers that answer nothing without a key
-    modes: tuple[str, ...] = _FORMATS  # how answers are asked for, best first; a 400 steps down
+    modes: tuple[str, ...] = DIALECTS  # how answers are asked for, best first; a refusal steps down
 
     def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None,
                  temperature: float | None = 0.0, seed: int | None = None, max_tokens: int | None = None,
                  timeout: float = 60, max_retries: int = 5, concurrency: int = 8, cache: Any = None,
                  max_parse_attempts: int = 3, prices: dict[str, tuple[float, float]] | None = None,
-                 backoff: float = 0.5, max_backoff: float = 30.0) -> None:
+                 backoff: float = 0.5, max_backoff: float = 30.0, response_format: str = "auto") -> None:
         super().__init__(model, concurrency=concurrency, cache=cache,
                          max_parse_attempts=max_parse_attempts, prices=prices)
         if not isinstance(model, str) or not model:
             raise ValueError("model: give the model name the server serves, e.g. 'gpt-4o-mini'")
+        if response_format != "auto":
+            if response_format not in type(self).modes:
+                raise ValueError(f"response_format: {response_format!r} is not one of "
+                                 f"{['auto', *type(self).modes]}")
+            self.modes = (response_format,)  # fixed: a refusal stops the run instead of stepping down
+        self.response_format = response_format
         env_url = os.environ.get(self.env_url) if self.env_url else None
         self.base_url = (base_url or env_url or self.default_url).rstrip("/")
         self.__api_key = api_key if api_key is not None else os.environ.get(self.env_key)
@@ -240,17 +266,26 @@ class OpenAIJudge(Judge):
             body["logprobs"] = True
             if request.top_logprobs:
                 body["top_logprobs"] = request.top_logprobs
-        if request.schema is not None and self.mode == "json_schema":
-            body["response_format"] = {"type": "json_schema", "json_schema": {
-                "name": request.schema_name, "strict": True, "schema": _strict_schema(request.schema)}}
-        elif request.schema is not None and self.mode == "json_object":
-            body["response_format"] = {"type": "json_object"}
+        if request.schema is not None:
+            mode = self.mode
+            if mode == "json_schema":
+                body["response_format"] = {"type": "json_schema", "json_schema": {
+                    "name": request.schema_name, "strict": True, "schema": _strict_schema(request.schema)}}
+            elif mode == "json_object_schema":
+                body["response_format"] = {"type": "json_object", "schema": _strict_schema(request.schema)}
+            elif mode == "guided_json":
+                body["guided_json"] = _strict_schema(request.schema)
+            elif mode == "json_object":
+                body["response_format"] = {"type": "json_object"}
         return body
 
     def _sent_mode(self, body: dict[str, Any]) -> str | None:
-        """The structured-output mode a request body asks for (None: plain text)."""
+        """The structured-output dialect a request body asks for (None: plain text)."""
         rf = body.get("response_format")
-        return rf.get("type") if isinstance(rf, dict) else None
+        if isinstance(rf, dict):
+            kind = rf.get("type")
+            return "json_object_schema" if kind == "json_object" and "schema" in rf else kind
+        return "guided_json" if "guided_json" in body else None
 
     def _completion(self, payload: Any) -> Completion:
         return _completion(payload)
@@ -270,6 +305,24 @@ class OpenAIJudge(Judge):
         if status == 429 and "insufficient_quota" in (str(err.get("code")), str(err.get("type"))):
             return str(err.get("message") or "insufficient quota")
         return None
+
+    def _refusal(self, body: dict[str, Any], text: str) -> bool:
+        """A 5xx that is no fault: the server refuses the request's dialect (llama-cpp-python
+        answers an unknown ``response_format`` with HTTP 500) or its prompt's length. Read as a
+        400 is, never retried."""
+        kind = classify_400(_error_message(text))
+        return (kind == "format" and self._sent_mode(body) is not None) or kind == "context"
+
+    def _step_down(self, sent: str, why: str) -> None:
+        """Ask in the next dialect from now on, the server having refused ``sent``."""
+        if sent not in self.modes or sent == self.modes[-1]:
+            fixed = f"response_format={self.response_format!r}" if self.response_format != "auto" else sent
+            raise JudgeFatalError(self.redact(
+                f"{self.base_url} refuses the structured-output dialect {sent!r} ({why}); "
+                + (f"{fixed} was fixed: pass response_format='auto' to step down to what the server speaks"
+                   if self.response_format != "auto" else "and no weaker dialect is left")))
+        if self.mode == sent:  # requests in flight together step down once
+            self.set_mode(self.modes[self.modes.index(sent) + 1], why)
 
     # -- transport ---------------------------------------------------------------------------
     def _delay(self, attempt: int, retry_after: float | None = None) -> float:
@@ -318,7 +371,7 @@ class OpenAIJudge(Judge):
                             return self._completion(payload)
                         except (ValueError, KeyError, IndexError, TypeError, AttributeError):
                             last = f"the server sent a body that is not a chat completion: {_short(text)!r}"
-                    elif status in (400, 413, 422):
+                    elif status in (400, 413, 422) or (status >= 500 and self._refusal(body, text)):
                         message = _short(_error_message(text))
                         kind = classify_400(message) if status != 413 else "context"
                         if kind == "auth":  # Gemini rejects a key with HTTP 400
@@ -326,10 +379,9 @@ class OpenAIJudge(Judge):
                                 f"{self.base_url}: authentication failed (HTTP {status}: {message}); the API key "
                                 f"was rejected: check {self.env_key} or api_key="))
                         sent = self._sent_mode(body)
-                        if kind == "format" and sent is not None and sent in self.modes[:-1]:
-                            if self.mode == sent:  # requests in flight together step down once
-                                self.set_mode(self.modes[self.modes.index(sent) + 1], f"HTTP {status}: {message}")
-                            continue  # the same request in the next format; not a retry of a fault
+                        if kind == "format" and sent is not None:
+                            self._step_down(sent, f"HTTP {status}: {message}")
+                            continue  # the same request in the next dialect; not a retry of a fault
                         if kind == "temperature" and "temperature" in body and not temperature_dropped:
                             temperature_dropped = True
                             self.send_temperature = False
@@ -383,6 +435,7 @@ class AzureOpenAIJudge(OpenAIJudge):
     env_url = "AZURE_OPENAI_ENDPOINT"
     default_url = ""
     key_hosts = ()
+    modes = _HOSTED
     default_api_version = "2024-10-21"
 
     def __init__(self, deployment: str, endpoint: str | None = None, api_version: str | None = None,
@@ -449,6 +502,7 @@ class GeminiJudge(OpenAIJudge):
     env_url = None
     default_url = "https://generativelanguage.googleapis.com/v1beta/openai"
     key_hosts = ("generativelanguage.googleapis.com",)
+    modes = _HOSTED
 
     def _fatal(self, status: int, message: str) -> JudgeFatalError | None:
         if status == 404:

@@ -14,6 +14,12 @@ validate it against the request's schema.
   keys the schema does not name are dropped, not fatal (valor's own examples carry extra keys).
   A wrong number of items is an error, never padded or cut. Every error names the path, so a
   re-ask can show the judge exactly what to fix.
+- Verdicts keyed by item number (an object schema whose properties are ``"1"`` .. ``"n"``, closed
+  with ``additionalProperties: false``): every number is required, a number that names no item is
+  an error (not dropped as other unknown keys are), a key written ``" 2"`` or ``"02"`` is read as
+  ``"2"``, and a list of ``{"index": k, ...}`` entries with each index once is read as the same
+  object (the shape of earlier prompts, which small models still write). A key written twice in
+  a well-formed answer is an error: which of the two is the verdict cannot be told.
 """
 
 from __future__ import annotations
@@ -59,8 +65,10 @@ def extract_json(text: Any) -> Any:
         raise JudgeParseError("no JSON object in the answer")
     candidate = body[min(starts):]
     try:  # a well-formed value: the first one, whatever follows it
-        value, _ = json.JSONDecoder().raw_decode(candidate)
+        value, _ = _DECODER.raw_decode(candidate)
         return value
+    except _RepeatedKey as e:
+        raise JudgeParseError(str(e)) from None
     except ValueError:
         pass
     import json_repair
@@ -73,6 +81,21 @@ def extract_json(text: Any) -> Any:
         raise JudgeParseError("no valid JSON object in the answer")
     return value
 
+
+class _RepeatedKey(ValueError):
+    pass
+
+
+def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _RepeatedKey(f"the key {key!r} is written twice in one object; write each key once")
+        out[key] = value
+    return out
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_no_repeated_keys)
 
 _TYPES: dict[str, Any] = {
     "object": dict, "array": list, "string": str, "boolean": bool,
@@ -104,11 +127,17 @@ def validate(value: Any, schema: Mapping[str, Any], path: str = "$") -> Any:
             value = int(value)
         if isinstance(value, bool) or value not in choices:
             raise JudgeParseError(f"{path}: {value!r} is not one of {choices}")
+    item_map = _is_item_map(schema)
+    if item_map:
+        value = _as_item_map(value, path)
     expected = schema.get("type")
     if expected is not None:
         _check_type(value, expected, path)
     if isinstance(value, dict):
         props = schema.get("properties", {})
+        closed = schema.get("additionalProperties") is False
+        if item_map:
+            value = {_item_key(k): v for k, v in value.items()}
         for key in schema.get("required", []):
             if key not in value:
                 raise JudgeParseError(f"{path}: missing key {key!r}")
@@ -116,7 +145,10 @@ def validate(value: Any, schema: Mapping[str, Any], path: str = "$") -> Any:
         for key, item in value.items():
             if key in props:
                 out[key] = validate(item, props[key], f"{path}.{key}")
-            elif not props:
+            elif item_map:
+                numbers = f"1 to {len(props)}" if props else "none"
+                raise JudgeParseError(f"{path}: {key!r} names no numbered item (the items are {numbers})")
+            elif not props and not closed:
                 out[key] = item
         return out
     if isinstance(value, list):
@@ -130,6 +162,36 @@ def validate(value: Any, schema: Mapping[str, Any], path: str = "$") -> Any:
         if "items" in schema:
             return [validate(item, schema["items"], f"{path}[{i}]") for i, item in enumerate(value)]
     return value
+
+
+def _is_item_map(schema: Mapping[str, Any]) -> bool:
+    """An object of verdicts keyed by item number ``"1"`` .. ``"n"`` (closed; n may be 0)."""
+    return (schema.get("type") == "object" and schema.get("additionalProperties") is False
+            and all(k.isdigit() for k in schema.get("properties", {})))
+
+
+def _item_key(key: str) -> str:
+    """``" 2"``, ``"02"`` -> ``"2"``; other keys as they are."""
+    stripped = key.strip()
+    return str(int(stripped)) if stripped.isdigit() else key
+
+
+def _as_item_map(value: Any, path: str) -> Any:
+    """A list of ``{"index": k, ...}`` entries as the object ``{"k": {...}}`` (each index once)."""
+    if not isinstance(value, list):
+        return value
+    out: dict[str, Any] = {}
+    for i, entry in enumerate(value):
+        index = entry.get("index") if isinstance(entry, dict) else None
+        if isinstance(index, str) and index.strip().isdigit():
+            index = int(index)
+        if isinstance(index, bool) or not isinstance(index, int):
+            raise JudgeParseError(f"{path}: write an object keyed by item number, e.g. {{\"1\": {{...}}}} "
+                                  f"(entry {i} of the list has no item number)")
+        if str(index) in out:
+            raise JudgeParseError(f"{path}: item {index} has two verdicts; give exactly one per numbered item")
+        out[str(index)] = {k: v for k, v in entry.items() if k != "index"}
+    return out
 
 
 def parse_answer(text: Any, schema: Mapping[str, Any] | None = None) -> Any:
