@@ -3,6 +3,7 @@
 transformers pipeline over a tiny model built from a config in a temporary folder."""
 
 import asyncio
+import json
 import logging
 import multiprocessing
 import threading
@@ -164,6 +165,23 @@ def test_requests_in_flight_together_step_down_once():
         results = j.judge([request(i) for i in range(8)])
         assert all(r.ok for r in results) and j.judge_mode == "guided_json"
         assert sum(r.retries for r in results) == 0
+
+
+def test_a_new_judge_for_the_same_server_starts_at_the_dialect_it_speaks():
+    import textgen_metrics
+
+    def judge_answer(body, task):
+        return json.dumps({"claims": []}) if task == "faithfulness/claims" else GOOD
+
+    with ChatServer(judge_answer, speaks={"json_object_schema"}, dialect_server="llama-cpp-python") as srv:
+        options = {"base_url": srv.url, "api_key": "k", "max_retries": 0}
+        first = textgen_metrics.faithfulness(predictions=["a"], contexts=[["c"]], judge="openai:m",
+                                             judge_options=options)
+        assert first["judge_mode"] == "json_object_schema" and first["judge_usage"]["requests"] == 2
+        again = textgen_metrics.faithfulness(predictions=["b"], contexts=[["c"]], judge="openai:m",
+                                             judge_options=options)  # a new judge from the string
+        assert again["judge_mode"] == "json_object_schema" and again["judge_usage"]["requests"] == 1
+        assert [_sent(b) for b in srv.bodies] == ["json_schema", "json_object_schema", "json_object_schema"]
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)

@@ -1,16 +1,25 @@
 """A judge over a local transformers causal language model.
 
-The model loads only from a local folder or a model id already in the Hugging Face cache
-(``local_files_only``); one that is not on disk is a clear error at construction, and one that
-cannot be loaded stops the run at once (``JudgeFatalError``), never a download.
+The model loads only from a local folder, a model id already in the Hugging Face cache
+(``local_files_only``), or a GGUF file (``HFJudge("models/smollm2.Q4_1.gguf")``, or a folder
+holding one GGUF file and no transformers model): transformers reads it with ``gguf_file=``
+(the ``gguf`` package), dequantized, with the tokenizer and chat template stored in the file.
+One that is not on disk is a clear error at construction, and one that cannot be loaded stops
+the run at once (``JudgeFatalError``), never a download.
 
 How a request is answered:
 
-- The messages go through the model's chat template (a plain "role: content" layout when it has
-  none). A template without a system role (Gemma's raises "System role not supported"; some
-  drop the system message silently) is found once, by rendering a probe conversation, and the
-  system text is then merged into the first user message. A conversation the template still
-  cannot render fails that request only, before any batching.
+- The messages go through the model's chat template (``chat_template=`` sets one). A GGUF file
+  of a Gemma model without a template (the pretrained Gemma 3 270M ships none) gets Gemma's own
+  (``<start_of_turn>user ... <end_of_turn>``, no system role); any other model without a
+  template, the plain "role: content" layout. A template without a system role (Gemma's raises
+  "System role not supported"; some drop the system message silently) is found once, by
+  rendering a probe conversation, and the system text is then merged into the first user
+  message. A conversation the template still cannot render fails that request only, before any
+  batching.
+- The token that ends a turn in the template (``<end_of_turn>``, ``<|im_end|>``, ``<|eot_id|>``:
+  the special token the template writes right after an assistant message) ends an answer, as the
+  end-of-sequence tokens do, also when the model's files name only ``<eos>``.
 - Requests arriving together are gathered into batches of up to ``batch_size``, left-padded, and
   generated with ``model.generate`` (greedy; sampling at ``temperature`` when it is above 0).
   This replaces the text-generation pipeline, whose text-only output cannot tell whether an
@@ -51,7 +60,7 @@ if TYPE_CHECKING:  # imported at run time only when a model is loaded
     import torch
     from transformers import PreTrainedTokenizerBase
 
-__all__ = ["HFJudge", "resolve_local_model", "merge_system"]
+__all__ = ["HFJudge", "LocalModel", "resolve_local_model", "merge_system", "GEMMA_TEMPLATE"]
 
 Device = Union[int, str, "torch.device", None]
 
@@ -59,18 +68,56 @@ _PROBE_SYSTEM = "textgen-metrics probe: system text 7f3a"
 _PROBE_USER = "textgen-metrics probe: user text"
 
 
-def resolve_local_model(model: str) -> str:
-    """A local folder for ``model`` (a path, or a hub id already downloaded)."""
-    if os.path.isdir(os.path.expanduser(model)):
-        return os.path.expanduser(model)
+# Gemma's chat template (Gemma 1 and 2, and Gemma 3's without images): no system role
+GEMMA_TEMPLATE = (
+    "{{ bos_token }}{% for message in messages %}"
+    "{% if message['role'] == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}"
+    "{% if (message['role'] == 'user') != (loop.index0 % 2 == 0) %}"
+    "{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}{% endif %}"
+    "{% set role = 'model' if message['role'] == 'assistant' else message['role'] %}"
+    "{{ '<start_of_turn>' + role + '\n' + message['content'] | trim + '<end_of_turn>\n' }}{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<start_of_turn>model\n' }}{% endif %}"
+)
+_TEMPLATES = {"gemma": GEMMA_TEMPLATE}  # a model type's prefix -> the template its GGUF files may lack
+
+
+@dataclasses.dataclass(frozen=True)
+class LocalModel:
+    """Where a local model lies: a transformers folder, or a GGUF file in a folder."""
+
+    folder: str
+    gguf_file: str | None = None
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """The ``from_pretrained`` keywords that read it."""
+        return {"gguf_file": self.gguf_file} if self.gguf_file else {}
+
+
+def resolve_local_model(model: str) -> LocalModel:
+    """The local files of ``model``: a GGUF file, a folder (a transformers model, or one GGUF
+    file), or a hub id already downloaded."""
+    path = os.path.expanduser(model)
+    if os.path.isfile(path):
+        if not path.lower().endswith(".gguf"):
+            raise ValueError(f"model: {model!r} is a file but not a GGUF file; pass a GGUF file or a model folder")
+        return LocalModel(os.path.dirname(os.path.abspath(path)), os.path.basename(path))
+    if os.path.isdir(path):
+        ggufs = sorted(f for f in os.listdir(path) if f.lower().endswith(".gguf"))
+        if ggufs and not os.path.exists(os.path.join(path, "config.json")):
+            if len(ggufs) > 1:
+                raise ValueError(f"model: {model!r} holds {len(ggufs)} GGUF files ({', '.join(ggufs)}); name one, "
+                                 f"e.g. {os.path.join(model, ggufs[0])!r}")
+            return LocalModel(path, ggufs[0])
+        return LocalModel(path)
     try:
         from huggingface_hub import snapshot_download
 
-        return snapshot_download(model, local_files_only=True)
+        return LocalModel(snapshot_download(model, local_files_only=True))
     except Exception:
         raise ValueError(
-            f"model: {model!r} is neither a local folder nor a model in the Hugging Face cache; "
-            "nothing is downloaded at run time: download it beforehand or pass a folder"
+            f"model: {model!r} is neither a local folder or GGUF file nor a model in the Hugging Face cache; "
+            "nothing is downloaded at run time: download it beforehand or pass a folder or a GGUF file"
         ) from None
 
 
@@ -144,6 +191,32 @@ def _ids(value: Any) -> set[int]:
     return {int(v) for v in value}
 
 
+_PROBE_ANSWER = "textgen-metrics probe answer 5b1c"
+
+
+def _turn_end(tokenizer: PreTrainedTokenizerBase) -> set[int]:
+    """The special token a chat template writes right after an assistant's message (the end of
+    a turn: ``<end_of_turn>``, ``<|im_end|>``, ``<|eot_id|>``), as a set of one id; empty when
+    the template writes none."""
+    if not getattr(tokenizer, "chat_template", None):
+        return set()
+    probe = [{"role": "user", "content": _PROBE_USER}, {"role": "assistant", "content": _PROBE_ANSWER}]
+    try:
+        text = tokenizer.apply_chat_template(probe, tokenize=False)
+    except Exception:
+        return set()
+    if not isinstance(text, str) or _PROBE_ANSWER not in text:
+        return set()
+    after = text.split(_PROBE_ANSWER, 1)[1]
+    special = set(getattr(tokenizer, "all_special_ids", []) or [])
+    special |= {int(i) for i in getattr(tokenizer, "added_tokens_decoder", {}) or {}}
+    ids = tokenizer(after, add_special_tokens=False)["input_ids"]
+    for i in ids[:4]:  # the end marker comes first, before any newline the template adds
+        if int(i) in special:
+            return {int(i)}
+    return set()
+
+
 @functools.cache
 def _row_budgets_class() -> type:
     """A stopping criterion that ends each row of a batch at its own token budget."""
@@ -171,7 +244,8 @@ class HFJudge(Judge):
 
     def __init__(self, model: str, device: Device = None, batch_size: int = 8, max_new_tokens: int = 512,
                  cache: Any = None, max_parse_attempts: int = 3,
-                 prices: dict[str, tuple[float, float]] | None = None, temperature: float = 0.0) -> None:
+                 prices: dict[str, tuple[float, float]] | None = None, temperature: float = 0.0,
+                 chat_template: str | None = None) -> None:
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
             raise ValueError(f"batch_size: {batch_size!r} must be a positive integer")
         if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
@@ -180,7 +254,11 @@ class HFJudge(Judge):
             raise ValueError(f"temperature: {temperature!r} must be a number >= 0")
         super().__init__(model, concurrency=batch_size, cache=cache,
                          max_parse_attempts=max_parse_attempts, prices=prices)
-        self.path = resolve_local_model(model)
+        if chat_template is not None and (not isinstance(chat_template, str) or not chat_template.strip()):
+            raise ValueError("chat_template: give a Jinja chat template (a string), or None for the model's own")
+        self.files = resolve_local_model(model)
+        self.path = self.files.folder
+        self.chat_template = chat_template
         self.device = device
         self.batch_size = batch_size
         self.max_new_tokens = int(max_new_tokens)
@@ -193,6 +271,8 @@ class HFJudge(Judge):
     def settings(self, request: JudgeRequest) -> dict[str, Any]:
         s = super().settings(request)
         s.update(max_new_tokens=self.max_new_tokens, temperature=self.temperature)
+        if self.chat_template is not None:
+            s["chat_template"] = self.chat_template
         return s
 
     # -- budgets ---------------------------------------------------------------------------
@@ -225,11 +305,19 @@ class HFJudge(Judge):
     def _load_now(self) -> _Loaded:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        tokenizer = AutoTokenizer.from_pretrained(self.path, local_files_only=True)
+        where = self.files.options
+        tokenizer = AutoTokenizer.from_pretrained(self.path, local_files_only=True, **where)
         device = _torch_device(self.device)
-        model: Any = AutoModelForCausalLM.from_pretrained(self.path, local_files_only=True, **_dtype_option())
+        model: Any = AutoModelForCausalLM.from_pretrained(self.path, local_files_only=True, **where,
+                                                          **_dtype_option())
         model = model.to(device).eval()
+        if self.chat_template is not None:
+            tokenizer.chat_template = self.chat_template
+        elif not getattr(tokenizer, "chat_template", None) and self.files.gguf_file:
+            kind = str(getattr(model.config, "model_type", ""))
+            tokenizer.chat_template = next((t for prefix, t in _TEMPLATES.items() if kind.startswith(prefix)), None)
         eos = _ids(getattr(model.generation_config, "eos_token_id", None)) | _ids(tokenizer.eos_token_id)
+        eos |= _turn_end(tokenizer)
         if not eos:
             raise ValueError("neither the tokenizer nor the generation config names an end-of-sequence token, "
                              "so a finished answer cannot be told from a cut one")

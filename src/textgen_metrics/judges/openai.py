@@ -26,7 +26,8 @@ LM Studio, llama.cpp): asyncio + aiohttp, ``concurrency`` requests in flight.
   A server's refusal of a dialect (its error message names the response format, e.g.
   llama-cpp-python's HTTP 500 "Input should be 'text' or 'json_object'") is never retried as a
   fault: the judge moves to the next dialect for the rest of its life, logs it once, and reports
-  the dialect in use as ``judge_mode``. ``response_format=`` fixes the dialect instead; a server
+  the dialect in use as ``judge_mode``; a later judge for the same server in the same process
+  (a judge string makes one per call) starts at that dialect. ``response_format=`` fixes the dialect instead; a server
   that refuses a fixed dialect stops the run at once (``JudgeFatalError``).
 - Token log-probabilities when a request asks for them (G-Eval weighting).
 - The API key goes into the Authorization header only; it is removed from every error, log
@@ -62,6 +63,9 @@ __all__ = ["OpenAIJudge", "AzureOpenAIJudge", "GeminiJudge", "classify_400", "DI
 DIALECTS = ("json_schema", "json_object_schema", "guided_json", "json_object", "text")
 # what a hosted API speaks (its own format and OpenAI's JSON mode): no local-server dialects
 _HOSTED = ("json_schema", "json_object", "text")
+# (backend, base_url) -> the dialect that server was found to speak in this process: a new judge
+# for the same server (a judge string makes one per call) starts there, not at a refusal
+_LEARNED: dict[tuple[str, str], str] = {}
 
 
 def _retry_after(headers: Mapping[str, str]) -> float | None:
@@ -207,7 +211,9 @@ class OpenAIJudge(Judge):
         self.max_retries = int(max_retries)
         self.backoff = float(backoff)
         self.max_backoff = float(max_backoff)
-        self.mode = self.modes[0]
+        self.mode = _LEARNED.get((self.backend, self.base_url), self.modes[0])
+        if self.mode not in self.modes:
+            self.mode = self.modes[0]
         self.send_temperature = temperature is not None
 
     @property
@@ -323,6 +329,7 @@ class OpenAIJudge(Judge):
                    if self.response_format != "auto" else "and no weaker dialect is left")))
         if self.mode == sent:  # requests in flight together step down once
             self.set_mode(self.modes[self.modes.index(sent) + 1], why)
+            _LEARNED[(self.backend, self.base_url)] = self.mode
 
     # -- transport ---------------------------------------------------------------------------
     def _delay(self, attempt: int, retry_after: float | None = None) -> float:

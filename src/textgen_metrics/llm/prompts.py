@@ -122,6 +122,7 @@ class Prompt:
     choices: tuple[str, ...] = ("yes", "no")
     scale: tuple[int, int] = (1, 5)
     logprobs: bool = False
+    min_items: int = 0  # an ``items`` answer's least length (G-Eval's steps: at least one)
 
     @property
     def key(self) -> str:
@@ -130,6 +131,8 @@ class Prompt:
     def schema(self, counts: dict[str, int] | None = None) -> dict[str, Any]:
         if self.kind == "items":
             props: dict[str, Any] = {self.key: {"type": "array", "items": {"type": "string"}}}
+            if self.min_items:
+                props[self.key]["minItems"] = self.min_items
         elif self.kind == "verdicts":
             counts = counts or {}
             props = {k: verdict_map_schema(counts[k], self.choices) for k in self.keys}
@@ -532,7 +535,7 @@ PROMPTS: dict[str, Prompt] = {p.task: p for p in [
     _verdicts("faithfulness/verdicts", _IMPLIED, _IMPLIED_EXAMPLE, "claim"),
     _prompt("hallucination/verdicts", "verdicts", _CONTRADICTS, _CONTRADICTS_EXAMPLE),
     _prompt("summary_coherence/score", "score", _COHERENCE, _COHERENCE_EXAMPLE, logprobs=True),
-    _prompt("g_eval/steps", "items", _G_EVAL_STEPS, _G_EVAL_STEPS_EXAMPLE, keys=("steps",)),
+    _prompt("g_eval/steps", "items", _G_EVAL_STEPS, _G_EVAL_STEPS_EXAMPLE, keys=("steps",), min_items=1),
     _prompt("g_eval/score", "score", _G_EVAL_SCORE, _G_EVAL_SCORE_EXAMPLE, logprobs=True),
     _prompt("pairwise_preference/verdict", "choice", _PAIRWISE, _PAIRWISE_EXAMPLE, choices=("A", "B", "tie")),
 ]}
