@@ -231,6 +231,29 @@ def test_a_judge_error_is_one_line_and_exit_1_with_traceback_only_under_debug(tm
         assert "JudgeError" in debug.stderr
 
 
+def test_on_error_raise_names_the_row_as_the_command_line_counts_rows(tmp_path, capsys):
+    """The library says ``example i`` (from 0, as Python indexes); the command line says the row,
+    from 1, as its summary of unscored rows does."""
+    from textgen_metrics.cli import main
+    from textgen_metrics.judges import JudgeError
+
+    path = write_jsonl(tmp_path / "rag.jsonl", rag_rows(3, bad={1}))  # the second row's answers stay unusable
+    with ChatServer(bad_for_some) as srv:
+        status = main(["score", str(path), "--metrics", "faithfulness", "--option", "faithfulness.on_error=raise",
+                       "--judge", "openai:j", "--judge-url", srv.url])
+        err = capsys.readouterr().err
+        assert status == 1
+        lines = [line for line in err.splitlines() if line.strip()]
+        assert len(lines) == 1 and lines[0].startswith("textgen-metrics: error: faithfulness, row 2: "), err
+        assert "example" not in lines[0]
+        rows = [json.loads(line) for line in path.read_text().splitlines()]
+        with pytest.raises(JudgeError, match=r"^faithfulness: example 1: ") as raised:  # the library's own count
+            textgen_metrics.faithfulness(predictions=[r["prediction"] for r in rows],
+                                         contexts=[r["contexts"] for r in rows], judge="openai:j",
+                                         judge_options={"base_url": srv.url, "api_key": "k"}, on_error="raise")
+        assert raised.value.index == 1 and raised.value.metric == "faithfulness"
+
+
 def test_an_unreachable_judge_exits_1_without_a_traceback(tmp_path):
     import socket
 

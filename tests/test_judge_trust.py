@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import time
+import traceback
 
 import pytest
 
@@ -224,10 +225,132 @@ def test_a_file_that_is_not_a_cache_is_a_clear_error(tmp_path):
         JudgeCache(text)
 
 
+FULL_DISK = r"""
+import gc, json, os, resource, sys, warnings
+sys.path.insert(0, sys.argv[3])
+import textgen_metrics
+path, limit = sys.argv[1], int(sys.argv[2])
+calls = []
+def judge(messages, task):  # answers by task id; every extraction gives a new opinion
+    calls.append(task)
+    if task.endswith("/opinions"):
+        return json.dumps({"opinions": [f"opinion {len(calls)}"]})
+    return json.dumps({"verdicts": [{"index": 1, "reason": "r" * 200, "verdict": "yes"}]})
+def run(name, predictions):
+    return getattr(textgen_metrics, name)(predictions=predictions, judge=judge, use_aggregator=False,
+                                          judge_options={"cache": path, "model": "stand-in"})
+run("bias", ["cached 1", "cached 2"])  # stored while files may grow
+gc.collect()  # its cache closed: the next judge opens the file afresh
+shm = os.path.exists(path + "-shm")
+resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))  # Python ignores SIGXFSZ
+try:  # the limit is real: a file may not grow past it
+    with open(os.path.join(os.path.dirname(path), "probe"), "wb") as f:
+        f.write(b"x" * (limit + 1))
+    grew = True
+except OSError as e:
+    grew = e.strerror
+calls.clear()
+with warnings.catch_warnings(record=True) as w:
+    warnings.simplefilter("always")
+    # a second metric, a third: each opens the same cache again, now on a "full disk"
+    outs = [run("bias", ["cached 1", "new 1"]), run("toxicity", [f"new {i}" for i in range(2, 150)]),
+            run("bias", ["cached 2"] + [f"new {i}" for i in range(150, 250)])]
+print(json.dumps({"scores": [o.get("bias", o.get("toxicity")) for o in outs], "errors": [o["errors"] for o in outs],
+                  "calls": calls, "warnings": [str(x.message) for x in w], "shm": shm, "grew": grew}))
+"""
+
+
+@pytest.mark.parametrize("limit", [16_384, 40_960], ids=["opening-fails", "writing-fails"])
+def test_a_cache_whose_writes_fail_mid_run_is_turned_off_with_one_warning(tmp_path, limit):
+    """A file-size limit set after the cache exists (writes fail with EFBIG, "disk I/O error"):
+    16 KiB is below SQLite's 32 KiB shared-memory file, so even opening the cache again fails;
+    40 KiB lets it open and fails the writes. Every example is scored, cached answers are still
+    used, one warning in all; never "is not a judge cache"."""
+    path = tmp_path / "cache.sqlite"
+    script = tmp_path / "full_disk.py"
+    script.write_text(FULL_DISK)
+    src = os.path.join(os.path.dirname(textgen_metrics.__file__), "..")
+    run = subprocess.run([sys.executable, str(script), str(path), str(limit), os.path.abspath(src)],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    assert out["grew"] == "File too large" and not out["shm"]
+    assert out["errors"] == [[], [], []] and all(s == 1.0 for scores in out["scores"] for s in scores)
+    assert len(out["scores"][1]) == 148
+    # "cached 1" and "cached 2" came from the file: only the new examples were extracted
+    assert out["calls"].count("bias/opinions") == 1 + 100 and out["calls"].count("toxicity/opinions") == 148
+    assert len(out["warnings"]) == 1, out["warnings"]
+    assert "cache.sqlite" in out["warnings"][0] and "not stored" in out["warnings"][0]
+    assert "not a judge cache" not in run.stderr
+
+
+def _chain(error):
+    """``error`` and every exception reachable from it through ``__cause__`` and ``__context__``."""
+    seen, todo = [], [error]
+    while todo:
+        e = todo.pop()
+        if e is not None and not any(e is s for s in seen):
+            seen.append(e)
+            todo += [e.__cause__, e.__context__]
+    return seen
+
+
+def test_a_key_echoed_in_an_http_500_never_reaches_a_raised_error_its_chain_or_traceback(tmp_path, monkeypatch,
+                                                                                         capsys, caplog):
+    caplog.set_level(logging.DEBUG)
+    preds, ctxs = examples(3, seed=4)
+    echo = ("status", 500, "upstream rejected the key {key} (Authorization: Bearer {key})")
+    with ChatServer(good_answer) as srv:
+        srv.faults.extend([echo] * 2)  # the first request and its one retry
+        judge = OpenAIJudge("judge", base_url=srv.url, api_key=SECRET, max_retries=1, backoff=0, concurrency=1)
+        with pytest.raises(JudgeError) as raised:
+            textgen_metrics.faithfulness(predictions=preds, contexts=ctxs, judge=judge, on_error="raise")
+        assert srv.count >= 2 and srv.headers[0]["Authorization"] == f"Bearer {SECRET}"  # the key was echoed
+        # the record path: the errors list
+        srv.faults.extend([echo] * 2)
+        recorded = textgen_metrics.faithfulness(predictions=preds, contexts=ctxs, judge=judge)
+    chain = _chain(raised.value)
+    cause = raised.value.__cause__
+    assert isinstance(cause, JudgeError) and cause in chain  # the chain stays: the cause's type and message
+    assert "HTTP 500" in str(cause) and "[REDACTED]" in str(cause)
+    texts = [str(e) for e in chain] + [repr(e) for e in chain]
+    texts.append("".join(traceback.format_exception(raised.value)))
+    for text in texts:
+        assert SECRET not in text
+    assert len(recorded["errors"]) == 1 and "HTTP 500" in recorded["errors"][0]["error"]
+    assert SECRET not in json.dumps(recorded)
+    # the command line, with --debug printing the traceback
+    data = tmp_path / "rag.jsonl"
+    rows = [{"prediction": p, "contexts": c} for p, c in zip(preds, ctxs, strict=True)]
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    from textgen_metrics.cli import main
+
+    with ChatServer(good_answer) as srv:
+        srv.faults.extend([echo] * 2)
+        status = main(["score", str(data), "--metrics", "faithfulness", "--option", "faithfulness.on_error=raise",
+                       "--judge", "openai:judge", "--judge-url", srv.url, "--judge-option", "max_retries=1",
+                       "--judge-option", "backoff=0", "--judge-option", "concurrency=1", "--debug"])
+        assert srv.count >= 2
+    assert status == 1
+    shown = capsys.readouterr()
+    assert "Traceback" in shown.err and "HTTP 500" in shown.err and "[REDACTED]" in shown.err
+    for text in (shown.out, shown.err, caplog.text):
+        assert SECRET not in text
+
+
 READ_ONLY = r"""
-import json, warnings, sys
+import json, os, sys, warnings
 sys.path.insert(0, sys.argv[2])
 import textgen_metrics
+path = sys.argv[1]
+denied = []  # the read-only bits apply to this process: it cannot add a file, nor write the cache
+for what, attempt in (("folder", lambda: open(os.path.join(os.path.dirname(path), "probe"), "x")),
+                      ("file", lambda: open(path, "r+b"))):
+    try:
+        attempt().close()
+    except PermissionError:
+        denied.append(what)
 warnings.simplefilter("always")
 calls = []
 def judge(messages, task):
@@ -237,9 +360,13 @@ def judge(messages, task):
     return json.dumps({"verdicts": [{"index": 1, "reason": "r", "verdict": "yes"}]})
 with warnings.catch_warnings(record=True) as w:
     out = textgen_metrics.bias(predictions=["cached", "new"], judge=judge,
-                               judge_options={"cache": sys.argv[1], "model": "stand-in"}, use_aggregator=False)
-print(json.dumps({"bias": out["bias"], "calls": calls, "warnings": [str(x.message) for x in w]}))
+                               judge_options={"cache": path, "model": "stand-in"}, use_aggregator=False)
+print(json.dumps({"bias": out["bias"], "calls": calls, "warnings": [str(x.message) for x in w], "denied": denied}))
 """
+
+# what lets root write whatever the permission bits say; without them, a root process is held to
+# the owner's bits like any user (and still reads the checkout and the venv wherever they lie)
+_ROOT_OVERRIDES = "-dac_override,-dac_read_search,-fowner"
 
 
 def test_a_read_only_cache_is_read_not_written(tmp_path):
@@ -254,26 +381,26 @@ def test_a_read_only_cache_is_read_not_written(tmp_path):
 
     textgen_metrics.bias(predictions=["cached"], judge=judge, judge_options={"cache": str(path), "model": "stand-in"})
     JudgeCache(path)._conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    os.chmod(folder, 0o555)
-    os.chmod(path, 0o444)
-    os.chmod(tmp_path, 0o755)
-    for p in tmp_path.parents:
-        if p == p.parent:
-            break
-        os.chmod(p, os.stat(p).st_mode | 0o005)
-    src = os.path.join(os.path.dirname(textgen_metrics.__file__), "..")
     script = tmp_path / "ro_check.py"
     script.write_text(READ_ONLY)
-    os.chmod(script, 0o644)
-    # as an unprivileged user (root may write anywhere): the cache is read, not written, one warning
-    run = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", sys.executable,
-                          str(script), str(path), os.path.abspath(src)], capture_output=True, text=True, timeout=120,
-                         env=dict(os.environ, HOME=str(tmp_path)))
+    src = os.path.abspath(os.path.join(os.path.dirname(textgen_metrics.__file__), ".."))
+    command = [sys.executable, str(script), str(path), src]
+    if os.geteuid() == 0:  # an unprivileged process: root without the capabilities that skip the bits
+        command = ["setpriv", f"--bounding-set={_ROOT_OVERRIDES}", f"--inh-caps={_ROOT_OVERRIDES}", *command]
+    before = sorted(os.listdir(folder)), path.read_bytes()
+    os.chmod(path, 0o444)
+    os.chmod(folder, 0o555)
+    try:
+        run = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    finally:
+        os.chmod(folder, 0o755)
     assert run.returncode == 0, run.stderr
     out = json.loads(run.stdout.strip().splitlines()[-1])
+    assert out["denied"] == ["folder", "file"]  # the check is real: this process could write nothing there
     assert out["bias"] == [1.0, 1.0]
     assert out["calls"].count("bias/opinions") == 1  # "cached" came from the file; "new" was asked
     assert [w for w in out["warnings"] if "read-only" in w] and len(out["warnings"]) == 1
+    assert (sorted(os.listdir(folder)), path.read_bytes()) == before  # nothing written, no file added
 
 
 def test_every_module_sends_rendered_prompts_with_reason_first_and_an_example():

@@ -291,6 +291,61 @@ def write_jsonl(path, rows):
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
 
 
+@contextlib.contextmanager
+def silent_judge():
+    """A loopback server that accepts every connection and never answers (nor closes one)."""
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
+    accepted = []
+
+    def accept():
+        with contextlib.suppress(OSError):
+            while True:
+                accepted.append(listener.accept()[0])
+
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}/v1", accepted
+    finally:
+        listener.close()
+        for conn in accepted:
+            conn.close()
+
+
+def test_playground_a_judge_that_does_not_answer_is_an_error_within_15_s(page, tmp_path):
+    rows = [{"prediction": f"Paris is in France. It has {i} bridges.", "references": ["Paris is in France."],
+             "query": "Where is Paris?", "contexts": ["Paris is the capital of France."]} for i in range(20)]
+    data = tmp_path / "rag.jsonl"
+    write_jsonl(data, rows)
+    with silent_judge() as (judge_url, accepted), serve(ROOT / "spaces" / "playground" / "app.py") as url:
+        page.goto(url)
+        page.locator("#upload input[type=file]").set_input_files(str(data))
+        page.get_by_text("rag.jsonl").first.wait_for()
+        dropdown = page.locator("#metrics input")
+        for metric in ("faithfulness", "answer_relevance"):
+            dropdown.click()
+            dropdown.fill(metric)
+            page.keyboard.press("Enter")
+        page.keyboard.press("Escape")
+        page.get_by_text("Judge (an OpenAI-compatible server").click()
+        page.locator("#judge-url textarea, #judge-url input").first.fill(judge_url)
+        page.locator("#judge-model textarea, #judge-model input").first.fill("judge-space")
+        page.locator("#judge-key input, #judge-key textarea").first.fill(SECRET)
+        start = time.monotonic()
+        page.click("#score")
+        page.locator("#error").get_by_text("Error:").wait_for(timeout=15_000)
+        took = time.monotonic() - start
+        assert took < 15, took
+        line = page.locator("#error").inner_text()
+        # one sentence naming the judge, its URL and what went wrong, not one error per row
+        assert line.startswith("Error: Judge: ") and judge_url in line and "timed out" in line, line
+        assert "answered no request" in line and "row" not in line.lower(), line
+        assert accepted and SECRET not in page.content()
+
+
 def test_playground_upload_metrics_judge_table_and_chart(page, judge_server, tmp_path):
     answers = ["Paris is in France.", "Paris is in France. It has 37 bridges.", "Lyon is a city in France.",
                "Paris has bridges. It is in Spain. It is big.", "Rome is the capital of Italy."]
@@ -421,3 +476,20 @@ def test_unscored_messages_list_the_first_rows_and_count_the_rest():
     report = {"ids": ["a", "b"], "metrics": {"bias": {"aggregate": {"errors": [{"index": 1, "error": "HTTP 500"}]},
                                                       "per_example": {"bias": [0.5, None]}, "scores": ["bias"]}}}
     assert _playground_unscored(report) == "1 score(s) missing: bias, row 2: HTTP 500"
+
+
+def test_one_examples_judge_failure_names_its_row_from_1():
+    from textgen_metrics.llm.metrics import ExampleJudgeError
+    from textgen_metrics.spaces import _user_message
+
+    def stand_in(messages, task):  # the second example's claims stay unusable
+        if task == "faithfulness/claims" and "BAD" in messages[1]["content"]:
+            return "no JSON here"
+        return json.dumps({"claims": []}) if task == "faithfulness/claims" else "{}"
+
+    with pytest.raises(ExampleJudgeError) as raised:
+        textgen_metrics.faithfulness(predictions=["fine", "BAD"], contexts=[["c"], ["c"]], judge=stand_in,
+                                     on_error="raise")
+    assert raised.value.index == 1 and str(raised.value).startswith("faithfulness: example 1: ")
+    text = _user_message(raised.value, ["predictions", "contexts"], [])
+    assert text.startswith("Judge: faithfulness, row 2: faithfulness/claims: invalid answer"), text

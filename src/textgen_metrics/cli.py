@@ -209,6 +209,16 @@ def _one_line(error: BaseException) -> str:
     return text or type(error).__name__
 
 
+def _error_line(error: BaseException) -> str:
+    """The one line for an error that ended the run. An example's judge failure names the row as
+    the summary of unscored rows does (from 1; the library's ``example`` index is from 0)."""
+    from .llm.metrics import ExampleJudgeError
+
+    if isinstance(error, ExampleJudgeError):
+        return f"{error.metric}, row {error.index + 1}: {_one_line(Exception(error.reason))}"
+    return _one_line(error)
+
+
 def _write(path: str, text: str) -> None:
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:
@@ -473,7 +483,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:  # every error is one line; --debug shows where it came from
         if getattr(args, "debug", False):
             traceback.print_exc()
-        print(f"textgen-metrics: error: {_one_line(e)}", file=sys.stderr)
+        print(f"textgen-metrics: error: {_error_line(e)}", file=sys.stderr)
         usage = isinstance(e, (ValueError, TypeError, OSError)) and not _is_judge_error(e)
         return EXIT_USAGE if usage else EXIT_UNSCORED
 

@@ -10,8 +10,9 @@ missing field, a judge that does not answer) as one sentence that names the row 
 or the box, in a ``gr.Error`` pop-up and under the button (escaped: ``<model>`` stays visible);
 scores with 4 significant digits (the JSON keeps every digit); one horizontal bar per example
 in the playground's chart, on the score's own axis (1 to 5 for summary coherence). A judge
-typed into a Space gets a short time-out and one retry, so a server that does not answer is an
-error within 15 s.
+typed into a Space gets a short time-out and one retry, and the first request that gets no
+answer before any request got one stops the run (``Judge.unanswered_is_fatal``), so a server
+that does not answer is an error within 15 s, however many rows and metrics wait on it.
 """
 
 from __future__ import annotations
@@ -32,8 +33,12 @@ LIST_SEPARATOR = "|||"  # separates several references (or contexts) typed in on
 _MAX_CHARTED = 200      # examples drawn one bar each; more: a histogram
 _SHOWN_ERRORS = 5       # unscored rows listed in a message
 # a judge typed into a Space: a request waits at most JUDGE_TIMEOUT s and is tried JUDGE_RETRIES
-# more times, so a server that does not answer is reported in about 2 x 6 s, within 15 s
-JUDGE_TIMEOUT = 6.0
+# more times, and the first request given up on before any answer stops the run, so a server that
+# does not answer is reported after 2 x 5 s, the pause before the retry (under 0.5 s) and the app's
+# own time (about 2 s in a browser on a busy machine): within 15 s. Without the stop, the
+# playground's rows and metrics would wait in turn: a wave of `concurrency` requests, then the
+# next, metric by metric.
+JUDGE_TIMEOUT = 5.0
 JUDGE_RETRIES = 1
 # the example row a metric Space opens with, by input column
 _EXAMPLE = {"predictions": "The cat sat on the mat.",
@@ -142,28 +147,32 @@ def make_judge(base_url: str | None, model: str | None, api_key: str | None) -> 
     ``openai:<model>`` picks that provider (the URL, optional there, is its endpoint or base URL;
     a blank key: the provider's environment variable); any other model is served by the
     OpenAI-compatible server at the URL. The key stays in the judge object (never in results,
-    logs or the cache). Short time-out, one retry: a server that does not answer is an error
-    within 15 s."""
-    from .judges import BACKENDS, get_judge
+    logs or the cache). Short time-out, one retry, and a request given up on before any answer
+    stops the run: a server that does not answer is an error within 15 s."""
+    from .judges import BACKENDS, Judge, get_judge
 
     base_url, model = (base_url or "").strip(), (model or "").strip()
     if not base_url and not model:
         return None
     prefix, sep, name = model.partition(":")
+    judge: Judge
     if sep and name and prefix in BACKENDS and prefix != "hf":
         options = {"concurrency": 8, "api_key": (api_key or "").strip() or None,
                    "timeout": JUDGE_TIMEOUT, "max_retries": JUDGE_RETRIES}
         if base_url:
             options["endpoint" if prefix == "azure" else "base_url"] = base_url
-        return get_judge(model, **options)
-    if not base_url or not model:
-        raise SpaceError("Judge: give both the server URL (e.g. http://127.0.0.1:8000/v1) and the model")
-    if not re.match(r"https?://", base_url):
-        raise SpaceError(f"Judge: the server URL must start with http:// or https:// (got {base_url!r})")
-    from .judges.openai import OpenAIJudge
+        judge = get_judge(model, **options)
+    else:
+        if not base_url or not model:
+            raise SpaceError("Judge: give both the server URL (e.g. http://127.0.0.1:8000/v1) and the model")
+        if not re.match(r"https?://", base_url):
+            raise SpaceError(f"Judge: the server URL must start with http:// or https:// (got {base_url!r})")
+        from .judges.openai import OpenAIJudge
 
-    return OpenAIJudge(model, base_url=base_url, api_key=(api_key or "").strip() or "none", concurrency=16,
-                       timeout=JUDGE_TIMEOUT, max_retries=JUDGE_RETRIES)
+        judge = OpenAIJudge(model, base_url=base_url, api_key=(api_key or "").strip() or "none", concurrency=16,
+                            timeout=JUDGE_TIMEOUT, max_retries=JUDGE_RETRIES)
+    judge.unanswered_is_fatal = True
+    return judge
 
 
 def _space_columns(metric: Any) -> dict[str, str]:
@@ -176,7 +185,12 @@ _INDEXED = re.compile(r"^(?P<name>\w+)\[(?P<i>\d+)\](?:\[(?P<j>\d+)\])?: (?P<res
 
 def _user_message(error: BaseException, columns: Sequence[str], options: Sequence[str]) -> str:
     """The sentence for an error: a library message about ``name[i]`` names row i + 1 and the
-    field; one about an option names the Options box; a judge's failure the judge."""
+    field; one about an option names the Options box; a judge's failure the judge (and the row,
+    for one example's: ``on_error="raise"``)."""
+    from .llm.metrics import ExampleJudgeError
+
+    if isinstance(error, ExampleJudgeError):
+        return f"Judge: {error.metric}, row {error.index + 1}: {' '.join(error.reason.split())}"
     text = " ".join(str(error).split()) or type(error).__name__
     m = _INDEXED.match(text)
     if m and m.group("name") in columns:

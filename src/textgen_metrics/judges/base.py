@@ -18,7 +18,14 @@ once, and decides what an answer is worth:
   Only ``JudgeFatalError`` — a failure that would repeat for every request: no API key, an
   unreachable server, rejected credentials, an unknown model — leaves the engine, at once.
 - Every error text and every kept answer passes through the judge's redactor: the API key
-  never reaches a result, a log line or the cache, even when a server echoes it.
+  never reaches a result, a log line or the cache, even when a server echoes it. An exception
+  kept (``JudgeResult.cause``) or raised (``JudgeFatalError``) is a redacted copy, its chain of
+  causes too (``redaction.redacted_error``).
+- ``unanswered_is_fatal`` (off by default; the Spaces set it): a request that the backend gave
+  up on after retrying (time-outs, dropped connections, server errors) while no request of the
+  run has got an answer stops the run as a ``JudgeFatalError``, so a server that accepts
+  connections and answers nothing is one error after one request's retries, not one per example
+  after every example's.
 
 Token usage is counted per result and in total: ``requests`` is every request sent (retries
 and re-asks included), ``retries`` the transport retries among them.
@@ -38,7 +45,7 @@ from typing import Any, TypeVar
 
 from .cache import JudgeCache, cache_key, resolve_cache
 from .parsing import JudgeParseError, parse_answer
-from .redaction import Redactor
+from .redaction import Redactor, redacted_error
 
 __all__ = ["Completion", "JudgeRequest", "JudgeResult", "Usage", "Judge", "JudgeError",
            "JudgeFatalError", "JudgeSession", "run_sync", "Message"]
@@ -118,6 +125,7 @@ class JudgeResult:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     logprobs: list[dict[str, Any]] | None = None
+    # the failure as an exception: a redacted copy (its type, message and causes; no secret)
     cause: BaseException | None = dataclasses.field(default=None, repr=False, compare=False)
 
     @property
@@ -205,6 +213,8 @@ class Judge:
     """Base of the judge backends. Subclasses set ``backend`` and implement ``_acomplete``."""
 
     backend = "base"
+    # a request given up on after transport retries, before any answer in the run: stop the run
+    unanswered_is_fatal = False
 
     def __init__(self, model: str, concurrency: int = 1, cache: Any = None, max_parse_attempts: int = 3,
                  prices: dict[str, tuple[float, float]] | None = None) -> None:
@@ -293,20 +303,31 @@ class Judge:
 
     async def _judge_new(self, request: JudgeRequest, key: str, session: JudgeSession) -> JudgeResult:
         result = JudgeResult(task=request.task)
+        fatal: JudgeFatalError | None = None
         try:
             if self._from_cache(key, request, result):
                 return result
             await self._ask(request, key, session, result)
-        except JudgeFatalError as e:
-            session.fatal = session.fatal or e  # no request of this session is sent after it
-            raise  # backends write these messages redacted
+        except JudgeFatalError as e:  # its message the backend's, redacted; its causes now too
+            copy = e if e is session.fatal else self.redacted(e)
+            fatal = copy if isinstance(copy, JudgeFatalError) else JudgeFatalError(str(copy))
         except JudgeError as e:
-            result.error, result.cause = self.redact(str(e)), e
+            result.error, result.cause = self.redact(str(e)), self.redacted(e)
+            if self.unanswered_is_fatal and result.retries and not session.answered:
+                fatal = JudgeFatalError(f"{result.error}; the judge has answered no request, so the run stops")
+                fatal.__cause__ = result.cause
         except Exception as e:  # a backend, a body, a template, the user's function: this request only
-            result.error, result.cause = self.redact(f"{type(e).__name__}: {e}"), e
+            result.error, result.cause = self.redact(f"{type(e).__name__}: {e}"), self.redacted(e)
         finally:
             self.usage.add(result)
+        if fatal is not None:  # raised here, outside the handler: the original is nobody's context
+            session.fatal = session.fatal or fatal  # no request of this session is sent after it
+            raise fatal
         return result
+
+    def redacted(self, error: BaseException) -> BaseException:
+        """A copy of ``error`` and its chain of causes with every secret of this judge removed."""
+        return redacted_error(error, self.redact)
 
     def _from_cache(self, key: str, request: JudgeRequest, result: JudgeResult) -> bool:
         if self.cache is None:
@@ -338,6 +359,7 @@ class Judge:
                 if session.fatal is not None:
                     raise session.fatal
                 completion = await self._acomplete(messages, current, session.ctx, result)
+            session.answered = True
             # the freed slot's next request goes out before this answer is parsed and checked
             await asyncio.sleep(0)
             result.prompt_tokens += _count(completion.prompt_tokens)
@@ -360,7 +382,7 @@ class Judge:
                 parse_errors += 1
                 if parse_errors >= self.max_parse_attempts:
                     result.error = f"invalid answer after {parse_errors} attempts: {e}"
-                    result.cause = e
+                    result.cause = self.redacted(e)
                     return
                 messages = messages + [{"role": "assistant", "content": text},
                                        {"role": "user", "content": REPAIR_PROMPT.format(error=e)}]
@@ -436,12 +458,13 @@ async def gather_or_cancel(aws: list[Awaitable[T]]) -> list[T]:
 class JudgeSession:
     """Requests asked within one ``Judge.session()``: one backend context, one limit."""
 
-    __slots__ = ("judge", "ctx", "sem", "inflight", "fatal")
+    __slots__ = ("judge", "ctx", "sem", "inflight", "fatal", "answered")
 
     def __init__(self, judge: Judge, ctx: Any, sem: asyncio.Semaphore) -> None:
         self.judge, self.ctx, self.sem = judge, ctx, sem
         self.inflight: dict[str, asyncio.Future[JudgeResult]] = {}
         self.fatal: JudgeFatalError | None = None  # once set, nothing more is sent
+        self.answered = False  # a backend call has returned an answer (of any worth)
 
     async def ask(self, request: JudgeRequest) -> JudgeResult:
         return await self.judge._ajudge_one(request, self)

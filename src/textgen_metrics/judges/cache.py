@@ -5,15 +5,21 @@ generation setting (never the API key). Only answers that parsed and validated a
 as soon as it arrives, so a rerun makes no call for them and an interrupted or partly failed run
 asks again only what is missing.
 
-A cache never ends a run: a file that is not a cache is a clear ``ValueError`` naming it when
-the cache is opened; a file or folder that cannot be written is used read-only, and a write or
-read that fails later (a full disk) turns writing (or the whole cache) off, each with one
-warning.
+A cache never ends a run. A file that is not a cache (not a SQLite database, or a database
+without the cache's table) is a clear ``ValueError`` naming it when the cache is opened. A file
+or folder that cannot be written is used read-only. A write that fails (a full disk, a file-size
+limit: SQLite's "disk I/O error", "database or disk is full"), also while the cache is opened,
+turns writing off, and a read that fails turns the whole cache off: each for that ``JudgeCache``
+object from then on, which is the rest of the run for the command line (one judge per run) and,
+in Python, as long as the judge that holds it is used; a cache opened on the file later (the next
+judge made with ``cache=PATH``, e.g. by the next metric call) tries again. Each kind of failure
+(and a read-only file) is warned about once per file and process, however many judges open it.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import hashlib
 import json
 import logging
@@ -41,9 +47,33 @@ def cache_key(backend: str, model: str, messages: Any, settings: dict[str, Any])
     return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _warn(message: str) -> None:
+# (file, "writable" or "readable"): the failures already warned about in this process
+_warned: set[tuple[str, str]] = set()
+_warned_lock = threading.Lock()
+
+
+def _warn_once(path: str, what: str, message: str) -> None:
+    """Log and warn ``message``, unless this process has warned about ``what`` of ``path``."""
+    with _warned_lock:
+        if (path, what) in _warned:
+            return
+        _warned.add((path, what))
     logger.warning(message)
-    warnings.warn(message, RuntimeWarning, stacklevel=3)
+    warnings.warn(message, RuntimeWarning, stacklevel=3)  # where the cache was used
+
+
+# SQLite's primary result codes that say the file's content is not a judge cache: SQLITE_ERROR (a
+# database without the table), SQLITE_CORRUPT, SQLITE_NOTADB; the others (SQLITE_IOERR,
+# SQLITE_FULL, SQLITE_CANTOPEN, SQLITE_READONLY, SQLITE_BUSY...) are about the disk or the moment
+_NOT_A_CACHE = frozenset({1, 11, 26})
+
+
+def _not_a_cache(error: sqlite3.DatabaseError) -> bool:
+    code = getattr(error, "sqlite_errorcode", None)  # Python 3.11+
+    if code is not None:
+        return code & 0xFF in _NOT_A_CACHE
+    # Python 3.10: NOTADB and CORRUPT are raised as DatabaseError itself, the others as subclasses
+    return type(error) is sqlite3.DatabaseError or "no such table" in str(error)
 
 
 class JudgeCache:
@@ -82,18 +112,52 @@ class JudgeCache:
                 raise ValueError(f"cache: cannot create {self.path!r} (the folder is read-only); pass a "
                                  "cache path in a folder you can write, or cache=None")
             self.writable = False
+        read_only = not self.writable
         try:
-            conn = self._conn()
-            if self.writable:
-                conn.execute("CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, value TEXT NOT NULL, "
-                             "created REAL NOT NULL)")
-            else:
-                conn.execute("SELECT key, value FROM calls LIMIT 1").fetchall()
+            self._check()
         except sqlite3.DatabaseError as e:
-            raise ValueError(f"cache: {self.path!r} is not a judge cache ({e}); delete it or pass another "
-                             "cache path") from None
-        if not self.writable:
-            _warn(f"cache: {self.path} is read-only: cached answers are used, new ones are not stored")
+            if _not_a_cache(e):
+                raise ValueError(f"cache: {self.path!r} is not a judge cache ({e}); delete it or pass another "
+                                 "cache path") from None
+            # the disk, not the file (full, a file-size limit...): read what is there, store nothing
+            self._drop_connection()
+            if self.writable:
+                self._off("writable", self._write_failed(e))
+                try:
+                    self._check()
+                except sqlite3.DatabaseError as again:
+                    self._drop_connection()
+                    self._off("readable", self._read_failed(again))
+            else:
+                self._off("readable", self._read_failed(e))
+        if read_only:
+            _warn_once(self.path, "writable",
+                       f"cache: {self.path} is read-only: cached answers are used, new ones are not stored")
+
+    def _check(self) -> None:
+        """Open this thread's connection and check the table (creating it when writable)."""
+        conn = self._conn()
+        if self.writable:
+            conn.execute("CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, value TEXT NOT NULL, "
+                         "created REAL NOT NULL)")
+        else:
+            conn.execute("SELECT key, value FROM calls LIMIT 1").fetchall()
+
+    def _drop_connection(self) -> None:
+        """Close this thread's connection (the next ``_conn()`` opens one as the flags say)."""
+        conn = getattr(self._local, "conn", None)
+        self._local.conn = None
+        if conn is not None:
+            with contextlib.suppress(sqlite3.Error):
+                conn.close()
+
+    def _write_failed(self, error: BaseException) -> str:
+        return (f"cache: writing to {self.path} failed ({error}); new answers are not stored from now on "
+                "(a judge made later tries again)")
+
+    def _read_failed(self, error: BaseException) -> str:
+        return (f"cache: reading {self.path} failed ({error}); the cache is off from now on (a judge made "
+                "later tries again)")
 
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
@@ -120,7 +184,7 @@ class JudgeCache:
             row = self._conn().execute("SELECT value FROM calls WHERE key = ?", (key,)).fetchone()
             return json.loads(row[0]) if row else None
         except (sqlite3.Error, ValueError, OSError) as e:
-            self._off("readable", f"cache: reading {self.path} failed ({e}); the cache is off for this run")
+            self._off("readable", self._read_failed(e))
             return None
 
     def put(self, key: str, value: Any) -> None:
@@ -164,7 +228,7 @@ class JudgeCache:
             self._write([(key, json.dumps(value, ensure_ascii=False)) for key, value in values.items()])
         except (TypeError, ValueError) as e:  # a value that is not JSON: a bug, said once
             self._off("writable", f"cache: an answer could not be stored ({e}); new answers are not "
-                                  "stored for the rest of this run")
+                                  "stored from now on (a judge made later tries again)")
         finally:
             with self._lock:  # a key staged again meanwhile keeps its newer value until its own batch
                 for key, value in values.items():
@@ -182,15 +246,15 @@ class JudgeCache:
                 conn.executemany("INSERT OR REPLACE INTO calls (key, value, created) VALUES (?, ?, ?)",
                                  [(key, value, now) for key, value in rows])
         except (sqlite3.Error, ValueError, OSError) as e:
-            self._off("writable", f"cache: writing to {self.path} failed ({e}); new answers are not "
-                                  "stored for the rest of this run")
+            self._off("writable", self._write_failed(e))
 
     def _off(self, flag: str, message: str) -> None:
+        """Turn ``writable`` or ``readable`` off for this object; warn once per file and process."""
         with self._lock:
             if not getattr(self, flag):
                 return
             setattr(self, flag, False)
-        _warn(message)
+        _warn_once(self.path, flag, message)
 
     def __len__(self) -> int:
         self.flush()

@@ -8,7 +8,8 @@ one judge session, so the judge's ``concurrency``, cache, re-asks and usage appl
 What a judge failure does:
 - one example's failure (an answer that stays unusable, cut off, a backend error) gives that
   example ``None`` and an entry in ``errors``; the other examples are scored;
-- ``on_error="raise"`` raises ``JudgeError`` (chained to the cause) at the first such failure;
+- ``on_error="raise"`` raises ``ExampleJudgeError`` (a ``JudgeError`` with the metric and the
+  example's index, from 0; chained to the cause, redacted) at the first such failure;
 - a failure that would repeat for every example (``JudgeFatalError``: no API key, unreachable
   server, authentication, unknown model) stops the run at once and is raised.
 
@@ -37,18 +38,32 @@ from ..judges.base import gather_or_cancel
 from ..validation import check_columns
 from .prompts import PROMPTS, Prompt, items_block
 
-__all__ = ["METRICS", "compute", "LLMMetric", "register", "check_interval"]
+__all__ = ["METRICS", "compute", "LLMMetric", "register", "check_interval", "ExampleJudgeError"]
 
 Example = dict[str, Any]
 Details = dict[str, Any]
 
 
 class _Failed(Exception):
-    """One judge request of an example failed for good."""
+    """One judge request of an example failed for good (``cause``: the engine's redacted copy)."""
 
     def __init__(self, message: str, cause: BaseException | None = None) -> None:
         super().__init__(message)
         self.cause = cause
+
+
+class ExampleJudgeError(JudgeError):
+    """One example's judge failure, raised with ``on_error="raise"``: ``metric``, ``index`` (the
+    example's position in the inputs, from 0) and ``reason``; the message is
+    ``"<metric>: example <index>: <reason>"``. Front ends that number rows from 1 format it
+    themselves from ``index``."""
+
+    def __init__(self, metric: str, index: int, reason: str) -> None:
+        super().__init__(f"{metric}: example {index}: {reason}")
+        self.metric, self.index, self.reason = metric, index, reason
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickled with its fields (a worker process to its parent)
+        return type(self), (self.metric, self.index, self.reason)
 
 
 async def _ask(session: JudgeSession, prompt: Prompt, blocks: Sequence[tuple[str, str]],
@@ -390,33 +405,36 @@ def compute(name: str, judge: Any = None, use_aggregator: bool = True, return_de
     before = Usage.of(judge.usage)
 
     async def one(session: JudgeSession, i: int, ex: Example) -> tuple[float | None, Details, str | None]:
+        cause: BaseException | None = None
         try:
             score, details = await metric.score(session, ex)
             outcome: tuple[float | None, Details, str | None] = (score, details, None)
         except JudgeFatalError:
             raise
         except _Failed as e:
-            if on_error == "raise":
-                raise JudgeError(f"{name}: example {i}: {e}") from (e.cause or e)
-            outcome = None, {}, str(e)
+            outcome, cause = (None, {}, str(e)), e.cause
         except Exception as e:  # anything else while judging this example stays with it
-            if on_error == "raise":
-                raise JudgeError(f"{name}: example {i}: {type(e).__name__}: {e}") from e
             outcome = None, {}, judge.redact(f"{type(e).__name__}: {e}") or type(e).__name__
+            cause = judge.redacted(e)
+        if on_error == "raise" and outcome[2] is not None:  # outside the handler: the exception
+            raise ExampleJudgeError(name, i, outcome[2]) from cause  # handled there is not its context
         if progress is not None:
             progress(1)
         return outcome
 
     async def run_all() -> list[Outcome]:
         async with judge.session() as session:
+            failed: _Failed | None = None
             try:
                 await metric.prepare(session, list(given))
             except _Failed as e:  # a request of the whole run failed: every example says so
+                failed = e
+            if failed is not None:
                 if on_error == "raise":
-                    raise JudgeError(f"{name}: {e}") from (e.cause or e)
+                    raise JudgeError(f"{name}: {failed}") from failed.cause
                 if progress is not None:
                     progress(n)
-                return [(None, {}, str(e))] * n
+                return [(None, {}, str(failed))] * n
             return await gather_or_cancel([one(session, i, ex) for i, ex in enumerate(examples)])
 
     outcomes = run_sync(run_all())
