@@ -146,6 +146,8 @@ class _Loaded:
     pad_id: int
     context: int | None  # the model's maximal sequence length, when its config says
     system_role: bool  # the chat template renders a system message
+    vocab_size: int = 0  # the width of the model's logits
+    grammars: Any = None  # grammar.Grammars when decoding is constrained to the schema
 
 
 @dataclasses.dataclass
@@ -156,6 +158,8 @@ class _Job:
     budget: int
     tally: JudgeResult
     future: asyncio.Future[Completion]
+    schema: dict[str, Any] | None = None  # what the answer must fit (constrained decoding)
+    top_logprobs: int | None = None  # record this many alternatives per token
 
 
 def _torch_device(device: Device) -> torch.device:
@@ -245,7 +249,7 @@ class HFJudge(Judge):
     def __init__(self, model: str, device: Device = None, batch_size: int = 8, max_new_tokens: int = 512,
                  cache: Any = None, max_parse_attempts: int = 3,
                  prices: dict[str, tuple[float, float]] | None = None, temperature: float = 0.0,
-                 chat_template: str | None = None) -> None:
+                 chat_template: str | None = None, structured: str = "auto") -> None:
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
             raise ValueError(f"batch_size: {batch_size!r} must be a positive integer")
         if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
@@ -256,6 +260,15 @@ class HFJudge(Judge):
                          max_parse_attempts=max_parse_attempts, prices=prices)
         if chat_template is not None and (not isinstance(chat_template, str) or not chat_template.strip()):
             raise ValueError("chat_template: give a Jinja chat template (a string), or None for the model's own")
+        if structured not in ("auto", "xgrammar", "none"):
+            raise ValueError(f"structured: {structured!r} is not one of ['auto', 'xgrammar', 'none']")
+        from .grammar import available
+
+        if structured == "xgrammar" and not available():
+            raise ValueError("structured: 'xgrammar' needs the xgrammar package: pip install "
+                             "'textgen-metrics[hf]' (or structured='none')")
+        self.structured = "xgrammar" if structured == "xgrammar" or (structured == "auto" and available()) else "none"
+        self.mode = "xgrammar" if self.structured == "xgrammar" else "text"
         self.files = resolve_local_model(model)
         self.path = self.files.folder
         self.chat_template = chat_template
@@ -270,7 +283,7 @@ class HFJudge(Judge):
 
     def settings(self, request: JudgeRequest) -> dict[str, Any]:
         s = super().settings(request)
-        s.update(max_new_tokens=self.max_new_tokens, temperature=self.temperature)
+        s.update(max_new_tokens=self.max_new_tokens, temperature=self.temperature, structured=self.structured)
         if self.chat_template is not None:
             s["chat_template"] = self.chat_template
         return s
@@ -329,9 +342,14 @@ class HFJudge(Judge):
         config = model.config
         text_config = config.get_text_config() if hasattr(config, "get_text_config") else config
         context = getattr(text_config, "max_position_embeddings", None) or getattr(text_config, "n_positions", None)
+        vocab = int(getattr(text_config, "vocab_size", 0) or model.get_output_embeddings().weight.shape[0])
         loaded = _Loaded(model=model, tokenizer=tokenizer, device=device, eos_ids=frozenset(eos), pad_id=int(pad),
-                         context=int(context) if context else None, system_role=True)
+                         context=int(context) if context else None, system_role=True, vocab_size=vocab)
         loaded.system_role = self._renders_system(tokenizer)
+        if self.structured == "xgrammar":
+            from .grammar import Grammars
+
+            loaded.grammars = Grammars(tokenizer, vocab, sorted(eos))
         return loaded
 
     @staticmethod
@@ -407,7 +425,10 @@ class HFJudge(Judge):
                 raise JudgeError(f"the prompt is {len(ids)} tokens, longer than the model's context of "
                                  f"{loaded.context} tokens")
             budget = min(budget, room)
-        return await batcher.submit(ids, budget, tally)
+        return await batcher.submit(_Job(ids=ids, budget=budget, tally=tally,
+                                         future=asyncio.get_running_loop().create_future(),
+                                         schema=request.schema if loaded.grammars is not None else None,
+                                         top_logprobs=(request.top_logprobs or 5) if request.logprobs else None))
 
     def _generate(self, jobs: Sequence[_Job]) -> list[Completion]:
         """Generate one batch (left-padded); one Completion per job, in order."""
@@ -428,21 +449,44 @@ class HFJudge(Judge):
             options.update(do_sample=True, temperature=self.temperature)
         else:
             options.update(do_sample=False)
+        processors: list[Any] = []
+        recorder = None
+        asked = [i for i, j in enumerate(jobs) if j.top_logprobs]
+        if asked:  # first: it reads the model's own distribution, before any mask
+            from .grammar import TopLogprobs
+
+            recorder = TopLogprobs(asked, max(jobs[i].top_logprobs or 0 for i in asked))
+            processors.append(recorder)
+        if loaded.grammars is not None and any(j.schema is not None for j in jobs):
+            from .grammar import GrammarMasks
+
+            grammars = [loaded.grammars.get(j.schema) if j.schema is not None else None for j in jobs]
+            processors.append(GrammarMasks(grammars, loaded.vocab_size))
+        if processors:
+            from transformers import LogitsProcessorList
+
+            options["logits_processor"] = LogitsProcessorList(processors)
         with self._gen_lock, torch.inference_mode():
             out = loaded.model.generate(input_ids=input_ids, attention_mask=attention_mask,
                                         stopping_criteria=StoppingCriteriaList([criteria]), **options)
         new = out[:, width:].tolist()
-        return [self._completion(loaded, row[:job.budget], len(job.ids)) for job, row in zip(jobs, new, strict=True)]
+        return [self._completion(loaded, row[:job.budget], len(job.ids), recorder, i)
+                for i, (job, row) in enumerate(zip(jobs, new, strict=True))]
 
     @staticmethod
-    def _completion(loaded: _Loaded, tokens: list[int], prompt_tokens: int) -> Completion:
+    def _completion(loaded: _Loaded, tokens: list[int], prompt_tokens: int, recorder: Any = None,
+                    row: int = 0) -> Completion:
         end = next((k for k, t in enumerate(tokens) if t in loaded.eos_ids), None)
         if end is None:
             answer, used, reason = tokens, len(tokens), "length"
         else:
             answer, used, reason = tokens[:end], end + 1, "stop"
         text = loaded.tokenizer.decode(answer, skip_special_tokens=True)
-        return Completion(text=str(text), prompt_tokens=prompt_tokens, completion_tokens=used, finish_reason=reason)
+        logprobs = None
+        if recorder is not None and row in recorder.rows:
+            logprobs = recorder.for_row(row, answer, lambda t: loaded.tokenizer.decode([t]))
+        return Completion(text=str(text), prompt_tokens=prompt_tokens, completion_tokens=used, finish_reason=reason,
+                          logprobs=logprobs)
 
     def _open(self) -> _Batcher:
         return _Batcher(self)
@@ -470,9 +514,8 @@ class _Batcher:
         await asyncio.gather(*self.tasks, return_exceptions=True)
         return False
 
-    async def submit(self, ids: list[int], budget: int, tally: JudgeResult) -> Completion:
+    async def submit(self, job: _Job) -> Completion:
         loop = asyncio.get_running_loop()
-        job = _Job(ids=ids, budget=budget, tally=tally, future=loop.create_future())
         self.pending.append(job)
         if len(self.pending) >= self.judge.batch_size:
             self._flush(loop)
