@@ -3,8 +3,8 @@
 from collections.abc import Sequence
 from typing import ClassVar, Literal, overload
 
-# pybind11 enums (py::enum_): members compare and hash as their values; RougeKind(99) can be made,
-# and the core refuses it with ValueError
+# pybind11 enums (py::enum_): a member equals a member of the same value (RougeKind(3) == RougeKind.W,
+# not 3) and hashes as its value; RougeKind(99) can be made, and the core refuses it with ValueError
 class _Enum:
     def __init__(self, value: int) -> None: ...
     def __int__(self) -> int: ...
