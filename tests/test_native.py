@@ -198,6 +198,7 @@ def test_weighted_lcs_equals_the_reference_with_and_without_the_full_table(max_t
         want = [0] * len(a)
         ref_k.wlcs_mark(a, b, want, powers)
         assert _native.wlcs_hits(a, b, weight, max_table_cells) == want
+    assert _native.WLCS_FULL == 2**30  # the default, as the docstrings give it
 
 
 # -- ROUGE scores ---------------------------------------------------------------------------
@@ -277,6 +278,55 @@ def test_rouge_s_any_gap_equals_pair_counting_on_long_texts():
         want = ref_r.RougeScorer(["rougeS", "rougeSU"], tokenizer="whitespace").score(a, b)
         got = RougeScorer(["rougeS", "rougeSU"], tokenizer="whitespace").score(a, b)
         assert_same(got, want, "long")
+
+
+def test_each_rouge_type_scores_the_same_alone_and_beside_every_other_type():
+    # the types of one scorer run one after another on one thread's scratch: a kernel that left
+    # another's buffers changed would score a type differently beside the others
+    rng = random.Random(61)
+    data = score_pairs(61, 150, 400)
+    preds = [p for p, _ in data]
+    refs = [[t] + [related(rng, t) for _ in range(rng.randint(0, 2))] for _, t in data]
+    for types in (ALL_TYPES, ALL_TYPES[::-1]):
+        together = RougeScorer(types, use_stemmer=True)._score_raw(preds, refs, 1)
+        for k, t in enumerate(types):
+            assert together[3 * k:3 * k + 3] == RougeScorer([t], use_stemmer=True)._score_raw(preds, refs, 1), t
+
+
+# -- the core's codes ----------------------------------------------------------------------------
+
+def test_the_cores_codes_are_enumerations_and_a_bare_int_is_refused():
+    from textgen_metrics.lexical.rouge import parse_rouge_type
+
+    kinds = {parse_rouge_type(t)[0] for t in ALL_TYPES}
+    assert set(_native.ROUGE_KINDS) == kinds
+    assert sorted(_native.ROUGE_KINDS.values(), key=int) == sorted(_native.RougeKind.__members__.values(), key=int)
+    with pytest.raises(TypeError):
+        _native.RougeCore([(1, -1)], False, 1.2)
+    core = _native.RougeCore([(_native.RougeKind.L, -1)], False, 1.2)
+    with pytest.raises(TypeError):
+        core.score(["a b"], ["a b"], 0, 1)
+    with pytest.raises(TypeError):
+        _native.bleu_core().tokenize(["a b"], 0, False)
+    assert core.score(["a b"], ["a b"], _native.RougeInput.TEXT, 1) == [[1.0], [1.0], [1.0]]
+
+
+def test_an_unknown_code_is_an_error_not_another_kind():
+    # pybind11 enums can be made from any int: the core checks every code it is given
+    with pytest.raises(ValueError, match="types: unknown ROUGE kind 99; RougeKind has N, L, LSUM, W, S and SU"):
+        _native.RougeCore([(_native.RougeKind.N, 1), (_native.RougeKind(99), -1)], False, 1.2)
+    with pytest.raises(ValueError, match="unknown ROUGE kind -1"):
+        _native.RougeCore([(_native.RougeKind(-1), -1)], False, 1.2)
+    core = _native.RougeCore([(_native.RougeKind.N, 1)], False, 1.2)
+    with pytest.raises(ValueError, match="mode: unknown RougeInput 7"):
+        core.score(["a"], ["a"], _native.RougeInput(7), 1)
+    bleu = _native.bleu_core()
+    with pytest.raises(ValueError, match="tokenizer: unknown BleuInput 9"):
+        bleu.bleu_stats(["a"], [["a"]], _native.BleuInput(9), False, 4, 1)
+    with pytest.raises(ValueError, match="tokenizer: unknown BleuInput 3"):
+        bleu.gleu_stats(["a"], [["a"]], _native.BleuInput(3), False, 1, 4, 1)
+    with pytest.raises(ValueError, match="tokenizer: TOKENS tokenises no text"):
+        bleu.tokenize(["a"], _native.BleuInput.TOKENS, False)
 
 
 # -- METEOR's WordNet index --------------------------------------------------------------------
@@ -365,7 +415,7 @@ def test_13a_tokenizer_equals_the_python_tokenizer_and_sacrebleu(lowercase):
     from textgen_metrics.tokenizers import Tokenizer13a
 
     sample = adversarial_13a_texts()
-    got = _native._core.BleuCore().tokenize(sample, 0, lowercase)
+    got = _native._core.BleuCore().tokenize(sample, _native.BleuInput.TEXT_13A, lowercase)
     assert got == [ref_k.Tokenizer13a(lowercase)(t) for t in sample]
     sacre = Sacre()
     assert got == [sacre((t.lower() if lowercase else t).rstrip()).split() for t in sample]
@@ -377,21 +427,23 @@ def test_13a_tokenizer_equals_the_python_tokenizer_and_sacrebleu(lowercase):
 def test_whitespace_split_equals_str_split():
     sample = adversarial_13a_texts()
     core = _native._core.BleuCore()
-    assert core.tokenize(sample, 1, False) == [t.split() for t in sample]
-    assert core.tokenize(sample, 1, True) == [t.lower().split() for t in sample]
+    split = _native.BleuInput.TEXT_SPLIT
+    assert core.tokenize(sample, split, False) == [t.split() for t in sample]
+    assert core.tokenize(sample, split, True) == [t.lower().split() for t in sample]
 
 
 @pytest.mark.parametrize("max_order", [1, 2, 4, 6])
 def test_bleu_statistics_equal_the_python_statistics(max_order):
     preds, refs = bleu_examples(90 + max_order, 300)
     tok = ref_k.Tokenizer13a()
-    hyp_len, ref_len, correct, total = _native._core.BleuCore().bleu_stats(preds, refs, 0, False, max_order, 2)
+    hyp_len, ref_len, correct, total = _native._core.BleuCore().bleu_stats(preds, refs, _native.BleuInput.TEXT_13A,
+                                                                           False, max_order, 2)
     for i, (p, rs) in enumerate(zip(preds, refs, strict=True)):
         want = ref_k.BleuStats(tok(p), [tok(r) for r in rs], max_order)
         assert (hyp_len[i], ref_len[i], correct[i], total[i]) == (want.hyp_len, want.ref_len, want.correct, want.total)
     # tokens in: the same statistics
     toks = _native._core.BleuCore().bleu_stats([tok(p) for p in preds], [[tok(r) for r in rs] for rs in refs],
-                                               2, False, max_order, 1)
+                                               _native.BleuInput.TOKENS, False, max_order, 1)
     assert toks == (hyp_len, ref_len, correct, total)
 
 
@@ -401,7 +453,8 @@ def test_gleu_statistics_equal_the_python_statistics(min_len, max_len):
     preds += ["", "a"]
     refs += [[""], ["", "a"]]
     tok = ref_k.Tokenizer13a()
-    tp, total = _native._core.BleuCore().gleu_stats(preds, refs, 0, False, min_len, max_len, 1)
+    tp, total = _native._core.BleuCore().gleu_stats(preds, refs, _native.BleuInput.TEXT_13A, False, min_len, max_len,
+                                                    1)
     for i, (p, rs) in enumerate(zip(preds, refs, strict=True)):
         want = ref_k.gleu_counts(tok(p), [tok(r) for r in rs], min_len, max_len)
         assert ((tp[i], total[i]) if total[i] else None) == want

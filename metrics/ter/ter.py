@@ -22,7 +22,9 @@ _DESCRIPTION = """\
 TER (translation edit rate) counts the fewest edits that turn a generated text into a reference:
 insertions, deletions and substitutions of words, and shifts of whole phrases, divided by the
 reference length (averaged over the references; the best reference gives the edits). Lower is
-better; it can exceed 100. Scores are sacrebleu's TER (Tercom's algorithm), digit for digit.
+better; it can exceed 100. Scores are sacrebleu's TER (Tercom's algorithm), digit for digit,
+its quirk included: sacrebleu tokenizes references twice, so with normalized=True a possessive
+before punctuation ("Mary's.") costs two edits even in a prediction equal to its reference.
 The result carries sacrebleu's signature.
 """
 

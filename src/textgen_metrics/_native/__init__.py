@@ -57,22 +57,30 @@ __all__ = [
     "split_whitespace",
     "bleu_core",
     "resolve_threads",
-    "BLEU_13A",
-    "BLEU_SPLIT",
-    "BLEU_TOKENS",
-    "MODE_TEXT",
-    "MODE_UNITS",
-    "MODE_TOKENS",
+    "RougeKind",
+    "RougeInput",
+    "BleuInput",
+    "WLCS_FULL",
     "ROUGE_KINDS",
 ]
 
 RougeCore = _core.RougeCore
 RougeTokenizer = _core.RougeTokenizer
 
-MODE_TEXT = 0
-MODE_UNITS = 1
-MODE_TOKENS = 2
-ROUGE_KINDS = {"n": 0, "L": 1, "Lsum": 2, "W": 3, "S": 4, "SU": 5}
+# The codes of the core's arguments are its enumerations (pybind11 enums defined in _core.cpp
+# from the headers' enum classes): Python names a code, it never writes its number. A bare int
+# where a code is expected is a TypeError; a value outside an enumeration (RougeKind(99)) a
+# ValueError.
+RougeKind = _core.RougeKind    # RougeCore's types: N, L, LSUM, W, S, SU
+RougeInput = _core.RougeInput  # RougeCore.score's mode: TEXT, UNITS, TOKENS
+BleuInput = _core.BleuInput    # BleuCore's tokenizer: TEXT_13A, TEXT_SPLIT, TOKENS
+
+# lexical.rouge's kinds (parse_rouge_type's names) as the core's
+ROUGE_KINDS = {"n": RougeKind.N, "L": RougeKind.L, "Lsum": RougeKind.LSUM, "W": RougeKind.W, "S": RougeKind.S,
+               "SU": RougeKind.SU}
+
+# wlcs_hits keeps every move of a table of up to this many cells (2**30, 256 MB of 2-bit moves)
+WLCS_FULL: int = _core.WLCS_FULL
 
 
 def resolve_threads(num_threads: int | None) -> int:
@@ -110,8 +118,9 @@ def wlcs_hits(model: Sequence[str], peer: Sequence[str], weight: float,
               max_table_cells: int | None = None) -> list[int]:
     """ROUGE-1.5.5 ``wlcs_inner`` + ``markLCS``: 1 at the model positions on the weighted LCS.
 
-    Tables of more than ``max_table_cells`` cells (default 2**24) are walked back from rows
-    kept every ~sqrt(len(model)) rows instead of a full table of moves (same result)."""
+    A table has ``len(model) * (len(peer) + 1)`` cells; one of more than ``max_table_cells``
+    (default ``WLCS_FULL``, 2**30) is walked back from rows kept every ~sqrt(len(model)) rows
+    instead of a full table of moves (same result)."""
     if max_table_cells is None:
         return _core.wlcs_hits(model, peer, weight)
     return _core.wlcs_hits(model, peer, weight, max_table_cells)
@@ -132,11 +141,6 @@ def treebank_tokenize(texts: Sequence[str]) -> list[list[str]]:
     return _core.treebank_tokenize(texts)
 
 
-# BleuCore's tokenizer codes: 13a on text, str.split() on text, token lists given
-BLEU_13A = 0
-BLEU_SPLIT = 1
-BLEU_TOKENS = 2
-
 _LOCAL = threading.local()
 
 
@@ -152,9 +156,9 @@ def bleu_core() -> _core.BleuCore:
 
 def tokenize_13a(texts: Sequence[str], lowercase: bool = False) -> list[list[str]]:
     """sacrebleu's ``13a`` tokens of every ``text.rstrip()`` (lower-cased first when asked)."""
-    return bleu_core().tokenize(texts, BLEU_13A, lowercase)
+    return bleu_core().tokenize(texts, BleuInput.TEXT_13A, lowercase)
 
 
 def split_whitespace(texts: Sequence[str], lowercase: bool = False) -> list[list[str]]:
     """``text.split()`` (``text.lower().split()``) of every text: sacrebleu's ``none``."""
-    return bleu_core().tokenize(texts, BLEU_SPLIT, lowercase)
+    return bleu_core().tokenize(texts, BleuInput.TEXT_SPLIT, lowercase)

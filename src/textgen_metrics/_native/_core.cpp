@@ -26,9 +26,9 @@ static u32 py_lcs_length(py::handle a, py::handle b) {
     Seqs s;
     std::vector<u32> x = s.ids(a, "a"), y = s.ids(b, "b");
     py::gil_scoped_release release;
-    Work wk;
-    wk.ensure_vocab(s.vocab.size());
-    return lcs_length(x.data(), x.size(), y.data(), y.size(), wk);
+    LcsScratch lcs;
+    lcs.ensure_vocab(s.vocab.size());
+    return lcs_length(x.data(), x.size(), y.data(), y.size(), lcs);
 }
 
 static std::vector<u32> py_lcs_indices(py::handle ref, py::handle can) {
@@ -37,11 +37,11 @@ static std::vector<u32> py_lcs_indices(py::handle ref, py::handle can) {
     std::vector<u32> out;
     if (r.empty() || c.empty()) return out;
     py::gil_scoped_release release;
-    Work wk;
-    wk.ensure_vocab(s.vocab.size());
-    size_t W = build_masks(c.data(), c.size(), wk);
+    LcsScratch lcs;
+    lcs.ensure_vocab(s.vocab.size());
+    size_t W = build_masks(c.data(), c.size(), lcs);
     std::vector<u8> flag(r.size(), 0);
-    lcs_indices_mark(r.data(), r.size(), c.size(), W, wk, flag.data());
+    lcs_indices_mark(r.data(), r.size(), c.size(), W, lcs, flag.data());
     for (size_t i = 0; i < r.size(); ++i)
         if (flag[i]) out.push_back(static_cast<u32>(i));
     return out;
@@ -57,14 +57,14 @@ static std::vector<std::vector<u32>> py_union_lcs_indices(py::handle refs, py::h
         C.push_back(s.ids(PySequence_Fast_GET_ITEM(cf.ptr(), i), "can_sents"));
     std::vector<std::vector<u32>> out(R.size());
     py::gil_scoped_release release;
-    Work wk;
-    wk.ensure_vocab(s.vocab.size());
+    LcsScratch lcs;
+    lcs.ensure_vocab(s.vocab.size());
     std::vector<std::vector<u8>> flags(R.size());
     for (size_t i = 0; i < R.size(); ++i) flags[i].assign(R[i].size(), 0);
     for (auto& c : C) {
         if (c.empty()) continue;
-        size_t W = build_masks(c.data(), c.size(), wk);
-        for (size_t i = 0; i < R.size(); ++i) lcs_indices_mark(R[i].data(), R[i].size(), c.size(), W, wk, flags[i].data());
+        size_t W = build_masks(c.data(), c.size(), lcs);
+        for (size_t i = 0; i < R.size(); ++i) lcs_indices_mark(R[i].data(), R[i].size(), c.size(), W, lcs, flags[i].data());
     }
     for (size_t i = 0; i < R.size(); ++i)
         for (size_t k = 0; k < R[i].size(); ++k)
@@ -87,9 +87,9 @@ static std::vector<u8> py_wlcs_hits(py::handle model, py::handle peer, double we
     std::vector<u32> m = s.ids(model, "model"), p = s.ids(peer, "peer");
     std::vector<u8> hit(m.size(), 0);
     py::gil_scoped_release release;
-    Work wk;
+    WeightPowers powers;
     WlcsScratch ws;
-    const double* P = wk.powers_upto(std::min(m.size(), p.size()) + 2, weight);
+    const double* P = powers.upto(std::min(m.size(), p.size()) + 2, weight);
     wlcs_mark(m.data(), m.size(), p.data(), p.size(), hit.data(), P, ws, max_table_cells);
     return hit;
 }
@@ -169,8 +169,28 @@ PYBIND11_MODULE(_core, m) {
     using namespace tgm;
     m.doc() = "Compiled kernels of textgen_metrics' lexical metrics (see textgen_metrics._native).";
 
+    // The codes of the core's arguments: Python names them (RougeKind.W...), never writes their
+    // numbers; a function given a bare int raises TypeError, one given RougeKind(99) ValueError.
+    py::enum_<RougeKind>(m, "RougeKind", "The kinds of ROUGE: N (n-grams), L, LSUM, W, S and SU (skip-bigrams).")
+        .value("N", RougeKind::N)
+        .value("L", RougeKind::L)
+        .value("LSUM", RougeKind::LSUM)
+        .value("W", RougeKind::W)
+        .value("S", RougeKind::S)
+        .value("SU", RougeKind::SU);
+    py::enum_<RougeInput>(m, "RougeInput", "What RougeCore.score's texts are: TEXT (a str), UNITS (a list of sentence "
+                                           "strs) or TOKENS (a (tokens, sentences) pair).")
+        .value("TEXT", RougeInput::TEXT)
+        .value("UNITS", RougeInput::UNITS)
+        .value("TOKENS", RougeInput::TOKENS);
+    py::enum_<BleuInput>(m, "BleuInput", "What BleuCore's texts are: TEXT_13A (13a tokens), TEXT_SPLIT (str.split()) or "
+                                         "TOKENS (token lists).")
+        .value("TEXT_13A", BleuInput::TEXT_13A)
+        .value("TEXT_SPLIT", BleuInput::TEXT_SPLIT)
+        .value("TOKENS", BleuInput::TOKENS);
+
     py::class_<RougeCore>(m, "RougeCore")
-        .def(py::init<const std::vector<std::pair<int, long>>&, bool, double>(), py::arg("types"),
+        .def(py::init<const std::vector<std::pair<RougeKind, long>>&, bool, double>(), py::arg("types"),
              py::arg("use_stemmer"), py::arg("weight"))
         .def("score", &RougeCore::score, py::arg("predictions"), py::arg("references"), py::arg("mode"),
              py::arg("num_threads"));
@@ -207,6 +227,7 @@ PYBIND11_MODULE(_core, m) {
              py::arg("lowercase"), py::arg("min_len"), py::arg("max_len"), py::arg("num_threads"))
         .def("tokenize", &BleuCore::tokenize, py::arg("texts"), py::arg("tokenizer"), py::arg("lowercase"));
 
+    m.attr("WLCS_FULL") = WLCS_FULL;
     m.def("lcs_length", &py_lcs_length, py::arg("a"), py::arg("b"));
     m.def("lcs_indices", &py_lcs_indices, py::arg("ref"), py::arg("can"));
     m.def("union_lcs_indices", &py_union_lcs_indices, py::arg("ref_sents"), py::arg("can_sents"));

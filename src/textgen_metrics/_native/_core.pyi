@@ -1,11 +1,47 @@
 """Types of the compiled core (``_core.cpp``, pybind11); see ``textgen_metrics._native``."""
 
 from collections.abc import Sequence
-from typing import Literal, overload
+from typing import ClassVar, Literal, overload
+
+# pybind11 enums (py::enum_): a member equals a member of the same value (RougeKind(3) == RougeKind.W,
+# not 3) and hashes as its value; RougeKind(99) can be made, and the core refuses it with ValueError
+class _Enum:
+    def __init__(self, value: int) -> None: ...
+    def __int__(self) -> int: ...
+    def __index__(self) -> int: ...
+    def __eq__(self, other: object) -> bool: ...
+    def __hash__(self) -> int: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def value(self) -> int: ...
+
+class RougeKind(_Enum):
+    N: ClassVar[RougeKind]
+    L: ClassVar[RougeKind]
+    LSUM: ClassVar[RougeKind]
+    W: ClassVar[RougeKind]
+    S: ClassVar[RougeKind]
+    SU: ClassVar[RougeKind]
+    __members__: ClassVar[dict[str, RougeKind]]
+
+class RougeInput(_Enum):
+    TEXT: ClassVar[RougeInput]
+    UNITS: ClassVar[RougeInput]
+    TOKENS: ClassVar[RougeInput]
+    __members__: ClassVar[dict[str, RougeInput]]
+
+class BleuInput(_Enum):
+    TEXT_13A: ClassVar[BleuInput]
+    TEXT_SPLIT: ClassVar[BleuInput]
+    TOKENS: ClassVar[BleuInput]
+    __members__: ClassVar[dict[str, BleuInput]]
+
+WLCS_FULL: int
 
 class RougeCore:
-    def __init__(self, types: Sequence[tuple[int, int]], use_stemmer: bool, weight: float) -> None: ...
-    def score(self, predictions: Sequence[object], references: Sequence[Sequence[object]], mode: int,
+    def __init__(self, types: Sequence[tuple[RougeKind, int]], use_stemmer: bool, weight: float) -> None: ...
+    def score(self, predictions: Sequence[object], references: Sequence[Sequence[object]], mode: RougeInput,
               num_threads: int) -> list[list[float]]: ...
 
 class RougeTokenizer:
@@ -42,13 +78,13 @@ class MeteorCore:
 class BleuCore:
     def __init__(self) -> None: ...
     def bleu_stats(self, predictions: Sequence[str] | Sequence[Sequence[str]],
-                   references: Sequence[Sequence[str]] | Sequence[Sequence[Sequence[str]]], tokenizer: int,
+                   references: Sequence[Sequence[str]] | Sequence[Sequence[Sequence[str]]], tokenizer: BleuInput,
                    lowercase: bool, max_order: int,
                    num_threads: int) -> tuple[list[int], list[int], list[list[int]], list[list[int]]]: ...
     def gleu_stats(self, predictions: Sequence[str] | Sequence[Sequence[str]],
-                   references: Sequence[Sequence[str]] | Sequence[Sequence[Sequence[str]]], tokenizer: int,
+                   references: Sequence[Sequence[str]] | Sequence[Sequence[Sequence[str]]], tokenizer: BleuInput,
                    lowercase: bool, min_len: int, max_len: int, num_threads: int) -> tuple[list[int], list[int]]: ...
-    def tokenize(self, texts: Sequence[str], tokenizer: int, lowercase: bool) -> list[list[str]]: ...
+    def tokenize(self, texts: Sequence[str], tokenizer: BleuInput, lowercase: bool) -> list[list[str]]: ...
 
 def lcs_length(a: Sequence[str], b: Sequence[str]) -> int: ...
 def lcs_indices(ref: Sequence[str], can: Sequence[str]) -> list[int]: ...

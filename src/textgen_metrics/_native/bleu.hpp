@@ -148,10 +148,10 @@ inline void tokenize_13a(std::string_view text, bool lowercase, std::string& buf
 // ---------------------------------------------------------------------------------------------
 // n-gram statistics over token ids of one example (hypothesis + references).
 struct NgramWork {
-    Work wk;
-    U64Counter hyp, ref, best;
+    NgramIds ngram_ids;
+    U64Counter hyp, ref, best;          // per n-gram id: its count in the hypothesis, in one
+                                        // reference, the best (clipped) count over the references
     std::vector<std::vector<u32>> ids;  // per sequence: ids of the current order
-    std::vector<u32> tmp;
 };
 
 // BLEU: correct[k-1], total[k-1] for k = 1..max_order (clipped by the maximum count over the
@@ -164,10 +164,9 @@ inline void bleu_stats(const std::vector<u32>& hyp, const std::vector<std::vecto
     for (size_t r = 0; r < nr; ++r) w.ids[r + 1].assign(refs[r].begin(), refs[r].end());
     for (int k = 1; k <= max_order; ++k) {
         if (k > 1) {
-            w.wk.pairmap.clear();
-            u32 next_id = 0;
-            ngram_step(w.ids[0], hyp, k, w.wk, next_id, w.tmp);
-            for (size_t r = 0; r < nr; ++r) ngram_step(w.ids[r + 1], refs[r], k, w.wk, next_id, w.tmp);
+            w.ngram_ids.new_order();
+            w.ngram_ids.step(w.ids[0], hyp, k);
+            for (size_t r = 0; r < nr; ++r) w.ngram_ids.step(w.ids[r + 1], refs[r], k);
         }
         w.hyp.clear();
         for (u32 g : w.ids[0]) ++w.hyp.at(g);
@@ -221,10 +220,9 @@ inline void gleu_stats(const std::vector<u32>& hyp, const std::vector<std::vecto
     u64 tpfp = 0;
     for (int k = 1; k <= max_len; ++k) {
         if (k > 1) {
-            w.wk.pairmap.clear();
-            u32 next_id = 0;
-            ngram_step(w.ids[0], hyp, k, w.wk, next_id, w.tmp);
-            for (size_t r = 0; r < nr; ++r) ngram_step(w.ids[r + 1], refs[r], k, w.wk, next_id, w.tmp);
+            w.ngram_ids.new_order();
+            w.ngram_ids.step(w.ids[0], hyp, k);
+            for (size_t r = 0; r < nr; ++r) w.ngram_ids.step(w.ids[r + 1], refs[r], k);
         }
         if (k < min_len) continue;
         tpfp += w.ids[0].size();

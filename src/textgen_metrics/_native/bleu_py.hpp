@@ -6,7 +6,23 @@
 
 namespace tgm {
 
-enum BleuTok : int { BT_13A = 0, BT_NONE = 1, BT_TOKENS = 2 };
+// What a batch's texts are and how they are tokenised: Python reads the codes as
+// _core.BleuInput.
+enum class BleuInput : int {
+    TEXT_13A = 0,    // texts, sacrebleu's 13a tokens
+    TEXT_SPLIT = 1,  // texts, str.split() (sacrebleu's "none")
+    TOKENS = 2,      // token lists, tokenised in Python
+};
+
+// A BleuInput argument checked (BleuInput(7) can be made from Python); `texts`: a call that
+// tokenises texts, for which TOKENS is no tokenizer.
+inline void check_bleu_input(BleuInput tok, bool texts) {
+    if (tok != BleuInput::TEXT_13A && tok != BleuInput::TEXT_SPLIT && tok != BleuInput::TOKENS)
+        throw py::value_error("tokenizer: unknown BleuInput " + std::to_string(static_cast<int>(tok)) +
+                              "; it has TEXT_13A, TEXT_SPLIT and TOKENS");
+    if (texts && tok == BleuInput::TOKENS)
+        throw py::value_error("tokenizer: TOKENS tokenises no text; give TEXT_13A or TEXT_SPLIT");
+}
 
 struct BleuState {
     Interner vocab;
@@ -19,10 +35,12 @@ struct BleuState {
 
 class BleuCore {
   public:
-    // predictions: texts (or token lists with BT_TOKENS); references: per example a list of them.
+    // predictions: texts (or token lists with TOKENS); references: per example a list of them.
     // Returns (hyp_len, ref_len, correct, total): correct/total are per example lists of
     // max_order counts.
-    py::tuple bleu_stats(py::handle preds, py::handle refs, int tok, bool lowercase, int max_order, int num_threads) {
+    py::tuple bleu_stats(py::handle preds, py::handle refs, BleuInput tok, bool lowercase, int max_order,
+                         int num_threads) {
+        check_bleu_input(tok, false);
         Input in;
         read(in, preds, refs, tok);
         size_t n = in.pred.size();
@@ -41,8 +59,9 @@ class BleuCore {
     }
 
     // Returns (matches, total) per example; total 0 where nltk's corpus_gleu skips the example.
-    py::tuple gleu_stats(py::handle preds, py::handle refs, int tok, bool lowercase, int min_len, int max_len,
+    py::tuple gleu_stats(py::handle preds, py::handle refs, BleuInput tok, bool lowercase, int min_len, int max_len,
                          int num_threads) {
+        check_bleu_input(tok, false);
         Input in;
         read(in, preds, refs, tok);
         size_t n = in.pred.size();
@@ -52,8 +71,9 @@ class BleuCore {
         return py::make_tuple(ints(tp.data(), n), ints(all.data(), n));
     }
 
-    // Tokens of each text: 13a (BT_13A) or str.split() (BT_NONE).
-    py::list tokenize(py::handle texts, int tok, bool lowercase) {
+    // Tokens of each text: 13a (TEXT_13A) or str.split() (TEXT_SPLIT).
+    py::list tokenize(py::handle texts, BleuInput tok, bool lowercase) {
+        check_bleu_input(tok, true);
         Keep keep;
         std::vector<StrRef> t = str_list(texts, keep, "texts");
         std::vector<std::vector<std::string>> out(t.size());
@@ -84,12 +104,12 @@ class BleuCore {
         return out;
     }
 
-    static std::vector<StrRef> one(PyObject* o, Keep& keep, int tok, const char* what, size_t i) {
-        if (tok == BT_TOKENS) return str_list(o, keep, what);
+    static std::vector<StrRef> one(PyObject* o, Keep& keep, BleuInput tok, const char* what, size_t i) {
+        if (tok == BleuInput::TOKENS) return str_list(o, keep, what);
         return {utf8_of(o, keep, what, i)};
     }
 
-    void read(Input& in, py::handle preds, py::handle refs, int tok) {
+    void read(Input& in, py::handle preds, py::handle refs, BleuInput tok) {
         py::object pf = fast_seq(preds, "predictions"), rf = fast_seq(refs, "references");
         size_t n = static_cast<size_t>(PySequence_Fast_GET_SIZE(pf.ptr()));
         if (static_cast<size_t>(PySequence_Fast_GET_SIZE(rf.ptr())) != n)
@@ -105,10 +125,10 @@ class BleuCore {
         }
     }
 
-    static void split_text(std::string_view s, int tok, bool lowercase, std::string& buf,
+    static void split_text(std::string_view s, BleuInput tok, bool lowercase, std::string& buf,
                            std::vector<std::string_view>& parts) {
         parts.clear();
-        if (tok == BT_13A) {
+        if (tok == BleuInput::TEXT_13A) {
             tokenize_13a(s, lowercase, buf, parts);
         } else if (lowercase) {
             py_lower(s, buf);
@@ -118,9 +138,9 @@ class BleuCore {
         }
     }
 
-    static void ids_of(BleuState& st, const std::vector<StrRef>& src, int tok, bool lowercase, std::vector<u32>& out) {
+    static void ids_of(BleuState& st, const std::vector<StrRef>& src, BleuInput tok, bool lowercase, std::vector<u32>& out) {
         out.clear();
-        if (tok == BT_TOKENS) {
+        if (tok == BleuInput::TOKENS) {
             for (auto& t : src) out.push_back(st.vocab.intern(t.sv()));
             return;
         }
@@ -129,7 +149,7 @@ class BleuCore {
     }
 
     template <class F>
-    void run(Input& in, int tok, bool lowercase, int num_threads, F&& fn) {
+    void run(Input& in, BleuInput tok, bool lowercase, int num_threads, F&& fn) {
         py::gil_scoped_release release;
         std::lock_guard<std::mutex> lock(mutex_);
         int nt = resolve_threads(num_threads);

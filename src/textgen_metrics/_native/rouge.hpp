@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <memory>
+#include <stdexcept>
+#include <string>
 
 #include "common.hpp"
 #include "porter.hpp"
@@ -139,90 +141,78 @@ inline double fmeasure_perl(double p, double r) {
 inline int popcount64(u64 x) { return __builtin_popcountll(x); }
 
 // ---------------------------------------------------------------------------------------------
-// Scratch space of one thread.
-struct Work {
-    Stamped slot;    // token -> mask index (LCS) / compressed id (skip-bigrams)
-    Stamped cnt_a;   // token counts
-    Stamped cnt_b;
-    U64Counter counter;
-    U64Counter pairmap;
-    std::vector<u64> masks, rows, v;
-    std::vector<u32> ka, kb, ida, idb, pos, tmp;
-    std::vector<u8> flags;
-    std::vector<double> powers;
-    double powers_w = -1.0;
+// Bit-parallel LCS (Allison-Dix / Hyyro): the candidate's tokens get match masks (bit j of a
+// token's mask is set where the candidate's token j is that token), and a row V of W 64-bit
+// words holds one row of the LCS table as differences (a 0 bit where the length grows).
 
-    void ensure_vocab(size_t n) {
-        slot.ensure(n);
-        cnt_a.ensure(n);
-        cnt_b.ensure(n);
-    }
-    const double* powers_upto(size_t k, double w) {
-        if (powers_w != w) {
-            powers.clear();
-            powers_w = w;
-        }
-        while (powers.size() <= k) powers.push_back(std::pow(static_cast<double>(powers.size()), w));
-        return powers.data();
-    }
+// The scratch of the bit-parallel LCS kernels.
+struct LcsScratch {
+    Stamped mask_of;           // a token of the candidate -> the index of its mask in masks
+    std::vector<u64> masks;    // the match masks, W words each (keeps its size from call to call)
+    std::vector<u64> row;      // lcs_length: the one row it rolls over the other text
+    std::vector<u64> rows;     // lcs_indices_mark: rows 0..K, kept for the walk back
+    std::vector<u32> ref_pos;  // lcs_indices_mark: the positions of ref whose token has a mask
+
+    void ensure_vocab(size_t n) { mask_of.ensure(n); }
 };
 
-// Fill wk.slot / wk.masks with the per-token masks of c; returns the word count W.
-inline size_t build_masks(const u32* c, size_t nc, Work& wk) {
+// Fill lcs.mask_of / lcs.masks with the match masks of c's tokens; returns the word count W.
+inline size_t build_masks(const u32* c, size_t nc, LcsScratch& lcs) {
     size_t W = (nc + 63) / 64;
-    wk.slot.reset();
-    u32 nm = 0;  // rows in use; wk.masks keeps its size from call to call
+    lcs.mask_of.reset();
+    u32 nm = 0;  // masks in use
     for (size_t j = 0; j < nc; ++j) {
         u32 t = c[j];
         u32 idx;
-        if (!wk.slot.has(t)) {
-            wk.slot.ref(t) = idx = nm++;
+        if (!lcs.mask_of.has(t)) {
+            lcs.mask_of.ref(t) = idx = nm++;
             size_t need = static_cast<size_t>(nm) * W;
-            if (wk.masks.size() < need) wk.masks.resize(std::max(need, 2 * wk.masks.size()));
-            std::fill_n(wk.masks.begin() + static_cast<long>(need - W), W, 0);  // the new token's row
+            if (lcs.masks.size() < need) lcs.masks.resize(std::max(need, 2 * lcs.masks.size()));
+            std::fill_n(lcs.masks.begin() + static_cast<long>(need - W), W, 0);  // the new token's mask
         } else {
-            idx = wk.slot.get(t);
+            idx = lcs.mask_of.get(t);
         }
-        wk.masks[idx * W + j / 64] |= 1ULL << (j % 64);
+        lcs.masks[idx * W + j / 64] |= 1ULL << (j % 64);
     }
     return W;
 }
 
-// Length of the LCS of a and b (bit-parallel, Allison-Dix / Hyyro).
-inline u32 lcs_length(const u32* a, size_t na, const u32* b, size_t nb, Work& wk) {
+// The one step of the bit-parallel LCS, for a token whose match mask is M: the next row
+// V' = (V + (V & M)) | (V & ~M) over W words, the addition's carry passed from word to word.
+// next may be prev (a row rolled in place).
+inline void lcs_step(const u64* prev, const u64* M, u64* next, size_t W) {
+    unsigned char carry = 0;
+    for (size_t w = 0; w < W; ++w) {
+        u64 v = prev[w], m = M[w];
+        unsigned long long sum;
+        carry = static_cast<unsigned char>(__builtin_uaddll_overflow(v, v & m, &sum) |
+                                           __builtin_uaddll_overflow(sum, carry, &sum));
+        next[w] = sum | (v & ~m);
+    }
+}
+
+// Length of the LCS of a and b.
+inline u32 lcs_length(const u32* a, size_t na, const u32* b, size_t nb, LcsScratch& lcs) {
     if (!na || !nb) return 0;
     if (na < nb) {
         std::swap(a, b);
         std::swap(na, nb);
     }
-    size_t W = build_masks(b, nb, wk);
-    wk.v.assign(W, ~0ULL);
-    u64* V = wk.v.data();
-    if (W == 1) {
+    size_t W = build_masks(b, nb, lcs);
+    if (W == 1) {  // the row in a register
         u64 v = ~0ULL;
         for (size_t i = 0; i < na; ++i) {
             u32 t = a[i];
-            if (!wk.slot.has(t)) continue;
-            u64 m = wk.masks[wk.slot.get(t)];
-            u64 u = v & m;
-            v = (v + u) | (v & ~m);
+            if (lcs.mask_of.has(t)) lcs_step(&v, &lcs.masks[lcs.mask_of.get(t)], &v, 1);
         }
         u64 full = nb == 64 ? ~0ULL : ((1ULL << nb) - 1);
         return static_cast<u32>(nb - popcount64(v & full));
     }
+    lcs.row.assign(W, ~0ULL);
+    u64* V = lcs.row.data();
     for (size_t i = 0; i < na; ++i) {
         u32 t = a[i];
-        if (!wk.slot.has(t)) continue;
-        const u64* M = &wk.masks[wk.slot.get(t) * W];
-        unsigned char carry = 0;
-        for (size_t w = 0; w < W; ++w) {
-            u64 vw = V[w], m = M[w];
-            u64 u = vw & m;
-            unsigned long long sum;
-            carry = static_cast<unsigned char>(__builtin_uaddll_overflow(vw, u, &sum) |
-                                               __builtin_uaddll_overflow(sum, carry, &sum));
-            V[w] = sum | (vw & ~m);
-        }
+        if (lcs.mask_of.has(t)) lcs_step(V, &lcs.masks[lcs.mask_of.get(t) * W], V, W);
     }
     size_t ones = 0;
     for (size_t w = 0; w + 1 < W; ++w) ones += popcount64(V[w]);
@@ -254,69 +244,133 @@ inline long highest_bit_below(const u64* m, size_t j) {  // highest set bit < j,
 }
 
 // Marks in flag[] the positions of ref that rouge-score's lcs_ind(ref, can) returns, where the
-// masks of can's tokens are already in wk.slot / wk.masks (W words each, can of length nc).
-inline void lcs_indices_mark(const u32* ref, size_t nr, size_t nc, size_t W, Work& wk, u8* flag) {
-    wk.pos.clear();
+// masks of can's tokens are already in lcs (build_masks: W words each, can of length nc).
+inline void lcs_indices_mark(const u32* ref, size_t nr, size_t nc, size_t W, LcsScratch& lcs, u8* flag) {
+    lcs.ref_pos.clear();
     for (size_t i = 0; i < nr; ++i)
-        if (wk.slot.has(ref[i])) wk.pos.push_back(static_cast<u32>(i));
-    size_t K = wk.pos.size();
+        if (lcs.mask_of.has(ref[i])) lcs.ref_pos.push_back(static_cast<u32>(i));
+    size_t K = lcs.ref_pos.size();
     if (!K) return;
-    wk.rows.assign((K + 1) * W, ~0ULL);
-    for (size_t k = 0; k < K; ++k) {
-        const u64* M = &wk.masks[wk.slot.get(ref[wk.pos[k]]) * W];
-        const u64* Vp = &wk.rows[k * W];
-        u64* Vn = &wk.rows[(k + 1) * W];
-        unsigned char carry = 0;
-        for (size_t w = 0; w < W; ++w) {
-            u64 vw = Vp[w], m = M[w];
-            u64 u = vw & m;
-            unsigned long long sum;
-            carry = static_cast<unsigned char>(__builtin_uaddll_overflow(vw, u, &sum) |
-                                               __builtin_uaddll_overflow(sum, carry, &sum));
-            Vn[w] = sum | (vw ^ u);
-        }
-    }
+    lcs.rows.assign((K + 1) * W, ~0ULL);
+    for (size_t k = 0; k < K; ++k)
+        lcs_step(&lcs.rows[k * W], &lcs.masks[lcs.mask_of.get(ref[lcs.ref_pos[k]]) * W], &lcs.rows[(k + 1) * W], W);
     // bits beyond nc never reach the walk: it reads bits below j <= nc only
     size_t j = nc, k = K;
     while (k && j) {
         --k;
-        const u64* M = &wk.masks[wk.slot.get(ref[wk.pos[k]]) * W];
+        const u64* M = &lcs.masks[lcs.mask_of.get(ref[lcs.ref_pos[k]]) * W];
         if ((M[(j - 1) / 64] >> ((j - 1) % 64)) & 1ULL) {
-            flag[wk.pos[k]] = 1;
+            flag[lcs.ref_pos[k]] = 1;
             --j;
-        } else if (prefix_popcount(&wk.rows[k * W], j) > prefix_popcount(&wk.rows[(k + 1) * W], j)) {
+        } else if (prefix_popcount(&lcs.rows[k * W], j) > prefix_popcount(&lcs.rows[(k + 1) * W], j)) {
             j = static_cast<size_t>(highest_bit_below(M, j - 1));
-            flag[wk.pos[k]] = 1;
+            flag[lcs.ref_pos[k]] = 1;
         }
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// n-gram ids, order by order: an n-gram of order k has the id of the pair (the id of its first
+// k-1 tokens, its last token), numbered from 1 as the pairs first appear. The sequences of one
+// example (both texts; or the hypothesis and its references) share the numbering of an order.
+struct NgramIds {
+    U64Counter of_pair;     // (id of order k-1, token) -> id of order k
+    u32 last = 0;           // the last id given in this order
+    std::vector<u32> next;  // step's output, swapped into its ids
 
-// ROUGE-N: rouge-score's _score_ngrams on n-gram counts. n-grams get pair-local ids, order by
-// order: id_k(i) = id of (id_{k-1}(i), token i+k-1), one map per order for both texts.
-inline void ngram_step(std::vector<u32>& ids, const std::vector<u32>& toks, int k, Work& wk, u32& next_id,
-                       std::vector<u32>& tmp) {
-    if (ids.size() < 2) {
-        ids.clear();
-        return;
+    void new_order() {
+        of_pair.clear();
+        last = 0;
     }
-    tmp.resize(ids.size() - 1);
-    for (size_t i = 0; i + 1 < ids.size(); ++i) {
-        u32& v = wk.pairmap.at((static_cast<u64>(ids[i]) << 32) | toks[i + static_cast<size_t>(k) - 1]);
-        if (!v) v = ++next_id;
-        tmp[i] = v;
+    // ids: the ids of order k-1 of toks (one per start) -> those of order k
+    void step(std::vector<u32>& ids, const std::vector<u32>& toks, int k) {
+        if (ids.size() < 2) {
+            ids.clear();
+            return;
+        }
+        next.resize(ids.size() - 1);
+        for (size_t i = 0; i + 1 < ids.size(); ++i) {
+            u32& v = of_pair.at((static_cast<u64>(ids[i]) << 32) | toks[i + static_cast<size_t>(k) - 1]);
+            if (!v) v = ++last;
+            next[i] = v;
+        }
+        ids.swap(next);
     }
-    ids.swap(tmp);
-}
+};
 
+// The scratch of ROUGE-N for n > 1.
+struct NgramScratch {
+    NgramIds ids;
+    std::vector<u32> ref, pred;  // the n-gram ids of each text
+    U64Counter ref_count;        // n-gram id -> its count in the reference not yet matched
+};
+
+// The scratch of the skip-bigram kernels (skip_hits_any, skip_hits_gap).
+struct SkipScratch {
+    Stamped in_x;                   // the tokens of x
+    Stamped shared_id;              // a token of both x and y -> its compact id 0..nv-1
+    std::vector<u32> xs, ys;        // x and y in compact ids
+    std::vector<u32> last;          // any gap: 1 + the last position of each id in xs, then in ys
+    std::vector<u32> x_start, y_start, x_at, y_at;  // gap: the positions of each id (counting sort)
+
+    void ensure_vocab(size_t n) {
+        in_x.ensure(n);
+        shared_id.ensure(n);
+    }
+    // Numbers the tokens of both x and y (in order of their first place in y); returns how many.
+    u32 number_shared(const std::vector<u32>& x, const std::vector<u32>& y) {
+        in_x.reset();
+        for (u32 t : x) in_x.ref(t) = 1;
+        shared_id.reset();
+        u32 nv = 0;
+        for (u32 t : y)
+            if (in_x.has(t) && !shared_id.has(t)) shared_id.ref(t) = nv++;
+        return nv;
+    }
+};
+
+// powers[k] = k ** weight, computed once per weight (ROUGE-W).
+struct WeightPowers {
+    std::vector<double> powers;
+    double weight = -1.0;
+
+    const double* upto(size_t k, double w) {
+        if (weight != w) {
+            powers.clear();
+            weight = w;
+        }
+        while (powers.size() <= k) powers.push_back(std::pow(static_cast<double>(powers.size()), w));
+        return powers.data();
+    }
+};
+
+// Scratch space of one thread: each member serves one kernel in the one role its name says.
+struct Work {
+    LcsScratch lcs;
+    NgramScratch ngram;
+    SkipScratch skip;
+    Stamped ref_count;        // a token -> its count in the reference not yet matched
+    Stamped pred_count;       // a token -> its count in the prediction not yet matched
+    std::vector<u8> ref_hit;  // score_lsum, score_w: the reference positions on a (weighted) LCS
+    WeightPowers weight_powers;
+
+    void ensure_vocab(size_t n) {
+        lcs.ensure_vocab(n);
+        skip.ensure_vocab(n);
+        ref_count.ensure(n);
+        pred_count.ensure(n);
+    }
+};
+
+// ROUGE-N: rouge-score's _score_ngrams on n-gram counts (n-grams as NgramIds).
 inline Score3 score_n(const Doc& t, const Doc& p, int n, Work& wk) {
     u64 hits = 0;
     if (n == 1) {
-        wk.cnt_a.reset();
-        for (u32 x : t.toks) ++wk.cnt_a.ref(x);
+        wk.ref_count.reset();
+        for (u32 x : t.toks) ++wk.ref_count.ref(x);
         for (u32 x : p.toks) {
-            if (wk.cnt_a.has(x)) {
-                u32& c = wk.cnt_a.ref(x);
+            if (wk.ref_count.has(x)) {
+                u32& c = wk.ref_count.ref(x);
                 if (c) {
                     --c;
                     ++hits;
@@ -324,18 +378,18 @@ inline Score3 score_n(const Doc& t, const Doc& p, int n, Work& wk) {
             }
         }
     } else {
-        wk.ida.assign(t.toks.begin(), t.toks.end());
-        wk.idb.assign(p.toks.begin(), p.toks.end());
+        NgramScratch& ng = wk.ngram;
+        ng.ref.assign(t.toks.begin(), t.toks.end());
+        ng.pred.assign(p.toks.begin(), p.toks.end());
         for (int k = 2; k <= n; ++k) {
-            wk.pairmap.clear();
-            u32 next_id = 0;
-            ngram_step(wk.ida, t.toks, k, wk, next_id, wk.tmp);
-            ngram_step(wk.idb, p.toks, k, wk, next_id, wk.tmp);
+            ng.ids.new_order();
+            ng.ids.step(ng.ref, t.toks, k);
+            ng.ids.step(ng.pred, p.toks, k);
         }
-        wk.counter.clear();
-        for (u32 x : wk.ida) ++wk.counter.at(x);
-        for (u32 x : wk.idb) {
-            u32* c = wk.counter.find(x);
+        ng.ref_count.clear();
+        for (u32 x : ng.ref) ++ng.ref_count.at(x);
+        for (u32 x : ng.pred) {
+            u32* c = ng.ref_count.find(x);
             if (c && *c) {
                 --*c;
                 ++hits;
@@ -354,7 +408,7 @@ inline Score3 score_n(const Doc& t, const Doc& p, int n, Work& wk) {
 inline Score3 score_l(const Doc& t, const Doc& p, Work& wk) {
     Score3 s;
     if (t.toks.empty() || p.toks.empty()) return s;
-    double lcs = lcs_length(t.toks.data(), t.toks.size(), p.toks.data(), p.toks.size(), wk);
+    double lcs = lcs_length(t.toks.data(), t.toks.size(), p.toks.data(), p.toks.size(), wk.lcs);
     s.p = lcs / static_cast<double>(p.toks.size());
     s.r = lcs / static_cast<double>(t.toks.size());
     s.f = fmeasure(s.p, s.r);
@@ -368,29 +422,29 @@ inline Score3 score_lsum(const Doc& t, const Doc& p, Work& wk) {
     if (!m || !n) return s;
     u64 hits = 0;
     if (t.nsent() == 1 && p.nsent() == 1) {
-        hits = lcs_length(t.stoks.data(), m, p.stoks.data(), n, wk);
+        hits = lcs_length(t.stoks.data(), m, p.stoks.data(), n, wk.lcs);
     } else {
-        wk.flags.assign(m, 0);
+        wk.ref_hit.assign(m, 0);
         for (size_t c = 0; c < p.nsent(); ++c) {
             const u32* cs = p.stoks.data() + p.sbeg[c];
             size_t nc = p.sbeg[c + 1] - p.sbeg[c];
-            size_t W = build_masks(cs, nc, wk);
+            size_t W = build_masks(cs, nc, wk.lcs);
             for (size_t r = 0; r < t.nsent(); ++r) {
                 size_t b = t.sbeg[r];
-                lcs_indices_mark(t.stoks.data() + b, t.sbeg[r + 1] - b, nc, W, wk, wk.flags.data() + b);
+                lcs_indices_mark(t.stoks.data() + b, t.sbeg[r + 1] - b, nc, W, wk.lcs, wk.ref_hit.data() + b);
             }
         }
-        wk.cnt_a.reset();
-        wk.cnt_b.reset();
-        for (u32 x : t.stoks) ++wk.cnt_a.ref(x);
-        for (u32 x : p.stoks) ++wk.cnt_b.ref(x);
+        wk.ref_count.reset();
+        wk.pred_count.reset();
+        for (u32 x : t.stoks) ++wk.ref_count.ref(x);
+        for (u32 x : p.stoks) ++wk.pred_count.ref(x);
         for (size_t i = 0; i < m; ++i) {
-            if (!wk.flags[i]) continue;
+            if (!wk.ref_hit[i]) continue;
             u32 tok = t.stoks[i];
-            if (wk.cnt_b.get(tok) > 0 && wk.cnt_a.get(tok) > 0) {
+            if (wk.pred_count.get(tok) > 0 && wk.ref_count.get(tok) > 0) {
                 ++hits;
-                --wk.cnt_b.ref(tok);
-                --wk.cnt_a.ref(tok);
+                --wk.pred_count.ref(tok);
+                --wk.ref_count.ref(tok);
             }
         }
     }
@@ -404,14 +458,21 @@ inline Score3 score_lsum(const Doc& t, const Doc& p, Work& wk) {
 // ROUGE-1.5.5 wlcs_inner + markLCS: marks in hit[] the model positions on the weighted LCS.
 // The script keeps a table of scores c, run lengths l and moves b; here a row of c is rolled,
 // l is kept only where it is not 0 (at matches, stamped with their row), and the moves are
-// 2-bit codes (1 diagonal, 2 up, 3 left). Tables of up to max_cells cells (2**30: 256 MB of
-// moves) keep every move; larger ones keep a row of c and l every K ~ sqrt(m) rows and recompute
-// one block of moves at a time while walking back (memory O(n sqrt(m))), only for the columns
-// the walk can still reach.
+// 2-bit codes (1 diagonal, 2 up, 3 left). Tables of up to max_table_cells cells (m * (n + 1);
+// default WLCS_FULL = 2**30 cells, 256 MB of moves) keep every move; larger ones keep a row of
+// c and l every K ~ sqrt(m) rows and recompute one block of moves at a time while walking back
+// (memory O(n sqrt(m))), only for the columns the walk can still reach.
+constexpr size_t WLCS_FULL = size_t(1) << 30;
+
 struct WlcsScratch {
-    std::vector<double> c0, c1, c2, ck;
-    std::vector<u32> r0, r1, r2, v0, v1, v2, rk, vk;  // run lengths: row stamp and value, per column
-    std::vector<u64> moves;
+    // the rows in flight (the last one computed and the next two), rotated by wlcs_rows
+    std::vector<double> score[3];    // c
+    std::vector<u32> run_row[3];     // l where it is not 0: the row of the match that set it...
+    std::vector<u32> run_len[3];     // ... and its value
+    // the checkpoint rows 0, K, 2K, ... of the same three (tables over max_table_cells)
+    std::vector<double> score_at_ckpt;
+    std::vector<u32> run_row_at_ckpt, run_len_at_ckpt;
+    std::vector<u64> moves;          // the 2-bit moves of the rows kept, (n >> 5) + 1 words a row
 };
 
 // One row i (1-based) of the table over peer[0..n): cp -> cc; (rp, vp) -> (rc, vc).
@@ -524,26 +585,24 @@ inline void wlcs_rows(const u32* model, size_t first, size_t last, const u32* pe
 
 inline u32 wlcs_move(const u64* row, size_t j) { return static_cast<u32>((row[j >> 5] >> (2 * (j & 31))) & 3); }
 
-constexpr size_t WLCS_FULL = size_t(1) << 30;
-
 inline void wlcs_mark(const u32* model, size_t m, const u32* peer, size_t n, u8* hit, const double* P,
-                      WlcsScratch& ws, size_t full_cells = WLCS_FULL) {
+                      WlcsScratch& ws, size_t max_table_cells = WLCS_FULL) {
     if (!m || !n) return;
     size_t w1 = n + 1;
     size_t words = (n >> 5) + 1;  // 2-bit moves of columns 0..n
     const u32 NO_ROW = 0xFFFFFFFFu;
-    ws.c0.assign(w1, 0.0);
-    ws.c1.assign(w1, 0.0);
-    ws.c2.assign(w1, 0.0);
-    ws.r0.assign(w1, NO_ROW);
-    ws.r1.assign(w1, NO_ROW);
-    ws.r2.assign(w1, NO_ROW);
-    ws.v0.assign(w1, 0);
-    ws.v1.assign(w1, 0);
-    ws.v2.assign(w1, 0);
-    double* c[3] = {ws.c0.data(), ws.c1.data(), ws.c2.data()};
-    u32* r[3] = {ws.r0.data(), ws.r1.data(), ws.r2.data()};
-    u32* v[3] = {ws.v0.data(), ws.v1.data(), ws.v2.data()};
+    ws.score[0].assign(w1, 0.0);
+    ws.score[1].assign(w1, 0.0);
+    ws.score[2].assign(w1, 0.0);
+    ws.run_row[0].assign(w1, NO_ROW);
+    ws.run_row[1].assign(w1, NO_ROW);
+    ws.run_row[2].assign(w1, NO_ROW);
+    ws.run_len[0].assign(w1, 0);
+    ws.run_len[1].assign(w1, 0);
+    ws.run_len[2].assign(w1, 0);
+    double* c[3] = {ws.score[0].data(), ws.score[1].data(), ws.score[2].data()};
+    u32* r[3] = {ws.run_row[0].data(), ws.run_row[1].data(), ws.run_row[2].data()};
+    u32* v[3] = {ws.run_len[0].data(), ws.run_len[1].data(), ws.run_len[2].data()};
     auto walk = [&](size_t& i, size_t& j, size_t stop, size_t first_row) {
         while (i > stop && j) {
             u32 mv = wlcs_move(&ws.moves[(i - first_row) * words], j);
@@ -558,7 +617,7 @@ inline void wlcs_mark(const u32* model, size_t m, const u32* peer, size_t n, u8*
             }
         }
     };
-    if (m * w1 <= full_cells) {
+    if (m * w1 <= max_table_cells) {
         ws.moves.assign(m * words, 0);
         wlcs_rows<true>(model, 1, m, peer, n, c, r, v, ws.moves.data(), words, P);
         size_t i = m, j = n;
@@ -568,25 +627,25 @@ inline void wlcs_mark(const u32* model, size_t m, const u32* peer, size_t n, u8*
     // checkpoints at rows 0, K, 2K, ... (K even: row pairs never straddle a checkpoint)
     size_t K = (static_cast<size_t>(std::sqrt(static_cast<double>(m))) + 2) & ~size_t(1);
     size_t nck = m / K + 1;
-    ws.ck.assign(nck * w1, 0.0);
-    ws.rk.assign(nck * w1, NO_ROW);
-    ws.vk.assign(nck * w1, 0);
+    ws.score_at_ckpt.assign(nck * w1, 0.0);
+    ws.run_row_at_ckpt.assign(nck * w1, NO_ROW);
+    ws.run_len_at_ckpt.assign(nck * w1, 0);
     for (size_t b = 0; b * K < m; ++b) {
         size_t first = b * K + 1, last = std::min(m, (b + 1) * K);
         wlcs_rows<false>(model, first, last, peer, n, c, r, v, nullptr, words, P);
         if (last % K == 0) {
-            std::memcpy(&ws.ck[(last / K) * w1], c[0], w1 * sizeof(double));
-            std::memcpy(&ws.rk[(last / K) * w1], r[0], w1 * sizeof(u32));
-            std::memcpy(&ws.vk[(last / K) * w1], v[0], w1 * sizeof(u32));
+            std::memcpy(&ws.score_at_ckpt[(last / K) * w1], c[0], w1 * sizeof(double));
+            std::memcpy(&ws.run_row_at_ckpt[(last / K) * w1], r[0], w1 * sizeof(u32));
+            std::memcpy(&ws.run_len_at_ckpt[(last / K) * w1], v[0], w1 * sizeof(u32));
         }
     }
     ws.moves.assign(K * words, 0);
     size_t i = m, j = n;
     while (i && j) {
         size_t s = ((i - 1) / K) * K;  // block rows s+1 .. i
-        std::memcpy(c[0], &ws.ck[(s / K) * w1], w1 * sizeof(double));
-        std::memcpy(r[0], &ws.rk[(s / K) * w1], w1 * sizeof(u32));
-        std::memcpy(v[0], &ws.vk[(s / K) * w1], w1 * sizeof(u32));
+        std::memcpy(c[0], &ws.score_at_ckpt[(s / K) * w1], w1 * sizeof(double));
+        std::memcpy(r[0], &ws.run_row_at_ckpt[(s / K) * w1], w1 * sizeof(u32));
+        std::memcpy(v[0], &ws.run_len_at_ckpt[(s / K) * w1], w1 * sizeof(u32));
         // the walk only moves up and left: columns beyond j are never read again
         wlcs_rows<true>(model, s + 1, i, peer, j, c, r, v, ws.moves.data(), words, P);
         walk(i, j, s, s + 1);
@@ -598,35 +657,35 @@ inline Score3 score_w(const Doc& t, const Doc& p, double w, Work& wk, WlcsScratc
     size_t longest = 1;
     for (size_t k = 0; k < t.nsent(); ++k) longest = std::max<size_t>(longest, t.sbeg[k + 1] - t.sbeg[k]);
     for (size_t k = 0; k < p.nsent(); ++k) longest = std::max<size_t>(longest, p.sbeg[k + 1] - p.sbeg[k]);
-    const double* P = wk.powers_upto(longest + 1, w);
-    wk.cnt_a.reset();
-    wk.cnt_b.reset();
-    for (u32 x : t.stoks) ++wk.cnt_a.ref(x);
-    for (u32 x : p.stoks) ++wk.cnt_b.ref(x);
+    const double* P = wk.weight_powers.upto(longest + 1, w);
+    wk.ref_count.reset();
+    wk.pred_count.reset();
+    for (u32 x : t.stoks) ++wk.ref_count.ref(x);
+    for (u32 x : p.stoks) ++wk.pred_count.ref(x);
     double n_peer = static_cast<double>(p.stoks.size());
     double hit = 0.0, base = 0.0;
     for (size_t r = 0; r < t.nsent(); ++r) {
         const u32* ms = t.stoks.data() + t.sbeg[r];
         size_t size = t.sbeg[r + 1] - t.sbeg[r];
-        wk.flags.assign(size, 0);
+        wk.ref_hit.assign(size, 0);
         base += P[size];
         for (size_t c = 0; c < p.nsent(); ++c)
-            wlcs_mark(ms, size, p.stoks.data() + p.sbeg[c], p.sbeg[c + 1] - p.sbeg[c], wk.flags.data(), P, ws);
+            wlcs_mark(ms, size, p.stoks.data() + p.sbeg[c], p.sbeg[c + 1] - p.sbeg[c], wk.ref_hit.data(), P, ws);
         u32 run = 0;
         for (size_t j = 0; j < size; ++j) {
-            if (wk.flags[j] != 1) continue;
+            if (wk.ref_hit[j] != 1) continue;
             u32 tok = ms[j];
-            if (wk.cnt_a.get(tok) > 0 && wk.cnt_b.get(tok) > 0) {
+            if (wk.ref_count.get(tok) > 0 && wk.pred_count.get(tok) > 0) {
                 ++run;
-                if (j + 1 < size && wk.flags[j + 1] == 0) {
+                if (j + 1 < size && wk.ref_hit[j + 1] == 0) {
                     hit += P[run];
                     run = 0;
                 } else if (j + 1 == size) {
                     hit += P[run];
                     run = 0;
                 }
-                --wk.cnt_a.ref(tok);
-                --wk.cnt_b.ref(tok);
+                --wk.ref_count.ref(tok);
+                --wk.pred_count.ref(tok);
             }
         }
     }
@@ -653,39 +712,32 @@ inline u64 skip_total(size_t n, long gap) {
 
 // Clipped skip-bigram matches with any gap, without listing the O(n^2) pairs: for each token b
 // of the shared vocabulary, one right-to-left sweep per text counts every (a, b) pair at once.
-inline u64 skip_hits_any(const std::vector<u32>& x, const std::vector<u32>& y, Work& wk) {
-    // shared vocabulary -> compact ids
-    wk.cnt_a.reset();
-    for (u32 t : x) wk.cnt_a.ref(t) = 1;
-    wk.slot.reset();
-    u32 nv = 0;
-    for (u32 t : y)
-        if (wk.cnt_a.get(t) == 1 && !wk.slot.has(t)) wk.slot.ref(t) = nv++;
+inline u64 skip_hits_any(const std::vector<u32>& x, const std::vector<u32>& y, SkipScratch& sk) {
+    u32 nv = sk.number_shared(x, y);
     if (!nv) return 0;
-    wk.ka.clear();
-    wk.kb.clear();
+    sk.xs.clear();
+    sk.ys.clear();
     for (u32 t : x)
-        if (wk.slot.has(t)) wk.ka.push_back(wk.slot.get(t));
+        if (sk.shared_id.has(t)) sk.xs.push_back(sk.shared_id.get(t));
     for (u32 t : y)
-        if (wk.slot.has(t)) wk.kb.push_back(wk.slot.get(t));
-    std::vector<u32>& last = wk.tmp;  // last position of each id in ka, kb
-    last.assign(2 * static_cast<size_t>(nv), 0);
-    for (size_t i = 0; i < wk.ka.size(); ++i) last[wk.ka[i]] = static_cast<u32>(i + 1);
-    for (size_t i = 0; i < wk.kb.size(); ++i) last[nv + wk.kb[i]] = static_cast<u32>(i + 1);
+        if (sk.shared_id.has(t)) sk.ys.push_back(sk.shared_id.get(t));
+    sk.last.assign(2 * static_cast<size_t>(nv), 0);
+    for (size_t i = 0; i < sk.xs.size(); ++i) sk.last[sk.xs[i]] = static_cast<u32>(i + 1);
+    for (size_t i = 0; i < sk.ys.size(); ++i) sk.last[nv + sk.ys[i]] = static_cast<u32>(i + 1);
     std::vector<u64> colx(nv), coly(nv);
     u64 hits = 0;
     for (u32 b = 0; b < nv; ++b) {
         std::fill(colx.begin(), colx.end(), 0);
         std::fill(coly.begin(), coly.end(), 0);
         u64 after = 0;
-        for (long i = static_cast<long>(last[b]) - 1; i >= 0; --i) {
-            u32 t = wk.ka[static_cast<size_t>(i)];
+        for (long i = static_cast<long>(sk.last[b]) - 1; i >= 0; --i) {
+            u32 t = sk.xs[static_cast<size_t>(i)];
             colx[t] += after;
             if (t == b) ++after;
         }
         after = 0;
-        for (long i = static_cast<long>(last[nv + b]) - 1; i >= 0; --i) {
-            u32 t = wk.kb[static_cast<size_t>(i)];
+        for (long i = static_cast<long>(sk.last[nv + b]) - 1; i >= 0; --i) {
+            u32 t = sk.ys[static_cast<size_t>(i)];
             coly[t] += after;
             if (t == b) ++after;
         }
@@ -697,47 +749,38 @@ inline u64 skip_hits_any(const std::vector<u32>& x, const std::vector<u32>& y, W
 // Clipped skip-bigram matches with at most `gap` tokens between, in O(n * gap) without hashing
 // pairs: the pairs are grouped by their first token (positions bucketed by token), and for each
 // first token the counts of the second tokens live in a small stamped array.
-inline u64 skip_hits_gap(const std::vector<u32>& x, const std::vector<u32>& y, long gap, Work& wk) {
-    // shared vocabulary -> compact ids; other tokens can start or end no matching pair
-    wk.cnt_a.reset();
-    for (u32 t : x) wk.cnt_a.ref(t) = 1;
-    wk.slot.reset();
-    u32 nv = 0;
-    for (u32 t : y)
-        if (wk.cnt_a.get(t) == 1 && !wk.slot.has(t)) wk.slot.ref(t) = nv++;
+inline u64 skip_hits_gap(const std::vector<u32>& x, const std::vector<u32>& y, long gap, SkipScratch& sk) {
+    // other tokens than the shared ones can start or end no matching pair: NONE
+    u32 nv = sk.number_shared(x, y);
     if (!nv) return 0;
     const u32 NONE = 0xFFFFFFFFu;
-    wk.ka.resize(x.size());
-    wk.kb.resize(y.size());
-    for (size_t i = 0; i < x.size(); ++i) wk.ka[i] = wk.slot.has(x[i]) ? wk.slot.get(x[i]) : NONE;
-    for (size_t i = 0; i < y.size(); ++i) wk.kb[i] = wk.slot.has(y[i]) ? wk.slot.get(y[i]) : NONE;
-    // positions of each compact id in x and in y (counting sort)
-    std::vector<u32>& bx = wk.ida;
-    std::vector<u32>& by = wk.idb;
-    std::vector<u32>& px = wk.pos;
-    std::vector<u32>& py = wk.tmp;
-    auto bucket = [nv](const std::vector<u32>& k, std::vector<u32>& begin, std::vector<u32>& pos) {
-        begin.assign(static_cast<size_t>(nv) + 1, 0);
+    sk.xs.resize(x.size());
+    sk.ys.resize(y.size());
+    for (size_t i = 0; i < x.size(); ++i) sk.xs[i] = sk.shared_id.has(x[i]) ? sk.shared_id.get(x[i]) : NONE;
+    for (size_t i = 0; i < y.size(); ++i) sk.ys[i] = sk.shared_id.has(y[i]) ? sk.shared_id.get(y[i]) : NONE;
+    // the positions of each compact id: id a at at[start[a] .. start[a + 1])
+    auto bucket = [nv](const std::vector<u32>& k, std::vector<u32>& start, std::vector<u32>& at) {
+        start.assign(static_cast<size_t>(nv) + 1, 0);
         for (u32 t : k)
-            if (t != 0xFFFFFFFFu) ++begin[t + 1];
-        for (u32 v = 0; v < nv; ++v) begin[v + 1] += begin[v];
-        pos.resize(begin[nv]);
-        std::vector<u32> fill(begin.begin(), begin.end() - 1);
+            if (t != NONE) ++start[t + 1];
+        for (u32 v = 0; v < nv; ++v) start[v + 1] += start[v];
+        at.resize(start[nv]);
+        std::vector<u32> fill(start.begin(), start.end() - 1);
         for (size_t i = 0; i < k.size(); ++i)
-            if (k[i] != 0xFFFFFFFFu) pos[fill[k[i]]++] = static_cast<u32>(i);
+            if (k[i] != NONE) at[fill[k[i]]++] = static_cast<u32>(i);
     };
-    bucket(wk.ka, bx, px);
-    bucket(wk.kb, by, py);
+    bucket(sk.xs, sk.x_start, sk.x_at);
+    bucket(sk.ys, sk.y_start, sk.y_at);
     std::vector<u32> cnt(nv, 0), stamp(nv, 0);
     u32 now = 0;
     u64 hits = 0;
     size_t span = static_cast<size_t>(gap) + 2;
     for (u32 a = 0; a < nv; ++a) {
         ++now;
-        for (u32 q = bx[a]; q < bx[a + 1]; ++q) {
-            size_t i = px[q], end = std::min(x.size(), i + span);
+        for (u32 q = sk.x_start[a]; q < sk.x_start[a + 1]; ++q) {
+            size_t i = sk.x_at[q], end = std::min(x.size(), i + span);
             for (size_t j = i + 1; j < end; ++j) {
-                u32 b = wk.ka[j];
+                u32 b = sk.xs[j];
                 if (b == NONE) continue;
                 if (stamp[b] != now) {
                     stamp[b] = now;
@@ -746,10 +789,10 @@ inline u64 skip_hits_gap(const std::vector<u32>& x, const std::vector<u32>& y, l
                 ++cnt[b];
             }
         }
-        for (u32 q = by[a]; q < by[a + 1]; ++q) {
-            size_t i = py[q], end = std::min(y.size(), i + span);
+        for (u32 q = sk.y_start[a]; q < sk.y_start[a + 1]; ++q) {
+            size_t i = sk.y_at[q], end = std::min(y.size(), i + span);
             for (size_t j = i + 1; j < end; ++j) {
-                u32 b = wk.kb[j];
+                u32 b = sk.ys[j];
                 if (b == NONE || stamp[b] != now || !cnt[b]) continue;
                 --cnt[b];
                 ++hits;
@@ -762,17 +805,17 @@ inline u64 skip_hits_gap(const std::vector<u32>& x, const std::vector<u32>& y, l
 inline Score3 score_s(const Doc& t, const Doc& p, long gap, bool unigrams, Work& wk) {
     const std::vector<u32>& x = t.toks;
     const std::vector<u32>& y = p.toks;
-    u64 hits = gap < 0 ? skip_hits_any(x, y, wk) : skip_hits_gap(x, y, gap, wk);
+    u64 hits = gap < 0 ? skip_hits_any(x, y, wk.skip) : skip_hits_gap(x, y, gap, wk.skip);
     u64 tx = skip_total(x.size(), gap), ty = skip_total(y.size(), gap);
     if (unigrams) {
         if (x.size() > 1) tx += x.size() - 1;
         if (y.size() > 1) ty += y.size() - 1;
         if (x.size() > 1 && y.size() > 1) {
-            wk.cnt_a.reset();
-            for (size_t i = 0; i + 1 < x.size(); ++i) ++wk.cnt_a.ref(x[i]);
+            wk.ref_count.reset();
+            for (size_t i = 0; i + 1 < x.size(); ++i) ++wk.ref_count.ref(x[i]);
             for (size_t i = 0; i + 1 < y.size(); ++i) {
-                if (!wk.cnt_a.has(y[i])) continue;
-                u32& c = wk.cnt_a.ref(y[i]);
+                if (!wk.ref_count.has(y[i])) continue;
+                u32& c = wk.ref_count.ref(y[i]);
                 if (c) {
                     --c;
                     ++hits;
@@ -788,23 +831,40 @@ inline Score3 score_s(const Doc& t, const Doc& p, long gap, bool unigrams, Work&
 }
 
 // ---------------------------------------------------------------------------------------------
-enum Kind : int { K_N = 0, K_L = 1, K_LSUM = 2, K_W = 3, K_S = 4, K_SU = 5 };
+// The kinds of ROUGE the scorer computes: Python reads them as _core.RougeKind (no other table
+// of codes exists).
+enum class RougeKind : int { N = 0, L = 1, LSUM = 2, W = 3, S = 4, SU = 5 };
+
+// false for a value outside the enumeration (RougeKind(99) can be made from Python)
+inline bool is_known(RougeKind k) {
+    switch (k) {
+        case RougeKind::N:
+        case RougeKind::L:
+        case RougeKind::LSUM:
+        case RougeKind::W:
+        case RougeKind::S:
+        case RougeKind::SU: return true;
+    }
+    return false;
+}
 
 struct RougeType {
-    int kind;
-    long param;  // n for K_N; the gap for K_S / K_SU (-1: any)
+    RougeKind kind;
+    long param;  // n for N; the gap for S / SU (-1: any)
 };
 
 inline Score3 score_type(const RougeType& ty, const Doc& t, const Doc& p, double w, Work& wk,
                          WlcsScratch& ws) {
     switch (ty.kind) {
-        case K_N: return score_n(t, p, static_cast<int>(ty.param), wk);
-        case K_L: return score_l(t, p, wk);
-        case K_LSUM: return score_lsum(t, p, wk);
-        case K_W: return score_w(t, p, w, wk, ws);
-        case K_S: return score_s(t, p, ty.param, false, wk);
-        default: return score_s(t, p, ty.param, true, wk);
+        case RougeKind::N: return score_n(t, p, static_cast<int>(ty.param), wk);
+        case RougeKind::L: return score_l(t, p, wk);
+        case RougeKind::LSUM: return score_lsum(t, p, wk);
+        case RougeKind::W: return score_w(t, p, w, wk, ws);
+        case RougeKind::S: return score_s(t, p, ty.param, false, wk);
+        case RougeKind::SU: return score_s(t, p, ty.param, true, wk);
     }
+    // RougeCore checks every kind when it is made: reaching here is a bug
+    throw std::logic_error("unknown ROUGE kind " + std::to_string(static_cast<int>(ty.kind)));
 }
 
 }  // namespace tgm

@@ -16,7 +16,12 @@ struct Src {
     u32 nsent;
 };
 
-enum Mode : int { M_TEXT = 0, M_UNITS = 1, M_TOKENS = 2 };
+// What a batch's texts are, in RougeCore.score: Python reads the codes as _core.RougeInput.
+enum class RougeInput : int {
+    TEXT = 0,    // a str each (rouge-score's tokenizer; a line is a sentence)
+    UNITS = 1,   // a list of sentence strs each (rouge-score's tokenizer)
+    TOKENS = 2,  // a (tokens, sentences) pair each, tokenised in Python
+};
 
 struct RougeState {
     RougeTokenizer tok;
@@ -41,16 +46,23 @@ struct RougeState {
 
 class RougeCore {
   public:
-    RougeCore(const std::vector<std::pair<int, long>>& types, bool use_stemmer, double weight)
+    RougeCore(const std::vector<std::pair<RougeKind, long>>& types, bool use_stemmer, double weight)
         : weight_(weight), use_stemmer_(use_stemmer) {
-        for (auto& t : types) types_.push_back({t.first, t.second});
+        for (auto& t : types) {
+            if (!is_known(t.first))
+                throw py::value_error("types: unknown ROUGE kind " + std::to_string(static_cast<int>(t.first)) +
+                                      "; RougeKind has N, L, LSUM, W, S and SU");
+            types_.push_back({t.first, t.second});
+        }
     }
 
-    // preds: a list of texts; refs: a list (per example) of lists of texts, or in M_TEXT of one
-    // text each as a bare str. A "text" is a str (M_TEXT), a list of sentence strings (M_UNITS)
-    // or a (tokens, sentences) pair (M_TOKENS). Returns 3 * len(types) lists: P, R, F of each
-    // type, per example.
-    py::list score(py::handle preds, py::handle refs, int mode, int num_threads) {
+    // preds: a list of texts; refs: a list (per example) of lists of texts, or in TEXT mode of
+    // one text each as a bare str. A "text" is what the mode says (RougeInput). Returns
+    // 3 * len(types) lists: P, R, F of each type, per example.
+    py::list score(py::handle preds, py::handle refs, RougeInput mode, int num_threads) {
+        if (mode != RougeInput::TEXT && mode != RougeInput::UNITS && mode != RougeInput::TOKENS)
+            throw py::value_error("mode: unknown RougeInput " + std::to_string(static_cast<int>(mode)) +
+                                  "; it has TEXT, UNITS and TOKENS");
         Batch b;
         b.mode = mode;
         py::object pf = fast_seq(preds, "predictions");
@@ -64,7 +76,7 @@ class RougeCore {
             b.pred.push_back(add_src(b, PySequence_Fast_GET_ITEM(pf.ptr(), i), "predictions", static_cast<size_t>(i)));
             b.ref_begin.push_back(static_cast<u32>(b.refs.size()));
             PyObject* item = PySequence_Fast_GET_ITEM(rf.ptr(), i);
-            if (mode == M_TEXT && PyUnicode_Check(item)) {  // one reference, not wrapped in a list
+            if (mode == RougeInput::TEXT && PyUnicode_Check(item)) {  // one reference, not wrapped in a list
                 b.refs.push_back(add_src(b, item, "references", static_cast<size_t>(i)));
                 continue;
             }
@@ -84,7 +96,7 @@ class RougeCore {
                 states_.emplace_back(new RougeState());
                 states_.back()->tok.use_stemmer = use_stemmer_;
             }
-            if (mode != M_TOKENS) {  // each thread reads about 1/nt of the batch
+            if (mode != RougeInput::TOKENS) {  // each thread reads about 1/nt of the batch
                 size_t bytes = 0;
                 for (const StrRef& t : b.strs) bytes += t.n;
                 for (int k = 0; k < nt; ++k) states_[static_cast<size_t>(k)]->tok.reserve_for(bytes / static_cast<size_t>(nt));
@@ -104,7 +116,7 @@ class RougeCore {
 
   private:
     struct Batch {
-        int mode = M_TEXT;
+        RougeInput mode = RougeInput::TEXT;
         Keep keep;
         std::vector<StrRef> strs;
         std::vector<u32> sent_len;
@@ -114,10 +126,10 @@ class RougeCore {
 
     Src add_src(Batch& b, PyObject* o, const char* what, size_t index) {
         Src s{static_cast<u32>(b.strs.size()), 0, 0, static_cast<u32>(b.sent_len.size()), 0};
-        if (b.mode == M_TEXT) {
+        if (b.mode == RougeInput::TEXT) {
             b.strs.push_back(utf8_of(o, b.keep, what, index));
             s.count = 1;
-        } else if (b.mode == M_UNITS) {
+        } else if (b.mode == RougeInput::UNITS) {
             std::vector<StrRef> units = str_list(o, b.keep, what);
             b.strs.insert(b.strs.end(), units.begin(), units.end());
             s.count = static_cast<u32>(units.size());
@@ -144,11 +156,11 @@ class RougeCore {
 
     void build(const Batch& b, const Src& s, RougeState& st, Doc& d) {
         d.clear();
-        if (b.mode == M_TEXT) {
+        if (b.mode == RougeInput::TEXT) {
             const StrRef& t = b.strs[s.first];
             st.tok.tokenize(t.p, t.n, d.toks, &d.sbeg);
             d.stoks = d.toks;
-        } else if (b.mode == M_UNITS) {
+        } else if (b.mode == RougeInput::UNITS) {
             for (u32 k = 0; k < s.count; ++k) {
                 const StrRef& t = b.strs[s.first + k];
                 d.sbeg.push_back(static_cast<u32>(d.toks.size()));

@@ -48,20 +48,21 @@ _FLOAT_MIN = sys.float_info.min
 SMOOTH_METHODS = ("none", "floor", "add-k", "exp")
 
 # what the core reads: the texts themselves (13a / str.split() in the core) or token lists
-_CoreInput = tuple[Sequence[str] | list[list[str]], Sequence[Sequence[str]] | list[list[list[str]]], int, bool]
+_CoreInput = tuple[Sequence[str] | list[list[str]], Sequence[Sequence[str]] | list[list[list[str]]],
+                   _native.BleuInput, bool]
 
 
 def _core_input(tok: Tokenizer, predictions: Sequence[str], references: Sequence[Sequence[str]]) -> _CoreInput:
-    """``(predictions, references, tokenizer code, lowercase)`` for ``BleuCore``: the texts when
+    """``(predictions, references, input code, lowercase)`` for ``BleuCore``: the texts when
     the core has the tokenizer (``13a``, ``none``, lower-cased or not), else ``tok``'s tokens."""
     inner, lowercase = (tok.inner, True) if isinstance(tok, Lowercased) else (tok, False)
     if type(inner) is Tokenizer13a:
-        return predictions, references, _native.BLEU_13A, lowercase or inner.lowercase
+        return predictions, references, _native.BleuInput.TEXT_13A, lowercase or inner.lowercase
     if type(inner) is NoneTokenizer:
-        return predictions, references, _native.BLEU_SPLIT, lowercase
+        return predictions, references, _native.BleuInput.TEXT_SPLIT, lowercase
     flat = iter(tok.batch([r for refs in references for r in refs]))
     ref_tokens = [[next(flat) for _ in refs] for refs in references]
-    return tok.batch(predictions), ref_tokens, _native.BLEU_TOKENS, False
+    return tok.batch(predictions), ref_tokens, _native.BleuInput.TOKENS, False
 
 
 class BleuCounts(NamedTuple):

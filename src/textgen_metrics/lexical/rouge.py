@@ -171,17 +171,17 @@ class RougeScorer:
             doc = cache[text] = _Doc(text, self)
         return doc
 
-    def _inputs(self, texts: Sequence[str]) -> tuple[list[Any], int]:
+    def _inputs(self, texts: Sequence[str]) -> tuple[list[Any], _native.RougeInput]:
         """Texts as the core takes them, and the core's input mode."""
         if self._native_tokens:
             if self.split_summaries:
-                return [split_sentences(t) for t in texts], _native.MODE_UNITS
-            return list(texts), _native.MODE_TEXT
+                return [split_sentences(t) for t in texts], _native.RougeInput.UNITS
+            return list(texts), _native.RougeInput.TEXT
         out = []
         for t in texts:
             doc = self._doc(t)
             out.append((doc.tokens, doc.sents if self._needs_sents else []))
-        return out, _native.MODE_TOKENS
+        return out, _native.RougeInput.TOKENS
 
     # -- public -----------------------------------------------------------------------------
     def score_batch(self, predictions: Sequence[str], references: Sequence[str | Sequence[str]],
@@ -200,7 +200,7 @@ class RougeScorer:
         threads = _native.resolve_threads(num_threads)
         preds, mode = self._inputs(predictions)
         refs: Sequence[Any] = references  # texts: the core takes a str or a list per example
-        if mode != _native.MODE_TEXT:
+        if mode != _native.RougeInput.TEXT:
             refs = [self._inputs([rs] if isinstance(rs, str) else rs)[0] for rs in references]
         scores: list[list[float]] = self._core.score(preds, refs, mode, threads)
         return scores
