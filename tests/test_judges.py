@@ -429,3 +429,33 @@ def test_identical_requests_in_flight_are_sent_once():
         results = j.judge([request(1)] * 5 + [request(2)])
         assert all(r.ok for r in results) and srv.count == 2
         assert j.usage.requests == 2 and j.usage.cached == 4
+
+
+def test_first_answer_timeout_stops_a_run_the_judge_never_answers_but_waits_for_a_slow_live_one():
+    import socket as _socket
+
+    listener = _socket.socket()  # accepts every connection, never answers
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
+    accepted = []
+    threading.Thread(target=lambda: [accepted.append(listener.accept()[0]) for _ in range(64)], daemon=True).start()
+    try:
+        j = OpenAIJudge("m", base_url=f"http://127.0.0.1:{listener.getsockname()[1]}/v1", api_key=SECRET,
+                        concurrency=4, timeout=60, first_answer_timeout=1.0)
+        start = time.monotonic()
+        with pytest.raises(JudgeFatalError, match=r"at http://127.0.0.1:\d+/v1 \(model 'm'\) has answered no "
+                                                  r"request within 1 s"):
+            j.judge([request(i) for i in range(10)])
+        assert time.monotonic() - start < 3 and accepted
+    finally:
+        listener.close()
+        for conn in accepted:
+            conn.close()
+    # alive: the first answer comes at once, the others well after the deadline; all are waited for
+    with ChatServer(lambda body: GOOD) as srv:
+        srv.fault_fn = lambda body, task: None if srv.count == 1 else ("hang", 1.5)
+        j = judge_for(srv, concurrency=2, first_answer_timeout=1.0)
+        results = j.judge([request(i) for i in range(4)])
+        assert all(r.ok for r in results) and srv.count == 4
+    with pytest.raises(ValueError, match="first_answer_timeout: 0 must be a number of seconds > 0"):
+        judge_for(srv, first_answer_timeout=0)

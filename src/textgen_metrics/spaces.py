@@ -10,9 +10,9 @@ missing field, a judge that does not answer) as one sentence that names the row 
 or the box, in a ``gr.Error`` pop-up and under the button (escaped: ``<model>`` stays visible);
 scores with 4 significant digits (the JSON keeps every digit); one horizontal bar per example
 in the playground's chart, on the score's own axis (1 to 5 for summary coherence). A judge
-typed into a Space gets a short time-out and one retry, and the first request that gets no
-answer before any request got one stops the run (``Judge.unanswered_is_fatal``), so a server
-that does not answer is an error within 15 s, however many rows and metrics wait on it.
+typed into a Space stops the run with one error when it has answered nothing 10 s after the
+run began (``first_answer_timeout``), so a server that does not answer is an error within 15 s,
+however many rows and metrics wait on it; a slow server that does answer is waited for.
 """
 
 from __future__ import annotations
@@ -27,18 +27,18 @@ from typing import Any
 
 __all__ = ["metric_app", "playground_app", "parse_rows", "run_metric", "card_body", "make_judge",
            "run_playground", "LIST_SEPARATOR", "SpaceError", "md_escape", "format_value",
-           "JUDGE_TIMEOUT", "JUDGE_RETRIES"]
+           "JUDGE_TIMEOUT", "JUDGE_RETRIES", "FIRST_ANSWER_TIMEOUT"]
 
 LIST_SEPARATOR = "|||"  # separates several references (or contexts) typed in one table cell
 _MAX_CHARTED = 200      # examples drawn one bar each; more: a histogram
 _SHOWN_ERRORS = 5       # unscored rows listed in a message
-# a judge typed into a Space: a request waits at most JUDGE_TIMEOUT s and is tried JUDGE_RETRIES
-# more times, and the first request given up on before any answer stops the run, so a server that
-# does not answer is reported after 2 x 5 s, the pause before the retry (under 0.5 s) and the app's
-# own time (about 2 s in a browser on a busy machine): within 15 s. Without the stop, the
-# playground's rows and metrics would wait in turn: a wave of `concurrency` requests, then the
-# next, metric by metric.
-JUDGE_TIMEOUT = 5.0
+# a judge typed into a Space: the run stops with one error when the judge has answered nothing
+# FIRST_ANSWER_TIMEOUT s after it began (a server that accepts connections and never answers),
+# reported with the app's own time (about 2 s in a browser on a busy machine) within 15 s. Once
+# it has answered, a request may wait JUDGE_TIMEOUT s: a local server (llama.cpp) answers one
+# request at a time, so the last of a burst of `concurrency` waits for all the others.
+FIRST_ANSWER_TIMEOUT = 10.0
+JUDGE_TIMEOUT = 300.0
 JUDGE_RETRIES = 1
 # the example row a metric Space opens with, by input column
 _EXAMPLE = {"predictions": "The cat sat on the mat.",
@@ -146,33 +146,32 @@ def make_judge(base_url: str | None, model: str | None, api_key: str | None) -> 
     written as ``azure:<deployment>``, ``anthropic:<model>``, ``gemini:<model>`` or
     ``openai:<model>`` picks that provider (the URL, optional there, is its endpoint or base URL;
     a blank key: the provider's environment variable); any other model is served by the
-    OpenAI-compatible server at the URL. The key stays in the judge object (never in results,
-    logs or the cache). Short time-out, one retry, and a request given up on before any answer
-    stops the run: a server that does not answer is an error within 15 s."""
-    from .judges import BACKENDS, Judge, get_judge
+    OpenAI-compatible server at the URL; ``tiny:smollm2`` is the packaged tiny model, in the app
+    itself (a check of the pipeline, never of quality). The key stays in the judge object (never
+    in results, logs or the cache). A judge that has answered nothing 10 s after the run began
+    stops the run with one error: a server that does not answer is an error within 15 s."""
+    from .judges import BACKENDS, get_judge
 
     base_url, model = (base_url or "").strip(), (model or "").strip()
     if not base_url and not model:
         return None
     prefix, sep, name = model.partition(":")
-    judge: Judge
+    if prefix == "tiny" and sep and name:
+        return get_judge(model)
     if sep and name and prefix in BACKENDS and prefix != "hf":
-        options = {"concurrency": 8, "api_key": (api_key or "").strip() or None,
-                   "timeout": JUDGE_TIMEOUT, "max_retries": JUDGE_RETRIES}
+        options = {"concurrency": 8, "api_key": (api_key or "").strip() or None, "timeout": JUDGE_TIMEOUT,
+                   "max_retries": JUDGE_RETRIES, "first_answer_timeout": FIRST_ANSWER_TIMEOUT}
         if base_url:
             options["endpoint" if prefix == "azure" else "base_url"] = base_url
-        judge = get_judge(model, **options)
-    else:
-        if not base_url or not model:
-            raise SpaceError("Judge: give both the server URL (e.g. http://127.0.0.1:8000/v1) and the model")
-        if not re.match(r"https?://", base_url):
-            raise SpaceError(f"Judge: the server URL must start with http:// or https:// (got {base_url!r})")
-        from .judges.openai import OpenAIJudge
+        return get_judge(model, **options)
+    if not base_url or not model:
+        raise SpaceError("Judge: give both the server URL (e.g. http://127.0.0.1:8000/v1) and the model")
+    if not re.match(r"https?://", base_url):
+        raise SpaceError(f"Judge: the server URL must start with http:// or https:// (got {base_url!r})")
+    from .judges.openai import OpenAIJudge
 
-        judge = OpenAIJudge(model, base_url=base_url, api_key=(api_key or "").strip() or "none", concurrency=16,
-                            timeout=JUDGE_TIMEOUT, max_retries=JUDGE_RETRIES)
-    judge.unanswered_is_fatal = True
-    return judge
+    return OpenAIJudge(model, base_url=base_url, api_key=(api_key or "").strip() or "none", concurrency=16,
+                       timeout=JUDGE_TIMEOUT, max_retries=JUDGE_RETRIES, first_answer_timeout=FIRST_ANSWER_TIMEOUT)
 
 
 def _space_columns(metric: Any) -> dict[str, str]:

@@ -25,7 +25,7 @@ __all__ = [
     "Completion", "Judge", "JudgeError", "JudgeFatalError", "JudgeRequest", "JudgeResult", "JudgeSession", "Usage",
     "run_sync",
     "JudgeCache", "JudgeParseError", "extract_json", "parse_answer", "validate",
-    "OpenAIJudge", "AzureOpenAIJudge", "GeminiJudge", "AnthropicJudge", "HFJudge", "CallableJudge",
+    "OpenAIJudge", "AzureOpenAIJudge", "GeminiJudge", "AnthropicJudge", "HFJudge", "TinyJudge", "CallableJudge",
     "get_judge", "BACKENDS",
 ]
 
@@ -33,12 +33,13 @@ BACKENDS = {"openai": "an OpenAI-compatible chat-completions API (openai:<model>
             "azure": "an Azure OpenAI deployment (azure:<deployment>; AZURE_OPENAI_ENDPOINT, AZURE_OPENAI_API_KEY)",
             "anthropic": "Anthropic's Messages API (anthropic:<model>; ANTHROPIC_API_KEY)",
             "gemini": "Gemini's OpenAI-compatible API (gemini:<model>; GEMINI_API_KEY)",
-            "hf": "a local transformers model (hf:<model id or folder>)"}
+            "hf": "a local transformers model (hf:<model id, folder or GGUF file>)",
+            "tiny": "a packaged tiny model that checks the pipeline offline, never quality (tiny:smollm2, tiny:gemma3)"}
 
 # name -> (module, class): the string prefixes of get_judge and the lazy attributes below
 _CLASSES = {"openai": (".openai", "OpenAIJudge"), "azure": (".openai", "AzureOpenAIJudge"),
             "gemini": (".openai", "GeminiJudge"), "anthropic": (".anthropic", "AnthropicJudge"),
-            "hf": (".local", "HFJudge"), "callable": (".function", "CallableJudge")}
+            "hf": (".local", "HFJudge"), "tiny": (".tiny", "TinyJudge"), "callable": (".function", "CallableJudge")}
 
 
 def _load(backend: str) -> type[Judge]:
@@ -59,7 +60,8 @@ def __getattr__(name: str) -> Any:
 def get_judge(judge: Any, **options: Any) -> Judge:
     """A Judge from a judge object, a callable, or a string ``"openai:<model>"``,
     ``"azure:<deployment>"``, ``"anthropic:<model>"``, ``"gemini:<model>"``,
-    ``"hf:<model id or path>"``; ``options`` go to the backend's constructor."""
+    ``"hf:<model id, folder or GGUF file>"``, ``"tiny:smollm2"`` (a packaged tiny model: a check of
+    the pipeline, never of quality); ``options`` go to the backend's constructor."""
     if judge is None:
         raise ValueError(
             "judge: this metric needs a judge; pass judge='openai:<model>' (an OpenAI-compatible "

@@ -21,11 +21,11 @@ once, and decides what an answer is worth:
   never reaches a result, a log line or the cache, even when a server echoes it. An exception
   kept (``JudgeResult.cause``) or raised (``JudgeFatalError``) is a redacted copy, its chain of
   causes too (``redaction.redacted_error``).
-- ``unanswered_is_fatal`` (off by default; the Spaces set it): a request that the backend gave
-  up on after retrying (time-outs, dropped connections, server errors) while no request of the
-  run has got an answer stops the run as a ``JudgeFatalError``, so a server that accepts
-  connections and answers nothing is one error after one request's retries, not one per example
-  after every example's.
+- ``first_answer_timeout`` (seconds; off by default, the Spaces set it): a run whose judge has
+  answered nothing that long after the run began stops with one ``JudgeFatalError`` (a server
+  that accepts connections and never answers), however many requests wait on it. Once any
+  answer has come, the server is alive: requests wait as long as their own ``timeout`` allows
+  (a local server answers one request at a time, so the last of a burst waits for all others).
 
 Token usage is counted per result and in total: ``requests`` is every request sent (retries
 and re-asks included), ``retries`` the transport retries among them.
@@ -213,18 +213,21 @@ class Judge:
     """Base of the judge backends. Subclasses set ``backend`` and implement ``_acomplete``."""
 
     backend = "base"
-    # a request given up on after transport retries, before any answer in the run: stop the run
-    unanswered_is_fatal = False
-
     def __init__(self, model: str, concurrency: int = 1, cache: Any = None, max_parse_attempts: int = 3,
-                 prices: dict[str, tuple[float, float]] | None = None) -> None:
+                 prices: dict[str, tuple[float, float]] | None = None,
+                 first_answer_timeout: float | None = None) -> None:
         if not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 1:
             raise ValueError(f"concurrency: {concurrency!r} must be a positive integer")
         if (not isinstance(max_parse_attempts, int) or isinstance(max_parse_attempts, bool)
                 or max_parse_attempts < 1):
             raise ValueError(f"max_parse_attempts: {max_parse_attempts!r} must be a positive integer")
+        if first_answer_timeout is not None and (isinstance(first_answer_timeout, bool) or not isinstance(
+                first_answer_timeout, (int, float)) or not first_answer_timeout > 0):
+            raise ValueError(f"first_answer_timeout: {first_answer_timeout!r} must be a number of seconds > 0, "
+                             "or None")
         self.model = model
         self.concurrency = concurrency
+        self.first_answer_timeout = first_answer_timeout
         self.cache: JudgeCache | None = resolve_cache(cache)
         self.max_parse_attempts = max_parse_attempts
         self.prices = prices
@@ -247,6 +250,10 @@ class Judge:
             cached = (secrets, Redactor(secrets))
             self.__dict__["_redactor"] = cached
         return cached[1](text)
+
+    def describe(self) -> str:
+        """The judge in an error message ("the judge at http://...")."""
+        return f"the judge {self.model!r}"
 
     def default_budget(self) -> int | None:
         """The answer budget (tokens) when a request names none; None: the server's default."""
@@ -313,9 +320,6 @@ class Judge:
             fatal = copy if isinstance(copy, JudgeFatalError) else JudgeFatalError(str(copy))
         except JudgeError as e:
             result.error, result.cause = self.redact(str(e)), self.redacted(e)
-            if self.unanswered_is_fatal and result.retries and not session.answered:
-                fatal = JudgeFatalError(f"{result.error}; the judge has answered no request, so the run stops")
-                fatal.__cause__ = result.cause
         except Exception as e:  # a backend, a body, a template, the user's function: this request only
             result.error, result.cause = self.redact(f"{type(e).__name__}: {e}"), self.redacted(e)
         finally:
@@ -358,8 +362,7 @@ class Judge:
             async with session.sem:
                 if session.fatal is not None:
                     raise session.fatal
-                completion = await self._acomplete(messages, current, session.ctx, result)
-            session.answered = True
+                completion = await session.alive(self._acomplete(messages, current, session.ctx, result))
             # the freed slot's next request goes out before this answer is parsed and checked
             await asyncio.sleep(0)
             result.prompt_tokens += _count(completion.prompt_tokens)
@@ -458,13 +461,34 @@ async def gather_or_cancel(aws: list[Awaitable[T]]) -> list[T]:
 class JudgeSession:
     """Requests asked within one ``Judge.session()``: one backend context, one limit."""
 
-    __slots__ = ("judge", "ctx", "sem", "inflight", "fatal", "answered")
+    __slots__ = ("judge", "ctx", "sem", "inflight", "fatal", "answered", "started")
 
     def __init__(self, judge: Judge, ctx: Any, sem: asyncio.Semaphore) -> None:
         self.judge, self.ctx, self.sem = judge, ctx, sem
         self.inflight: dict[str, asyncio.Future[JudgeResult]] = {}
         self.fatal: JudgeFatalError | None = None  # once set, nothing more is sent
         self.answered = False  # a backend call has returned an answer (of any worth)
+        self.started = asyncio.get_running_loop().time()
 
     async def ask(self, request: JudgeRequest) -> JudgeResult:
         return await self.judge._ajudge_one(request, self)
+
+    async def alive(self, call: Coroutine[Any, Any, T]) -> T:
+        """The backend ``call``'s outcome; with ``first_answer_timeout``, a run that has had no
+        answer that long after it began stops here (``JudgeFatalError``)."""
+        limit = self.judge.first_answer_timeout
+        if limit is None or self.answered:
+            value = await call
+        else:
+            task = asyncio.ensure_future(call)
+            remaining = self.started + limit - asyncio.get_running_loop().time()
+            done, _ = await asyncio.wait({task}, timeout=max(remaining, 0.0))
+            if not done and not self.answered:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+                raise JudgeFatalError(self.judge.redact(
+                    f"{self.judge.describe()} has answered no request within {limit:g} s: check that the server "
+                    "is running and serving the model") or "")
+            value = await task  # another request's answer came meanwhile: the server is alive, wait on
+        self.answered = True
+        return value

