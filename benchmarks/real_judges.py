@@ -30,18 +30,17 @@ import contextlib
 import contextvars
 import json
 import os
-import socket
-import subprocess
 import sys
 import time
-import urllib.request
 from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "tests"))  # llama_server: the server as the real-model tests start it
 
 import textgen_metrics  # noqa: E402
+from llama_server import llama_server  # noqa: E402
 from textgen_metrics.judges import HFJudge, OpenAIJudge  # noqa: E402
 from textgen_metrics.judges.tiny import tiny_model_file  # noqa: E402
 from textgen_metrics.llm.metrics import METRICS  # noqa: E402
@@ -60,46 +59,6 @@ def columns(rows: list[dict]) -> dict[str, list]:
     return {"predictions": [r["prediction"] for r in rows], "references": [r["reference"] for r in rows],
             "queries": [r["query"] for r in rows], "contexts": [r["contexts"] for r in rows],
             "sources": [r["source"] for r in rows], "baselines": [r["baseline"] for r in rows]}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@contextlib.contextmanager
-def llama_server(model_file: str, n_ctx: int = 4096, extra: tuple[str, ...] = ()):
-    """llama-cpp-python's OpenAI-compatible server on 127.0.0.1, as a user starts it; yields its
-    base URL."""
-    port = free_port()
-    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", model_file, "--host", "127.0.0.1",
-           "--port", str(port), "--n_ctx", str(n_ctx), *extra]
-    log = open(os.devnull, "w")
-    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.time() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/models", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                if proc.poll() is not None:
-                    raise RuntimeError(f"the server stopped at start-up (exit {proc.returncode}): "
-                                       f"{' '.join(cmd)}") from None
-                if time.time() > deadline:
-                    raise RuntimeError("the server did not start within 120 s") from None
-                time.sleep(0.5)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
 
 
 def recording(judge_class):

@@ -107,6 +107,14 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., str]:
     return get
 
 
+def hf(*args: Any, **options: Any) -> HFJudge:
+    """HFJudge decoding freely: these tests drive the generation loop with bigram machines whose
+    words a grammar could not spell (the constrained path runs on the real models in
+    test_real_judges.py)."""
+    options.setdefault("structured", "none")
+    return HFJudge(*args, **options)
+
+
 def ask(i: int = 0, messages: list[dict[str, str]] | None = None, **kw: Any) -> JudgeRequest:
     messages = messages or [{"role": "system", "content": SYSTEM}, {"role": "user", "content": f"question {i}"}]
     return JudgeRequest(messages, schema=SCHEMA, task="verdicts", **kw)
@@ -138,7 +146,7 @@ def record(judge: HFJudge) -> list[list[int]]:
 # -- chat templates --------------------------------------------------------------------------
 
 def test_template_with_a_system_role_keeps_the_system_turn(tiny: Callable[..., str]) -> None:
-    j = HFJudge(tiny("chatml"), batch_size=2)
+    j = hf(tiny("chatml"), batch_size=2)
     prompt = j._prompt(ask().messages)
     assert prompt.startswith(f"<|im_start|>system\n{SYSTEM}<|im_end|>\n<|im_start|>user\nquestion 0<|im_end|>")
     results = j.judge([ask(i) for i in range(3)])
@@ -148,7 +156,7 @@ def test_template_with_a_system_role_keeps_the_system_turn(tiny: Callable[..., s
 @pytest.mark.parametrize("name", ["gemma", "drops"])
 def test_template_without_a_system_role_gets_the_system_text_in_the_first_user_turn(
         tiny: Callable[..., str], name: str) -> None:
-    j = HFJudge(tiny(name), batch_size=2)
+    j = hf(tiny(name), batch_size=2)
     messages = ask().messages
     if name == "gemma":  # the template itself refuses a system message...
         with pytest.raises(Exception, match="System role not supported"):
@@ -164,7 +172,7 @@ def test_template_without_a_system_role_gets_the_system_text_in_the_first_user_t
 
 
 def test_a_template_failure_fails_only_that_request_before_batching(tiny: Callable[..., str]) -> None:
-    j = HFJudge(tiny("gemma"), batch_size=4)
+    j = hf(tiny("gemma"), batch_size=4)
     batches = record(j)
     two_users = [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]
     requests = [ask(0), ask(1, messages=two_users), ask(2), ask(3)]
@@ -180,7 +188,7 @@ def test_a_template_failure_fails_only_that_request_before_batching(tiny: Callab
 
 @pytest.mark.parametrize("name", ["chatml", "gemma"])
 def test_an_answer_that_ends_with_eos_is_stop(tiny: Callable[..., str], name: str) -> None:
-    j = HFJudge(tiny(name, "answer"), max_new_tokens=16)
+    j = hf(tiny(name, "answer"), max_new_tokens=16)
     completion, tally = complete(j, ask())
     assert completion.finish_reason == "stop" and not completion.truncated
     assert completion.text == GOOD
@@ -191,7 +199,7 @@ def test_an_answer_that_ends_with_eos_is_stop(tiny: Callable[..., str], name: st
 @pytest.mark.parametrize("name", ["chatml", "gemma"])
 def test_a_cut_answer_is_length_and_asked_again_with_a_larger_budget(tiny: Callable[..., str], name: str) -> None:
     n = len(ANSWER_TOKENS)
-    j = HFJudge(tiny(name, "answer"), max_new_tokens=n)  # room for the JSON but not for its end
+    j = hf(tiny(name, "answer"), max_new_tokens=n)  # room for the JSON but not for its end
     completion, _ = complete(j, ask())
     # the cut text happens to be complete JSON: it is flagged all the same, never parsed
     assert completion.finish_reason == "length" and completion.truncated
@@ -213,7 +221,7 @@ def test_a_cut_answer_is_length_and_asked_again_with_a_larger_budget(tiny: Calla
 
 
 def test_an_answer_cut_twice_fails_the_request(tiny: Callable[..., str]) -> None:
-    j = HFJudge(tiny("chatml", "ramble"), max_new_tokens=8)
+    j = hf(tiny("chatml", "ramble"), max_new_tokens=8)
     completion, _ = complete(j, ask())
     assert completion.finish_reason == "length" and completion.text == " ".join(["la"] * 8)
     batches = record(j)
@@ -223,7 +231,7 @@ def test_an_answer_cut_twice_fails_the_request(tiny: Callable[..., str]) -> None
 
 
 def test_the_budget_grows_with_the_items_asked_for(tiny: Callable[..., str]) -> None:
-    j = HFJudge(tiny("chatml", "ramble"), max_new_tokens=8)
+    j = hf(tiny("chatml", "ramble"), max_new_tokens=8)
     assert HFJudge.budget_base == 128 and HFJudge.budget_per_item == 64
     assert [j.budget(ask(items=k)) for k in (None, 0, 5, 20)] == [8, 128, 128 + 5 * 64, 128 + 20 * 64]
     assert j.budget(ask(items=20, max_tokens=11)) == 11  # a request's own budget wins
@@ -238,7 +246,7 @@ def test_the_budget_grows_with_the_items_asked_for(tiny: Callable[..., str]) -> 
 
 def test_a_prompt_longer_than_the_context_fails_and_the_budget_stops_at_the_context(
         tiny: Callable[..., str]) -> None:
-    j = HFJudge(tiny("chatml", "ramble", context=48), max_new_tokens=512)
+    j = hf(tiny("chatml", "ramble", context=48), max_new_tokens=512)
     long = [{"role": "user", "content": "word " * 60}]
     short = ask(0)
     rooms = [48 - len(j._encode(m)) for m in (short.messages, _with_brevity(short.messages))]
@@ -252,7 +260,7 @@ def test_a_prompt_longer_than_the_context_fails_and_the_budget_stops_at_the_cont
 
 def test_usage_counts_the_generations_run(tiny: Callable[..., str]) -> None:
     n = len(ANSWER_TOKENS)
-    j = HFJudge(tiny("gemma", "answer"), max_new_tokens=n, batch_size=4)
+    j = hf(tiny("gemma", "answer"), max_new_tokens=n, batch_size=4)
     two_users = [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]
     results = j.judge([ask(0), ask(1, max_tokens=16), ask(2, messages=two_users)])
     assert [r.requests for r in results] == [2, 1, 0]  # cut and asked again; answered; template failed
@@ -264,7 +272,7 @@ def test_usage_counts_the_generations_run(tiny: Callable[..., str]) -> None:
 # -- failures of a batch and of the model ----------------------------------------------------
 
 def test_a_failing_batch_is_run_again_row_by_row(tiny: Callable[..., str]) -> None:
-    j = HFJudge(tiny("chatml", "answer"), batch_size=4)
+    j = hf(tiny("chatml", "answer"), batch_size=4)
     generate = j._generate
     bad = j._encode(ask(2).messages)
     sizes: list[int] = []
@@ -287,7 +295,7 @@ def test_a_failing_batch_is_run_again_row_by_row(tiny: Callable[..., str]) -> No
 
 
 def test_sampling_at_a_temperature_runs(tiny: Callable[..., str]) -> None:
-    j = HFJudge(tiny("chatml", "answer"), temperature=0.7, batch_size=2)
+    j = hf(tiny("chatml", "answer"), temperature=0.7, batch_size=2)
     results = j.judge([ask(i) for i in range(2)])
     assert all(r.ok and r.value == {"verdicts": ["yes", "no"]} for r in results)  # a 36-logit margin
     assert j.settings(ask())["temperature"] == 0.7
@@ -298,7 +306,7 @@ def test_a_model_that_cannot_load_stops_the_run(tiny: Callable[..., str], tmp_pa
 
     folder = tmp_path / "no-weights"
     shutil.copytree(tiny("chatml"), folder, ignore=shutil.ignore_patterns("*.safetensors", "config.json"))
-    j = HFJudge(str(folder))
+    j = hf(str(folder))
     with pytest.raises(JudgeFatalError, match="cannot load the model .*no-weights"):
         j.judge([ask(i) for i in range(3)])
     assert j.usage.requests == 0
@@ -308,13 +316,13 @@ def test_bad_arguments_name_the_argument(tiny: Callable[..., str]) -> None:
     for kw, name in [({"batch_size": 0}, "batch_size"), ({"max_new_tokens": 0}, "max_new_tokens"),
                      ({"temperature": -1}, "temperature")]:
         with pytest.raises(ValueError, match=name):
-            HFJudge(tiny("chatml"), **kw)
+            hf(tiny("chatml"), **kw)
     with pytest.raises(ValueError, match="nothing is downloaded"):
-        HFJudge("not-a-model/on-disk")
+        hf("not-a-model/on-disk")
 
 
 def test_the_pipeline_property_wraps_the_loaded_model(tiny: Callable[..., str]) -> None:
-    j = HFJudge(tiny("none", "answer"), max_new_tokens=16)
+    j = hf(tiny("none", "answer"), max_new_tokens=16)
     assert j._prompt(ask().messages).endswith("\nuser: question 0\nassistant:")
     completion, _ = complete(j, ask())  # no chat template: the plain layout, still EOS-aware
     assert completion.finish_reason == "stop" and completion.text == GOOD
@@ -345,7 +353,7 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 def test_hf_judge_runs_a_real_model_in_batches(tiny_model: str) -> None:
-    j = HFJudge(tiny_model, batch_size=4, max_new_tokens=8, max_parse_attempts=2)
+    j = hf(tiny_model, batch_size=4, max_new_tokens=8, max_parse_attempts=2)
     batches = record(j)
     results = j.judge([ask(i) for i in range(6)])
     # a random tiny model writes gibberish: cut off or unusable, every request fails with its reason

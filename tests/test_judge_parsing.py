@@ -126,6 +126,6 @@ def test_every_worked_example_is_a_valid_answer_to_its_own_schema():
         example = prompt.text(**values).split("Example.", 1)[1]
         answer = json.loads(example.split("Answer: ", 1)[1].split("\n")[0])
         counts = {k: len(answer[k]) for k in prompt.keys} if prompt.kind == "verdicts" else None
-        request = prompt.request([("prediction", "x")], counts, **values)
+        request = prompt.request([("prediction", example)], counts, **values)  # the example's own text
         assert request.check is None or request.check(parse_answer(json.dumps(answer), request.schema)), task
         assert parse_answer(json.dumps(answer), request.schema), task

@@ -44,7 +44,8 @@ def test_structured_output_request_and_usage(server):
     rf = body["response_format"]
     assert rf["type"] == "json_schema" and rf["json_schema"]["strict"] is True
     items = rf["json_schema"]["schema"]["properties"]["verdicts"]
-    assert items["items"]["enum"] == ["yes", "no"] and items["minItems"] == items["maxItems"] == 2
+    assert items["items"]["enum"] == ["yes", "no"] and items["minItems"] == 2
+    assert "maxItems" not in items  # OpenAI's strict mode takes no length bounds
     assert body["temperature"] == 0.0 and body["seed"] == 7 and body["max_tokens"] == 64
     assert server.headers[0]["Authorization"] == f"Bearer {SECRET}"
     assert j.usage_dict() == {"requests": 1, "retries": 0, "cached": 0, "prompt_tokens": res.prompt_tokens,
@@ -190,6 +191,20 @@ def test_response_format_fixes_the_dialect(dialect):
         j = judge_for(srv, response_format=dialect)
         assert j.judge([request(), request(1)])[0].ok
         assert [_sent(b) for b in srv.bodies] == [dialect, dialect] and j.judge_mode == dialect
+
+
+def test_length_bounds_go_to_grammar_dialects_not_to_strict_json_schema():
+    schema = {"type": "object", "properties": {"reason": {"type": "string", "maxLength": 40},
+                                               "items": {"type": "array", "maxItems": 3, "items": {"type": "string"}}}}
+    req = JudgeRequest([{"role": "user", "content": "q"}], schema=schema, task="t")
+    with ChatServer(lambda body: '{"reason": "r", "items": []}') as srv:
+        for dialect in ("json_schema", "json_object_schema", "guided_json"):
+            assert judge_for(srv, response_format=dialect).judge([req])[0].ok
+        strict, llama, vllm = (request_schema(b) for b in srv.bodies)
+    assert "maxLength" not in strict["properties"]["reason"] and "maxItems" not in strict["properties"]["items"]
+    for sent in (llama, vllm):
+        assert sent["properties"]["reason"]["maxLength"] == 40 and sent["properties"]["items"]["maxItems"] == 3
+        assert sent["additionalProperties"] is False and sent["required"] == ["reason", "items"]
 
 
 def test_a_fixed_dialect_the_server_refuses_stops_the_run_with_one_clear_error():

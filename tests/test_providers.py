@@ -394,7 +394,7 @@ def test_bedrock_recipe_with_a_stand_in_client(tmp_path):
 def test_judge_strings_name_every_backend():
     from textgen_metrics.judges import BACKENDS
 
-    assert set(BACKENDS) == {"openai", "azure", "anthropic", "gemini", "hf"}
+    assert set(BACKENDS) == {"openai", "azure", "anthropic", "gemini", "hf", "tiny"}
     with pytest.raises(ValueError, match="unknown backend 'bedrock'.*'azure:...'.*'anthropic:...'"):
         get_judge("bedrock:claude")
 

@@ -125,18 +125,23 @@ def _retry_info(text: str) -> float | None:
     return None
 
 
-def _strict_schema(schema: Any) -> Any:
-    """OpenAI's strict mode wants every object closed and every property required."""
+_UNSTRICT = ("maxLength", "minLength", "maxItems")  # bounds OpenAI's strict mode does not take
+
+
+def _strict_schema(schema: Any, bounds: bool = False) -> Any:
+    """OpenAI's strict mode wants every object closed and every property required; length bounds
+    are kept only with ``bounds`` (the dialects of llama.cpp and vLLM, whose grammars hold a model
+    to them)."""
     if not isinstance(schema, dict):
         return schema
-    out = dict(schema)
+    out = {k: v for k, v in schema.items() if bounds or k not in _UNSTRICT}
     if out.get("type") == "object":
-        props = {k: _strict_schema(v) for k, v in out.get("properties", {}).items()}
+        props = {k: _strict_schema(v, bounds) for k, v in out.get("properties", {}).items()}
         out["properties"] = props
         out["required"] = list(props)
         out["additionalProperties"] = False
     if "items" in out:
-        out["items"] = _strict_schema(out["items"])
+        out["items"] = _strict_schema(out["items"], bounds)
     return out
 
 
@@ -282,9 +287,9 @@ class OpenAIJudge(Judge):
                 body["response_format"] = {"type": "json_schema", "json_schema": {
                     "name": request.schema_name, "strict": True, "schema": _strict_schema(request.schema)}}
             elif mode == "json_object_schema":
-                body["response_format"] = {"type": "json_object", "schema": _strict_schema(request.schema)}
+                body["response_format"] = {"type": "json_object", "schema": _strict_schema(request.schema, True)}
             elif mode == "guided_json":
-                body["guided_json"] = _strict_schema(request.schema)
+                body["guided_json"] = _strict_schema(request.schema, True)
             elif mode == "json_object":
                 body["response_format"] = {"type": "json_object"}
         return body

@@ -54,6 +54,16 @@ def _check_steps(value: dict[str, Any]) -> dict[str, Any]:
     return {"steps": steps}
 
 
+@dataclasses.dataclass(frozen=True)
+class _StepsCheck:
+    """The prompt's own check (the number of steps), then at least one step that is not blank."""
+
+    inner: Any
+
+    def __call__(self, value: dict[str, Any]) -> dict[str, Any]:
+        return _check_steps(self.inner(value) if self.inner is not None else value)
+
+
 def weighted_score(probabilities: dict[str, float] | None, score: int, low: int, high: int) -> float | None:
     """G-Eval's probability-weighted score, or None where the weighting cannot be trusted (no
     probabilities; for values of two digits or more, no evidence that each is one token)."""
@@ -134,8 +144,9 @@ class GEval(LLMMetric):
         if self.steps is not None:
             return
         prompt = self.prompt("steps")
-        request = dataclasses.replace(prompt.request([("criteria", self.criteria)], low=self.low, high=self.high,
-                                                     inputs=_describe(columns)), check=_check_steps)
+        request = prompt.request([("criteria", self.criteria)], low=self.low, high=self.high,
+                                 inputs=_describe(columns))
+        request = dataclasses.replace(request, check=_StepsCheck(request.check))
         judge = session.judge
         key = cache_key(judge.backend, judge.model, request.messages, judge.settings(request))
         try:

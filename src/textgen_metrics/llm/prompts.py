@@ -77,9 +77,27 @@ def items_block(items: Sequence[str]) -> str:
     return "\n".join(f"{i}. {_one_line(item)}" for i, item in enumerate(items, 1))
 
 
+# Bounds on what a judge writes, in the schema: a server or local judge that constrains decoding to
+# it cannot loop in a string or a list until the token limit (a small model's usual failure). A
+# reason holds at most REASON_CHARS characters, an extracted item ITEM_CHARS. An extracted list
+# holds at most as many items as its text could (``Prompt.item_limit``: one more than its words,
+# or a quarter of its characters for scripts written without spaces, and never fewer than
+# MIN_ITEM_LIMIT); the schema allows one item more, so that a grammar lets a model that repeats
+# itself write it, and the request's check rejects such a list (asked again): a runaway list is
+# never cut to a valid-looking length. OpenAI's strict mode takes no length bounds: the
+# json_schema dialect sends the schema without them (judges/openai.py).
+REASON_CHARS = 400
+ITEM_CHARS = 400
+MIN_ITEM_LIMIT = 16
+
+
+def _text(chars: int) -> dict[str, Any]:
+    return {"type": "string", "maxLength": chars}
+
+
 def _verdict_entry(choices: Sequence[str]) -> dict[str, Any]:
     return {"type": "object", "required": ["reason", "verdict"], "additionalProperties": False,
-            "properties": {"reason": {"type": "string"}, "verdict": {"type": "string", "enum": list(choices)}}}
+            "properties": {"reason": _text(REASON_CHARS), "verdict": {"type": "string", "enum": list(choices)}}}
 
 
 def verdict_map_schema(count: int, choices: Sequence[str] = ("yes", "no")) -> dict[str, Any]:
@@ -123,26 +141,40 @@ class Prompt:
     scale: tuple[int, int] = (1, 5)
     logprobs: bool = False
     min_items: int = 0  # an ``items`` answer's least length (G-Eval's steps: at least one)
+    max_items: int | None = None  # an ``items`` answer's greatest length; None: its text's words + 1
 
     @property
     def key(self) -> str:
         return self.keys[0]
 
-    def schema(self, counts: dict[str, int] | None = None) -> dict[str, Any]:
+    def schema(self, counts: dict[str, int] | None = None, limit: int | None = None) -> dict[str, Any]:
+        """The answer's JSON schema (``counts``: verdicts per key; ``limit``: an ``items`` list's
+        greatest valid length, to which the schema adds the one item that shows a runaway)."""
         if self.kind == "items":
-            props: dict[str, Any] = {self.key: {"type": "array", "items": {"type": "string"}}}
+            props: dict[str, Any] = {self.key: {"type": "array", "items": _text(ITEM_CHARS)}}
             if self.min_items:
                 props[self.key]["minItems"] = self.min_items
+            if limit is not None:
+                props[self.key]["maxItems"] = limit + 1
         elif self.kind == "verdicts":
             counts = counts or {}
             props = {k: verdict_map_schema(counts[k], self.choices) for k in self.keys}
         elif self.kind == "choice":
-            props = {"reason": {"type": "string"}, "verdict": {"type": "string", "enum": list(self.choices)}}
+            props = {"reason": _text(REASON_CHARS), "verdict": {"type": "string", "enum": list(self.choices)}}
         else:
             low, high = self.scale
-            props = {"reason": {"type": "string"},
+            props = {"reason": _text(REASON_CHARS),
                      "score": {"type": "integer", "enum": list(range(low, high + 1))}}
         return {"type": "object", "required": list(props), "additionalProperties": False, "properties": props}
+
+    def item_limit(self, blocks: Sequence[Block]) -> int:
+        """The most items an extraction from ``blocks`` may hold: ``max_items``, else what the text
+        extracted from (its first block) could hold: one more than its words, a quarter of its
+        characters (Chinese, Japanese, Thai: no spaces), at least ``MIN_ITEM_LIMIT``."""
+        if self.max_items is not None:
+            return self.max_items
+        text = blocks[0][1] if blocks else ""
+        return max(MIN_ITEM_LIMIT, len(text.split()) + 1, len(text) // 4)
 
     def text(self, **values: Any) -> str:
         """The task text: the instruction with its placeholders filled, then the worked example."""
@@ -155,11 +187,15 @@ class Prompt:
         """The judge request: system rule, task text, data blocks, schema and checks."""
         check: Callable[[Any], Any] | None = None
         items: int | None = None
+        limit: int | None = None
         if self.kind == "verdicts":
             counts = dict(counts or {})
             check = _VerdictLists(counts)
             items = sum(counts.values())
-        return JudgeRequest(render(self.text(**values), blocks), schema=self.schema(counts), task=self.task,
+        elif self.kind == "items":
+            limit = self.item_limit(blocks)
+            check = _ItemLimit(self.key, limit)
+        return JudgeRequest(render(self.text(**values), blocks), schema=self.schema(counts, limit), task=self.task,
                             check=check, items=items, logprobs=self.logprobs,
                             top_logprobs=20 if self.logprobs else None)
 
@@ -170,6 +206,21 @@ class _VerdictLists:
 
     def __call__(self, value: dict[str, Any]) -> dict[str, Any]:
         return verdict_lists(value, self.counts)
+
+
+@dataclasses.dataclass(frozen=True)
+class _ItemLimit:
+    """An extracted list longer than its text allows is a judge repeating itself: asked again."""
+
+    key: str
+    limit: int
+
+    def __call__(self, value: dict[str, Any]) -> dict[str, Any]:
+        got = len(value[self.key])
+        if got > self.limit:
+            raise JudgeParseError(f"$.{self.key}: {got} items, more than the text can hold (at most {self.limit}); "
+                                  "list each item once")
+        return value
 
 
 def render(task: str, blocks: Sequence[Block]) -> list[dict[str, str]]:
@@ -535,7 +586,8 @@ PROMPTS: dict[str, Prompt] = {p.task: p for p in [
     _verdicts("faithfulness/verdicts", _IMPLIED, _IMPLIED_EXAMPLE, "claim"),
     _prompt("hallucination/verdicts", "verdicts", _CONTRADICTS, _CONTRADICTS_EXAMPLE),
     _prompt("summary_coherence/score", "score", _COHERENCE, _COHERENCE_EXAMPLE, logprobs=True),
-    _prompt("g_eval/steps", "items", _G_EVAL_STEPS, _G_EVAL_STEPS_EXAMPLE, keys=("steps",), min_items=1),
+    _prompt("g_eval/steps", "items", _G_EVAL_STEPS, _G_EVAL_STEPS_EXAMPLE, keys=("steps",), min_items=1,
+            max_items=12),
     _prompt("g_eval/score", "score", _G_EVAL_SCORE, _G_EVAL_SCORE_EXAMPLE, logprobs=True),
     _prompt("pairwise_preference/verdict", "choice", _PAIRWISE, _PAIRWISE_EXAMPLE, choices=("A", "B", "tie")),
 ]}
