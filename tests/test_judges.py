@@ -472,5 +472,12 @@ def test_first_answer_timeout_stops_a_run_the_judge_never_answers_but_waits_for_
         j = judge_for(srv, concurrency=2, first_answer_timeout=1.0)
         results = j.judge([request(i) for i in range(4)])
         assert all(r.ok for r in results) and srv.count == 4
+    # a server slow to answer even its first request (one at a time, a long prompt) but that
+    # answers a probe at once is alive: nothing stops
+    with ChatServer(lambda body: GOOD) as srv:
+        srv.fault_fn = lambda body, task: ("hang", 1.5)
+        j = judge_for(srv, concurrency=2, first_answer_timeout=1.0)
+        results = j.judge([request(i) for i in range(2)])
+        assert all(r.ok for r in results) and srv.count == 2
     with pytest.raises(ValueError, match="first_answer_timeout: 0 must be a number of seconds > 0"):
         judge_for(srv, first_answer_timeout=0)

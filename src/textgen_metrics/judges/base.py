@@ -23,9 +23,11 @@ once, and decides what an answer is worth:
   causes too (``redaction.redacted_error``).
 - ``first_answer_timeout`` (seconds; off by default, the Spaces set it): a run whose judge has
   answered nothing that long after the run began stops with one ``JudgeFatalError`` (a server
-  that accepts connections and never answers), however many requests wait on it. Once any
-  answer has come, the server is alive: requests wait as long as their own ``timeout`` allows
-  (a local server answers one request at a time, so the last of a burst waits for all others).
+  that accepts connections and never answers), however many requests wait on it. Any answer
+  shows the server alive, also the answer to a cheap probe sent beside the first requests (an
+  HTTP backend's ``_probe``): a local server slow to answer its first request (llama.cpp on a
+  CPU reads a long prompt for seconds, one request at a time) is waited for, as long as each
+  request's own ``timeout`` allows.
 
 Token usage is counted per result and in total: ``requests`` is every request sent (retries
 and re-asks included), ``retries`` the transport retries among them.
@@ -401,12 +403,31 @@ class Judge:
         """A context for many requests asked in any order (multi-stage metrics): all share the
         backend context and the ``concurrency`` limit. ``await session.ask(request)``."""
         sem = asyncio.Semaphore(self.concurrency)
+        probe: asyncio.Task[None] | None = None
         try:
             async with self._open() as ctx:
-                yield JudgeSession(self, ctx, sem)
+                session = JudgeSession(self, ctx, sem)
+                if self.first_answer_timeout is not None:  # a server busy with a long queue still says so
+                    probe = asyncio.ensure_future(self._probe_alive(session))
+                yield session
         finally:
+            if probe is not None:
+                probe.cancel()
+                await asyncio.gather(probe, return_exceptions=True)
             if self.cache is not None:
                 self.cache.flush()  # the answers staged during the run (also when it stops early)
+
+    async def _probe_alive(self, session: JudgeSession) -> None:
+        with contextlib.suppress(Exception):
+            if await self._probe(session.ctx):
+                session.answered = True
+
+    async def _probe(self, ctx: Any) -> bool:
+        """Whether the backend answers at all (any answer), asked once per run beside the requests
+        when ``first_answer_timeout`` is set: an HTTP server busy with a long queue of requests
+        answers a cheap request at once, a server that accepts connections and never answers does
+        not. False: no such probe (the requests' own answers tell)."""
+        return False
 
     async def ajudge(self, requests: list[JudgeRequest]) -> list[JudgeResult]:
         """Answer every request, ``concurrency`` calls in flight. A ``JudgeFatalError`` stops

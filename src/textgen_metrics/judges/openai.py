@@ -340,6 +340,15 @@ class OpenAIJudge(Judge):
             self.set_mode(self.modes[self.modes.index(sent) + 1], why)
             _LEARNED[(self.backend, self.base_url)] = self.mode
 
+    async def _probe(self, session: Any) -> bool:
+        """A GET of the chat URL: any HTTP answer (405, 404...) shows a server that answers."""
+        import aiohttp
+
+        async with session.get(self._url(), headers=self._headers(JudgeRequest([], task="probe")),
+                               timeout=aiohttp.ClientTimeout(total=self.first_answer_timeout)) as resp:
+            await resp.read()
+            return True
+
     # -- transport ---------------------------------------------------------------------------
     def _delay(self, attempt: int, retry_after: float | None = None) -> float:
         if retry_after is not None:
