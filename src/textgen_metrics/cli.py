@@ -30,10 +30,10 @@ import traceback
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
-from . import __version__
+from ._version import __version__
+from .numbers import format_number
 from .registry import METRICS, get_metric
-from .report import format_number
-from .scoring import flat_scores, read_records, score_records, unscored
+from .scoring import read_records, score_records, unscored
 
 __all__ = ["main", "build_parser", "parse_option_value", "UsageError", "SUBCOMMANDS"]
 
@@ -141,7 +141,7 @@ def _metric_options(items: list[str] | None, names: list[str]) -> dict[str, dict
             raise UsageError(f"--option: expected METRIC.NAME=VALUE, got {item!r}")
         if metric not in names:
             raise UsageError(f"--option {key}: {metric!r} is not among --metrics {','.join(names)}")
-        kinds = get_metric(metric).options
+        kinds = get_metric(metric).option_kinds()
         if name not in kinds:
             raise UsageError(f"--option {key}: {metric} has no option {name!r}; its options: "
                              f"{', '.join(sorted(kinds))}")
@@ -272,7 +272,7 @@ def score(args: argparse.Namespace) -> int:
             print(f"{len(rows)} examples from {args.file}")
             print(f"{'score':<{_WIDTH}}  value\n{'-' * _WIDTH}  -------", flush=True)
         shown.append(name)
-        print(_table_rows(flat_scores(entry["aggregate"], name)), flush=True)
+        print(_table_rows(entry["summary"]), flush=True)
 
     report = score_records(rows, names, columns=columns, options=options, judge=judge,
                            progress=_progress(args.progress, names), source=args.file, on_result=show)

@@ -14,7 +14,8 @@ from typing import Any
 import datasets
 import evaluate
 
-from . import __version__
+from ._version import __version__
+from .metric import Metric
 from .validation import check_columns
 
 __all__ = ["TextgenMetric", "features_for"]
@@ -46,10 +47,31 @@ def features_for(columns: Mapping[str, str]) -> Any:
 
 
 class TextgenMetric(evaluate.Metric):  # type: ignore[misc]  # evaluate ships no types
-    """Base of the textgen-metrics modules: declared columns, early input checks."""
+    """Base of the textgen-metrics modules: a script names its library metric
+    (``metric_name``), whose :class:`~textgen_metrics.metric.Metric` gives the columns (and so
+    evaluate's features), the arguments and the computation; inputs are checked early."""
 
+    metric_name = ""
     columns: dict[str, str] = {"predictions": "text", "references": "text_or_list"}
     reference_urls: tuple[str, ...] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get("metric_name"):
+            cls.columns = dict(cls.spec().columns)
+
+    @classmethod
+    def spec(cls) -> type[Metric]:
+        """The library metric this module computes."""
+        from .registry import get_metric
+
+        return get_metric(cls.metric_name)
+
+    def _compute(self, **inputs_and_options: Any) -> dict[str, Any]:
+        """The library metric over the inputs evaluate gathered: their statistics, scored."""
+        spec = self.spec()
+        inputs = {c: inputs_and_options.pop(c) for c in spec.columns if c in inputs_and_options}
+        return spec.call(inputs, **inputs_and_options)
 
     def _info(self) -> Any:
         """The info from the script module's ``_DESCRIPTION``, ``_CITATION`` and

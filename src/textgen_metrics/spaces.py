@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import html
 import json
-import math
 import os
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from .numbers import format_value
 
 __all__ = ["metric_app", "playground_app", "parse_rows", "run_metric", "card_body", "make_judge",
            "run_playground", "LIST_SEPARATOR", "SpaceError", "md_escape", "format_value",
@@ -32,6 +33,7 @@ __all__ = ["metric_app", "playground_app", "parse_rows", "run_metric", "card_bod
 LIST_SEPARATOR = "|||"  # separates several references (or contexts) typed in one table cell
 _MAX_CHARTED = 200      # examples drawn one bar each; more: a histogram
 _SHOWN_ERRORS = 5       # unscored rows listed in a message
+_OPENING_METRICS = ("rouge", "bleu")  # what the playground opens with selected
 # a judge typed into a Space: the run stops with one error when the judge has answered nothing
 # FIRST_ANSWER_TIMEOUT s after it began (a server that accepts connections and never answers),
 # reported with the app's own time (about 2 s in a browser on a busy machine) within 15 s. Once
@@ -59,28 +61,6 @@ def md_escape(text: Any) -> str:
     backticks, brackets, ``|``, ``~`` stay literal)."""
     text = html.escape(" ".join(str(text).split()), quote=False)
     return re.sub(r"([\\`*_\[\]|~])", r"\\\1", text)
-
-
-def format_value(value: Any) -> Any:
-    """A result value for a table: numbers with 4 significant digits, lists and dicts as JSON
-    with their numbers so, texts as they are."""
-    if isinstance(value, bool) or value is None:
-        return "n/a" if value is None else str(value)
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return f"{value:.4g}" if math.isfinite(value) else str(value)
-    if isinstance(value, (list, tuple, dict)):
-        def short(v: Any) -> Any:
-            if isinstance(v, float) and not isinstance(v, bool) and math.isfinite(v):
-                return float(f"{v:.4g}")
-            if isinstance(v, (list, tuple)):
-                return [short(x) for x in v]
-            if isinstance(v, dict):
-                return {k: short(x) for k, x in v.items()}
-            return v
-        return json.dumps(short(value), ensure_ascii=False)
-    return str(value)
 
 
 def card_body(readme_path: str) -> str:
@@ -289,7 +269,7 @@ def metric_app(metric_dir: str) -> Any:
     columns = _space_columns(metric)
     name = os.path.basename(metric_dir)
     spec = METRICS.get(name)
-    option_names = list(spec.options) if spec is not None else []
+    option_names = list(spec.option_kinds()) if spec is not None else []
     needs_judge = isinstance(metric, JudgeMetric)
     with gr.Blocks(title=f"{name} - textgen-metrics") as demo:
         gr.Markdown(f"# {name}\nType one example per row. Several references or contexts in one cell: "
@@ -413,7 +393,7 @@ def playground_app(metric_names: Sequence[str] | None = None) -> Any:
     from .registry import METRICS
 
     names = list(metric_names or METRICS)
-    lexical = [n for n in names if not METRICS[n].judge]
+    opening = [n for n in _OPENING_METRICS if n in names]
     with gr.Blocks(title="textgen-metrics playground") as demo:
         gr.Markdown(
             "# textgen-metrics playground\n"
@@ -426,7 +406,7 @@ def playground_app(metric_names: Sequence[str] | None = None) -> Any:
             upload = gr.File(label="Data file", file_types=[".csv", ".tsv", ".json", ".jsonl"],
                              type="filepath", elem_id="upload")
             with gr.Column():
-                chosen = gr.Dropdown(names, value=lexical[:2] or names[:1], multiselect=True,
+                chosen = gr.Dropdown(names, value=opening or names[:1], multiselect=True,
                                      label="Metrics", elem_id="metrics")
                 columns = gr.Textbox(value="{}", label="Columns (JSON: input -> field)", lines=1,
                                      elem_id="columns")
@@ -448,7 +428,7 @@ def playground_app(metric_names: Sequence[str] | None = None) -> Any:
                 judge = make_judge(judge_url, judge_model, judge_key)
                 rows, (headers, table), svg, report = run_playground(path, metrics, cols, opts, judge)
             except Exception as e:  # shown to the user, the app keeps running
-                known = sorted({o for m in (metrics or []) if m in METRICS for o in METRICS[m].options})
+                known = sorted({o for m in (metrics or []) if m in METRICS for o in METRICS[m].option_kinds()})
                 inputs = sorted({c for m in (metrics or []) if m in METRICS for c in METRICS[m].columns})
                 text = _user_message(e, inputs, known)
                 return [], "", pandas.DataFrame(), {}, _error(text), text
