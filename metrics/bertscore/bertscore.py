@@ -77,11 +77,8 @@ Examples:
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class BERTScore(textgen_metrics.hf.TextgenMetric):
-    columns = {"predictions": "text", "references": "text_or_list"}
+    metric_name = "bertscore"
     reference_urls = [
         "https://openreview.net/forum?id=SkeHuCVFDr",
         "https://github.com/Tiiiger/bert_score",
     ]
-
-    def _compute(self, predictions, references, **kwargs):
-        return textgen_metrics.bertscore(predictions, references, **kwargs)

@@ -91,11 +91,8 @@ Examples:
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Bleu(textgen_metrics.hf.TextgenMetric):
-    columns = {"predictions": "text", "references": "text_or_list"}
+    metric_name = "bleu"
     reference_urls = [
         "https://aclanthology.org/P02-1040",
         "https://github.com/mjpost/sacrebleu",
     ]
-
-    def _compute(self, predictions, references, **kwargs):
-        return textgen_metrics.bleu(predictions, references, **kwargs)

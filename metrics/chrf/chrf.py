@@ -86,12 +86,9 @@ Examples:
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Chrf(textgen_metrics.hf.TextgenMetric):
-    columns = {"predictions": "text", "references": "text_or_list"}
+    metric_name = "chrf"
     reference_urls = [
         "https://aclanthology.org/W15-3049",
         "https://aclanthology.org/W17-4770",
         "https://github.com/mjpost/sacrebleu",
     ]
-
-    def _compute(self, predictions, references, **kwargs):
-        return textgen_metrics.chrf(predictions, references, **kwargs)

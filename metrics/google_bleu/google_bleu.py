@@ -68,11 +68,8 @@ Examples:
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class GoogleBleu(textgen_metrics.hf.TextgenMetric):
-    columns = {"predictions": "text", "references": "text_or_list"}
+    metric_name = "google_bleu"
     reference_urls = [
         "https://arxiv.org/abs/1609.08144",
         "https://www.nltk.org/_modules/nltk/translate/gleu_score.html",
     ]
-
-    def _compute(self, predictions, references, **kwargs):
-        return textgen_metrics.google_bleu(predictions, references, **kwargs)

@@ -67,11 +67,8 @@ Examples:
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Meteor(textgen_metrics.hf.TextgenMetric):
-    columns = {"predictions": "text", "references": "text_or_list"}
+    metric_name = "meteor"
     reference_urls = [
         "https://aclanthology.org/W05-0909",
         "https://www.nltk.org/api/nltk.translate.meteor_score.html",
     ]
-
-    def _compute(self, predictions, references, **kwargs):
-        return textgen_metrics.meteor(predictions, references, **kwargs)

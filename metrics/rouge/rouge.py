@@ -96,11 +96,8 @@ Examples:
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Rouge(textgen_metrics.hf.TextgenMetric):
-    columns = {"predictions": "text", "references": "text_or_list"}
+    metric_name = "rouge"
     reference_urls = [
         "https://aclanthology.org/W04-1013",
         "https://github.com/google-research/google-research/tree/master/rouge",
     ]
-
-    def _compute(self, predictions, references, **kwargs):
-        return textgen_metrics.rouge(predictions, references, **kwargs)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+from .significance import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, percentile_interval
+
 __all__ = ["mean", "bootstrap_interval", "RunningMean"]
 
 
@@ -48,27 +50,17 @@ class RunningMean:
         return math.fsum(self._partials) / self.count
 
 
-def bootstrap_interval(values: Iterable[float | None], samples: int = 1000, confidence_level: float = 0.95,
-                       seed: int | None = None, chunk: int = 256) -> tuple[float, float] | tuple[None, None]:
+def bootstrap_interval(values: Iterable[float | None], samples: int = DEFAULT_RESAMPLES,
+                       confidence_level: float = DEFAULT_CONFIDENCE, seed: int | None = None,
+                       chunk: int = 256) -> tuple[float, float] | tuple[None, None]:
     """Percentile bootstrap interval of the mean: ``(low, high)``; deterministic for a seed.
 
-    Resamples are drawn in chunks so memory stays at ``chunk * len(values)`` indices.
+    The package's one bootstrap (:func:`textgen_metrics.significance.percentile_interval`, the
+    resamples and order statistics of every other interval), with its checks named as ROUGE's
+    ``bootstrap_samples``. ``chunk`` is accepted for compatibility; memory is bounded there.
     """
-    import numpy as np
-
     if not 0 < confidence_level < 1:
         raise ValueError(f"confidence_level: {confidence_level!r} must lie strictly between 0 and 1")
     if int(samples) < 1:
         raise ValueError(f"bootstrap_samples: {samples!r} must be a positive integer")
-    x = np.asarray([v for v in values if v is not None], dtype=np.float64)
-    if x.size == 0:
-        return None, None
-    rng = np.random.default_rng(seed)
-    means = np.empty(int(samples))
-    for start in range(0, int(samples), chunk):
-        stop = min(start + chunk, int(samples))
-        idx = rng.integers(0, x.size, size=(stop - start, x.size))
-        means[start:stop] = x[idx].mean(axis=1)
-    tail = (1.0 - confidence_level) / 2.0
-    low, high = np.quantile(means, [tail, 1.0 - tail])
-    return float(low), float(high)
+    return percentile_interval(list(values), confidence_level, int(samples), seed)

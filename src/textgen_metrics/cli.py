@@ -30,17 +30,19 @@ import traceback
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
-from . import __version__
+from ._version import __version__
+from .metric import parse_option_text
+from .numbers import format_number
 from .registry import METRICS, get_metric
-from .report import format_number
-from .scoring import flat_scores, read_records, score_records, unscored
+from .scoring import read_records, score_records, unscored
+from .significance import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, DEFAULT_TRIALS
 
 __all__ = ["main", "build_parser", "parse_option_value", "UsageError", "SUBCOMMANDS"]
 
 EXIT_OK, EXIT_UNSCORED, EXIT_USAGE = 0, 1, 2
 _SHOWN_ERRORS = 5  # unscored examples whose messages the summary prints
-_TRUE = {"true", "yes", "on", "1"}
-_FALSE = {"false", "no", "off", "0"}
+_TRUE = {"true", "yes", "on"}  # a judge option's words (its numbers stay numbers)
+_FALSE = {"false", "no", "off"}
 
 
 class UsageError(ValueError):
@@ -48,66 +50,19 @@ class UsageError(ValueError):
 
 
 # -- typed values -------------------------------------------------------------------------------
-def _number(flag: str, raw: str) -> float:
-    try:
-        return float(raw)
-    except ValueError:
-        raise UsageError(f"{flag}: expected a number, got {raw!r}") from None
-
-
 def parse_option_value(flag: str, kind: str, raw: str) -> Any:
-    """The text ``raw`` of ``flag`` as a value of ``kind`` (``registry.OPTION_KINDS``).
-
-    Booleans accept true/false, yes/no, on/off, 1/0 in any case; integers, numbers and lists
-    must parse as such; anything else is a UsageError naming ``flag``."""
-    text = raw.strip()
-    if kind == "bool":
-        if text.lower() in _TRUE:
-            return True
-        if text.lower() in _FALSE:
-            return False
-        raise UsageError(f"{flag}: expected a boolean (true/false, yes/no, on/off, 1/0), got {raw!r}")
-    if kind == "int":
-        if re.fullmatch(r"[+-]?\d+", text):
-            return int(text)
-        raise UsageError(f"{flag}: expected an integer, got {raw!r}")
-    if kind in ("float", "number"):
-        if kind == "number" and re.fullmatch(r"[+-]?\d+", text):
-            return int(text)
-        return _number(flag, text)
-    if kind in ("list", "floats"):
-        if text.startswith("["):
-            try:
-                value = json.loads(text)
-            except json.JSONDecodeError as e:
-                raise UsageError(f"{flag}: not a valid JSON list ({e.msg}): {raw!r}") from None
-            if not isinstance(value, list):
-                raise UsageError(f"{flag}: expected a list, got {raw!r}")
-        else:
-            value = [part.strip() for part in text.split(",") if part.strip()]
-        if kind == "floats":
-            out = []
-            for v in value:
-                if isinstance(v, bool) or not isinstance(v, (int, float, str)):
-                    raise UsageError(f"{flag}: expected a list of numbers, got {raw!r}")
-                out.append(_number(flag, v) if isinstance(v, str) else float(v))
-            return out
-        return value
-    if kind == "str":
-        return raw
-    # json: a JSON value where the text is one, else the text
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return raw
+    """The text ``raw`` of ``flag`` as a value of ``kind`` (``metric.OPTION_KINDS``): the
+    spine's one parser (:func:`~textgen_metrics.metric.parse_option_text`), its error naming
+    ``flag``."""
+    return parse_option_text(kind, raw, flag)
 
 
 def _loose_value(raw: str) -> Any:
     """A judge option's value: a boolean word, a number, a JSON list or object, else the text."""
     text = raw.strip()
-    if text.lower() in _TRUE - {"1"}:
+    if text.lower() in _TRUE:
         return True
-    if text.lower() in _FALSE - {"0"}:
+    if text.lower() in _FALSE:
         return False
     if re.fullmatch(r"[+-]?\d+", text):
         return int(text)
@@ -141,11 +96,8 @@ def _metric_options(items: list[str] | None, names: list[str]) -> dict[str, dict
             raise UsageError(f"--option: expected METRIC.NAME=VALUE, got {item!r}")
         if metric not in names:
             raise UsageError(f"--option {key}: {metric!r} is not among --metrics {','.join(names)}")
-        kinds = get_metric(metric).options
-        if name not in kinds:
-            raise UsageError(f"--option {key}: {metric} has no option {name!r}; its options: "
-                             f"{', '.join(sorted(kinds))}")
-        out.setdefault(metric, {})[name] = parse_option_value(f"--option {key}", kinds[name], raw)
+        spec = get_metric(metric)
+        out.setdefault(metric, {})[name] = spec.parse_option(name, raw, where=f"--option {key}")
     return out
 
 
@@ -272,7 +224,7 @@ def score(args: argparse.Namespace) -> int:
             print(f"{len(rows)} examples from {args.file}")
             print(f"{'score':<{_WIDTH}}  value\n{'-' * _WIDTH}  -------", flush=True)
         shown.append(name)
-        print(_table_rows(flat_scores(entry["aggregate"], name)), flush=True)
+        print(_table_rows(entry["summary"]), flush=True)
 
     report = score_records(rows, names, columns=columns, options=options, judge=judge,
                            progress=_progress(args.progress, names), source=args.file, on_result=show)
@@ -403,9 +355,12 @@ def _add_compare(sub: Any) -> None:
     c.add_argument("--method", choices=["bootstrap", "randomization"], default="bootstrap",
                    help="paired bootstrap resampling (default) or approximate randomization")
     c.add_argument("--n-resamples", type=int, default=None,
-                   help="resamples (bootstrap, default 1000) or trials (randomization, default 10000)")
-    c.add_argument("--seed", type=int, default=12345, help="the random seed (default 12345, as sacrebleu)")
-    c.add_argument("--confidence-level", type=float, default=0.95, help="of the intervals (default 0.95)")
+                   help=f"resamples (bootstrap, default {DEFAULT_RESAMPLES}) or trials (randomization, "
+                        f"default {DEFAULT_TRIALS})")
+    c.add_argument("--seed", type=int, default=DEFAULT_SEED,
+                   help=f"the random seed (default {DEFAULT_SEED}, as sacrebleu)")
+    c.add_argument("--confidence-level", type=float, default=DEFAULT_CONFIDENCE,
+                   help=f"of the intervals (default {DEFAULT_CONFIDENCE})")
     c.add_argument("--column", action="append", metavar="INPUT=FIELD",
                    help="the field holding an input, e.g. references=refs (repeatable)")
     c.add_argument("--prediction-column", help="the field with the predictions (default: prediction)")
@@ -467,8 +422,14 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _is_judge_error(error: BaseException) -> bool:
-    return any(cls.__name__ == "JudgeError" for cls in type(error).__mro__)
+def _is_user_error(error: BaseException) -> bool:
+    """A mistake in what the user gave (exit status 2): a ValueError (the library's bad input
+    and options: ``InputError``, ``OptionError``, ``UsageError``...; their TypeError kinds are
+    ValueErrors too) or a file that cannot be read. A judge's failure is not one, and neither
+    is any other error (a bug: it prints its traceback)."""
+    from .judges.base import JudgeError
+
+    return isinstance(error, (ValueError, OSError)) and not isinstance(error, JudgeError)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -481,11 +442,15 @@ def main(argv: list[str] | None = None) -> int:
         print("textgen-metrics: interrupted", file=sys.stderr)
         return 130
     except Exception as e:  # every error is one line; --debug shows where it came from
-        if getattr(args, "debug", False):
+        from .judges.base import JudgeError
+
+        expected = _is_user_error(e) or isinstance(e, JudgeError)
+        if getattr(args, "debug", False) or not expected:  # a bug shows its traceback
             traceback.print_exc()
+        if not expected:
+            print("textgen-metrics: internal error (a bug; the traceback is above)", file=sys.stderr)
         print(f"textgen-metrics: error: {_error_line(e)}", file=sys.stderr)
-        usage = isinstance(e, (ValueError, TypeError, OSError)) and not _is_judge_error(e)
-        return EXIT_USAGE if usage else EXIT_UNSCORED
+        return EXIT_USAGE if _is_user_error(e) else EXIT_UNSCORED
 
 
 if __name__ == "__main__":

@@ -1,13 +1,15 @@
 """Paired comparison of two systems on the same examples: ``textgen_metrics.compare``.
 
 For any metric of the registry: each system's score, the difference B - A with its bootstrap
-interval, and the p-value of a paired test (:mod:`textgen_metrics.significance`):
+interval, and the p-value of a paired test (:mod:`textgen_metrics.significance`), from the
+statistics of each system (:meth:`Metric.statistics <textgen_metrics.metric.Metric.statistics>`):
 
 - corpus metrics (BLEU, Google BLEU, chrF, TER) resample their per-example sufficient
-  statistics; for BLEU, chrF and TER the p-values and the systems' intervals are sacrebleu's
-  (``sacrebleu -i A.txt B.txt --paired-bs`` / ``--paired-ar``) for the same seed and count;
+  statistics (:meth:`~textgen_metrics.metric.Metric.resampling`); for BLEU, chrF and TER the
+  p-values and the systems' intervals are sacrebleu's (``sacrebleu -i A.txt B.txt --paired-bs``
+  / ``--paired-ar``) for the same seed and count;
 - every other metric (ROUGE, METEOR, BERTScore, the LLM-guided ones) resamples its per-example
-  scores, computed once per system with ``use_aggregator=False``. Examples that either system
+  scores (its declared keys), computed once per system. Examples that either system
   left without a score (a judge's failure) are left out of the test and counted. With a judge
   that has a cache (``judge_options={"cache": True}`` or a judge object with ``cache=``), the
   answers of earlier runs of both systems are reused: nothing is asked twice.
@@ -19,8 +21,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from .registry import get_metric
-from .signature import bootstrap_fields, with_fields
 from .significance import (
+    DEFAULT_CONFIDENCE,
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
     DEFAULT_TRIALS,
@@ -37,7 +39,7 @@ _TEST = {"bootstrap": "bs", "randomization": "ar"}
 
 def compare(metric: str, predictions_a: Sequence[str], predictions_b: Sequence[str],
             references: Sequence[str | Sequence[str]] | None = None, *, method: str = "bootstrap",
-            n_resamples: int | None = None, seed: int = DEFAULT_SEED, confidence_level: float = 0.95,
+            n_resamples: int | None = None, seed: int = DEFAULT_SEED, confidence_level: float = DEFAULT_CONFIDENCE,
             **inputs_and_options: Any) -> dict[str, Any]:
     """Compare system B with system A (the baseline) on ``metric`` by a paired test.
 
@@ -69,7 +71,7 @@ def compare(metric: str, predictions_a: Sequence[str], predictions_b: Sequence[s
     shared = dict(inputs_and_options)
     if references is not None:
         shared["references"] = references
-    inputs = {c: shared.pop(c) for c in spec.columns if c != "predictions" and c in shared}
+    inputs = {c: shared.pop(c) for c in (*spec.columns, *spec.optional_columns) if c != "predictions" and c in shared}
     missing = [c for c in spec.columns if c != "predictions" and c not in inputs]
     if missing:
         raise ValueError(f"{missing[0]}: {metric} needs {', '.join(spec.columns)}; give {missing[0]}=...")
@@ -80,25 +82,24 @@ def compare(metric: str, predictions_a: Sequence[str], predictions_b: Sequence[s
     n_bootstrap = DEFAULT_RESAMPLES if method == "randomization" else None
     out: dict[str, Any] = {"metric": metric, "method": method, "n_resamples": n_resamples, "seed": seed,
                            "confidence_level": confidence_level, "examples": len(predictions_a)}
-    statistics = spec.statistics
-    if statistics is not None:
-        a = statistics(predictions_a, **inputs, **shared)
-        b = statistics(predictions_b, **inputs, **shared)
-        key = spec.main_key
-        result = paired_test(a, b, method, n_resamples, seed, confidence_level).as_dict()
-        result.update(compared=len(a), unscored=0)
-        out["scores"] = {key: result}
-        if a.sign is not None:
-            out["signature"] = a.sign(n_bootstrap=n_bootstrap, seed=seed, test=test, ci=confidence_level)
+    scorer = spec(**shared)
+    stats_a = scorer.statistics({"predictions": predictions_a, **inputs})
+    stats_b = scorer.statistics({"predictions": predictions_b, **inputs})
+    signature = scorer.signature(scorer.nrefs(stats_a), n_bootstrap=n_bootstrap, seed=seed, test=test,
+                                 ci=confidence_level)
+    if spec.corpus:
+        result = paired_test(scorer.resampling(stats_a), scorer.resampling(stats_b), method, n_resamples, seed,
+                             confidence_level).as_dict()
+        result.update(compared=len(stats_a), unscored=0)
+        out["scores"] = {scorer.main_key: result}
+        out["signature"] = signature
         return out
-    inputs_a: dict[str, Any] = {"predictions": predictions_a, **inputs}
-    inputs_b: dict[str, Any] = {"predictions": predictions_b, **inputs}
-    per_a = spec.compute(inputs_a, per_example=True, **shared)
-    per_b = spec.compute(inputs_b, per_example=True, **shared)
+    result_a, result_b = scorer.score(stats_a), scorer.score(stats_b)
     n = len(predictions_a)
     scores = {}
-    for key in spec.main_scores(per_a, n):
-        pairs = [(x, y) for x, y in zip(per_a[key], per_b[key], strict=True) if x is not None and y is not None]
+    for key in scorer.keys():
+        pairs = [(x, y) for x, y in zip(result_a.per_example[key], result_b.per_example[key], strict=True)
+                 if x is not None and y is not None]
         entry: dict[str, Any] = {"compared": len(pairs), "unscored": n - len(pairs)}
         if pairs:
             sa = CorpusStatistics.of_means([x for x, _ in pairs])
@@ -106,7 +107,6 @@ def compare(metric: str, predictions_a: Sequence[str], predictions_b: Sequence[s
             entry = {**paired_test(sa, sb, method, n_resamples, seed, confidence_level).as_dict(), **entry}
         scores[key] = entry
     out["scores"] = scores
-    base = per_a.get("signature")
-    if isinstance(base, str):
-        out["signature"] = with_fields(base, **bootstrap_fields(n_bootstrap, seed, test, confidence_level))
+    if result_a.signature is not None:
+        out["signature"] = signature
     return out

@@ -8,13 +8,17 @@ index instead of a pyarrow message.
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import datasets
 import evaluate
 
-from . import __version__
+from ._version import __version__
+from .errors import InputError
+from .metric import Metric, Stats
 from .validation import check_columns
 
 __all__ = ["TextgenMetric", "features_for"]
@@ -46,10 +50,78 @@ def features_for(columns: Mapping[str, str]) -> Any:
 
 
 class TextgenMetric(evaluate.Metric):  # type: ignore[misc]  # evaluate ships no types
-    """Base of the textgen-metrics modules: declared columns, early input checks."""
+    """Base of the textgen-metrics modules: a script names its library metric
+    (``metric_name``), whose :class:`~textgen_metrics.metric.Metric` gives the columns (and so
+    evaluate's features), the arguments and the computation; inputs are checked early."""
 
+    metric_name = ""
     columns: dict[str, str] = {"predictions": "text", "references": "text_or_list"}
     reference_urls: tuple[str, ...] = ()
+    writer: Any  # evaluate's cache writer (evaluate ships no types)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get("metric_name"):
+            cls.columns = dict(cls.spec().columns)
+
+    @classmethod
+    def spec(cls) -> type[Metric]:
+        """The library metric this module computes."""
+        from .registry import get_metric
+
+        return get_metric(cls.metric_name)
+
+    def _compute(self, **inputs_and_options: Any) -> dict[str, Any]:
+        """The library metric over the inputs evaluate gathered: their statistics, scored; in a
+        multi-process evaluation, the statistics each process computed of its own examples,
+        merged in process order (see :meth:`compute`)."""
+        spec = self.spec()
+        inputs = {c: inputs_and_options.pop(c) for c in spec.columns if c in inputs_and_options}
+        if not getattr(self, "_merging", False):
+            return spec.call(inputs, **inputs_and_options)
+        parts = []
+        for process_id in range(self.num_process):
+            path = self._statistics_path(process_id)
+            with open(path, encoding="utf-8") as f:
+                parts.append(Stats.from_dict(json.load(f)))
+            os.remove(path)
+        stats = sum(parts)  # not placed: in process order, as evaluate gathers the examples
+        gathered = len(next(iter(inputs.values()))) if inputs else 0
+        if not isinstance(stats, Stats) or stats.count != gathered:
+            raise RuntimeError(f"{spec.name}: the processes' statistics hold {getattr(stats, 'count', 0)} examples, "
+                               f"evaluate gathered {gathered}")
+        metric = spec(**inputs_and_options)
+        return metric.score(stats).as_dict(getattr(metric.options, "use_aggregator", True))
+
+    def _statistics_path(self, process_id: int) -> str:
+        return os.path.join(self.data_dir, f"{self.experiment_id}-{self.num_process}-{process_id}.stats.json")
+
+    def _compute_by_statistics(self, **kwargs: Any) -> dict[str, Any] | None:
+        """evaluate's multi-process protocol on the metric's statistics: each process scores its
+        own examples (its statistics, written beside its cache file before its lock is released)
+        and process 0, once evaluate has seen every process done, merges them and scores."""
+        spec = self.spec()
+        inputs = {c: kwargs.pop(c) for c in spec.columns if c in kwargs}
+        if any(v is not None for v in inputs.values()):
+            self.add_batch(**inputs)
+        metric = spec(**kwargs)  # the options, checked before any work
+        own: dict[str, list[Any]] = {c: [] for c in spec.columns}
+        if self.writer is not None:
+            self.writer.finalize()  # evaluate's _finalize then only releases the lock
+            self.writer = None
+            rows = datasets.Dataset.from_file(self.cache_file_name)
+            own = {c: rows[c] for c in spec.columns}
+        stats = metric.statistics(own)
+        path = self._statistics_path(self.process_id)
+        with open(path + ".tmp", "w", encoding="utf-8") as f:
+            json.dump(stats.to_dict(), f)
+        os.replace(path + ".tmp", path)
+        self._merging = True
+        try:
+            result: dict[str, Any] | None = super().compute(**kwargs)
+        finally:
+            self._merging = False
+        return result
 
     def _info(self) -> Any:
         """The info from the script module's ``_DESCRIPTION``, ``_CITATION`` and
@@ -84,16 +156,19 @@ class TextgenMetric(evaluate.Metric):  # type: ignore[misc]  # evaluate ships no
     def compute(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> dict[str, Any] | None:
         """Compute the metric over the given inputs (and any added with ``add_batch``).
 
-        Empty lists with nothing added before are a ValueError naming the first input.
-"""
+        Empty lists with nothing added before are a ValueError naming the first input. With
+        ``num_process > 1`` each process computes the statistics of its own examples and
+        process 0 merges them (a metric whose examples are scored together, BERTScore, is
+        scored by process 0 over every example, as evaluate does)."""
         checked: dict[str, Any] = check_columns(self.columns, self._split_inputs(predictions, references, kwargs),
                                                 normalize_references=True)
         if self._no_examples(checked):
             if self.writer is None and self.num_process == 1:
-                first = next(iter(self.columns))
-                raise ValueError(f"{first}: no examples (empty lists); give at least one example")
+                raise InputError("no examples (empty lists); give at least one example", next(iter(self.columns)))
             checked = {k: None for k in checked}  # nothing to add: score what add_batch gave
         kwargs.update(checked)
+        if self.num_process > 1 and self.metric_name and not self.spec().scores_together:
+            return self._compute_by_statistics(**kwargs)
         result: dict[str, Any] | None = super().compute(**kwargs)
         return result
 

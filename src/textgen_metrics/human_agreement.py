@@ -33,6 +33,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .significance import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
+
 __all__ = ["agreement", "agreement_report", "check_human_columns", "describe", "pearson", "spearman", "kendall_tau",
            "cohen_kappa"]
 
@@ -290,8 +292,8 @@ def _is_number(v: Any) -> bool:
 
 
 def agreement(judge_scores: Sequence[Any], human_scores: Sequence[Any], *, kind: str = "auto",
-              kappa_weights: str | None = None, confidence_level: float = 0.95, n_resamples: int = 1000,
-              seed: int | None = 12345) -> dict[str, Any]:
+              kappa_weights: str | None = None, confidence_level: float = DEFAULT_CONFIDENCE,
+              n_resamples: int = DEFAULT_RESAMPLES, seed: int | None = DEFAULT_SEED) -> dict[str, Any]:
     """How well ``judge_scores`` agree with ``human_scores`` (one entry per example each).
 
     ``kind``: ``"scores"`` (numbers: Spearman, Kendall tau-b, Pearson), ``"labels"`` (any

@@ -9,7 +9,9 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["histogram", "svg_histogram", "svg_bars", "report_html", "format_number"]
+from .numbers import format_number
+
+__all__ = ["histogram", "svg_histogram", "svg_bars", "report_html"]
 
 _W, _H, _PAD = 420, 180, 28
 
@@ -126,15 +128,6 @@ th{background:#f2f4f8}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
 .charts{display:flex;flex-wrap:wrap;gap:1em}
 """
-
-
-def format_number(v: object) -> str:
-    """A score with 4 decimals; a count (a whole float above 1) as a count; None as n/a."""
-    if v is None:
-        return "n/a"
-    if isinstance(v, float):
-        return str(int(v)) if v.is_integer() and abs(v) > 1 else f"{v:.4f}"
-    return str(v)
 
 
 def _num(v: object) -> str:

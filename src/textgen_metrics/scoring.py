@@ -16,7 +16,8 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
-from . import __version__
+from ._version import __version__
+from .metric import Result
 from .registry import column_fields, get_metric
 
 __all__ = ["read_records", "columns_from_records", "score_records", "flat_scores", "resolve_judge",
@@ -170,16 +171,17 @@ def score_name(metric: str, key: str) -> str:
     return key if key.startswith(metric) else f"{metric}_{key}"
 
 
-def flat_scores(aggregate: Mapping[str, Any], metric: str) -> dict[str, float]:
-    """The numbers of ``metric``'s aggregate as a flat ``{name: float}``.
+def flat_scores(result: Result) -> dict[str, float]:
+    """The numbers of ``result``'s aggregate as a flat ``{name: float}``.
 
     A key that does not start with the metric's name gets it as a prefix (``bleu_precisions``,
     ``bertscore_f1``; ``rouge1`` stays); a list of numbers (BLEU's precisions) becomes
-    ``name_1 ... name_n``; texts, judge usage and errors are left out, and so is a score that
-    no example got (None)."""
+    ``name_1 ... name_n``; the aggregate's other values (texts) are left out, and so is a score
+    that no example got (None). Settings reported beside the scores (chrF's orders), intervals
+    and the signature are not scores."""
     out = {}
-    for key, value in aggregate.items():
-        name = score_name(metric, key)
+    for key, value in result.aggregate.items():
+        name = score_name(result.metric, key)
         if isinstance(value, bool):
             continue
         if isinstance(value, (int, float)):
@@ -228,17 +230,18 @@ def score_records(rows: Sequence[Mapping[str, Any]], metrics: Sequence[str],
         start = time.perf_counter()
         bar = progress(spec.name, len(rows)) if progress is not None else contextlib.nullcontext(None)
         with bar as update:
-            aggregate, per_example = spec.compute_both(inputs[spec.name], progress=update, **opts)
+            result = spec.run(inputs[spec.name], progress=update, **opts)
         seconds = time.perf_counter() - start
         shown = {k: v for k, v in opts.items() if k not in ("judge", "judge_options")}
         report["metrics"][spec.name] = {
             "options": shown,
-            "aggregate": aggregate,
-            "per_example": per_example,
-            "scores": spec.main_scores(per_example, len(rows)),
+            "aggregate": result.as_dict(True),
+            "per_example": result.as_dict(False),
+            "scores": list(result.keys),
+            "summary": flat_scores(result),
             "seconds": round(seconds, 4),
         }
-        report["summary"].update(flat_scores(aggregate, spec.name))
+        report["summary"].update(report["metrics"][spec.name]["summary"])
         if on_result is not None:
             on_result(spec.name, report["metrics"][spec.name])
     return report

@@ -15,22 +15,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from . import __version__
+from ._version import __version__
+from .numbers import format_number
+from .significance import DEFAULT_CONFIDENCE
 
 __all__ = ["signature", "with_fields", "sacrebleu_signature", "count_references", "format_value",
            "bootstrap_fields"]
 
 
 def format_value(value: Any) -> str:
-    """A setting as a signature shows it: yes/no for booleans (as sacrebleu), ``g`` for floats,
+    """A setting as a signature shows it: yes/no for booleans (as sacrebleu), numbers with six
+    significant digits (:func:`~textgen_metrics.numbers.format_number`, as ``g``),
     comma-separated sequences."""
     if isinstance(value, bool):
         return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value:g}"
     if isinstance(value, (list, tuple)):
         return ",".join(format_value(v) for v in value)
-    return str(value)
+    return format_number(value, 6)
 
 
 def signature(name: str, *, version: str = __version__, **settings: Any) -> str:
@@ -62,7 +63,7 @@ def bootstrap_fields(n_bootstrap: int | None = None, seed: int | None = None,
         fields["bs"] = n_bootstrap
     if n_bootstrap or test is not None:
         fields["seed"] = seed
-    fields["ci"] = None if ci is None or ci == 0.95 else ci
+    fields["ci"] = None if ci is None or ci == DEFAULT_CONFIDENCE else ci
     return fields
 
 
@@ -97,4 +98,4 @@ def sacrebleu_signature(metric: Any, num_refs: int, *, n_bootstrap: int | None =
         sig.update(test[0], test[1])
         if n_bootstrap:
             sig.update("bs", n_bootstrap)
-    return with_fields(sig.format(), **extra, ci=None if ci is None or ci == 0.95 else ci)
+    return with_fields(sig.format(), **extra, ci=None if ci is None or ci == DEFAULT_CONFIDENCE else ci)

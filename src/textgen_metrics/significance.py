@@ -9,8 +9,10 @@ scores, is what makes an interval of a corpus score right (a corpus BLEU is not 
 Resampling follows sacrebleu 2.x (``sacrebleu/significance.py``) step for step, so that, for
 the same seed and number of resamples, the numbers are sacrebleu's:
 
-- indices: ``numpy.random.default_rng(seed).choice(n, size=(n_resamples, n), replace=True)``;
-  a corpus metric's statistics are summed as ``float32``, as sacrebleu does;
+- indices: ``numpy.random.default_rng(seed).choice(n, size=(n_resamples, n), replace=True)``
+  (drawn here as the same stream of ``rng.integers(0, n, ...)`` in chunks of rows, so that memory
+  stays bounded however many examples there are); a corpus metric's statistics are summed as
+  ``float32``, as sacrebleu does;
 - a corpus metric's interval is sacrebleu's ``--confidence`` interval: the mean of the resampled
   scores plus and minus half the distance between the order statistics at ``(1 - level) / 2``
   and ``(1 + level) / 2`` (sacrebleu only has level 0.95: indices ``n // 40`` and
@@ -25,8 +27,13 @@ the same seed and number of resamples, the numbers are sacrebleu's:
   ``rng.integers(2, size=(trials, n), dtype=bool)`` picks them.
 
 A mean metric's interval is the percentile interval between the same two order statistics (a
-mean of bounded scores keeps its bounds that way); its resamples are summed in float64.
-The default seed is sacrebleu's, 12345.
+mean of bounded scores keeps its bounds that way); its resamples are summed in float64. This is
+the one bootstrap of the package: every interval of every module (``<key>_ci``, ROUGE's
+``bootstrap_samples``, G-Eval's and pairwise preference's, ``bootstrap_ci``) draws its resamples
+and takes its order statistics here.
+
+The defaults are named once, here: 1,000 resamples and seed 12345 (sacrebleu's), level 0.95,
+10,000 randomization trials.
 """
 
 from __future__ import annotations
@@ -38,13 +45,20 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, NamedTuple
 
-__all__ = ["DEFAULT_SEED", "DEFAULT_RESAMPLES", "DEFAULT_TRIALS", "CorpusStatistics", "Interval",
+from .validation import check_number
+
+__all__ = ["DEFAULT_SEED", "DEFAULT_RESAMPLES", "DEFAULT_TRIALS", "DEFAULT_CONFIDENCE", "CorpusStatistics", "Interval",
            "PairedResult", "check_interval_options", "corpus_interval", "mean_interval",
-           "bootstrap_ci", "paired_bootstrap", "paired_randomization", "paired_test", "sum_statistics"]
+           "bootstrap_ci", "paired_bootstrap", "paired_randomization", "paired_test", "sum_statistics",
+           "percentile_interval"]
 
 DEFAULT_SEED = 12345       # sacrebleu's SACREBLEU_SEED default
 DEFAULT_RESAMPLES = 1000   # sacrebleu's --confidence-n and --paired-bs-n defaults
 DEFAULT_TRIALS = 10000     # sacrebleu's --paired-ar-n default
+DEFAULT_CONFIDENCE = 0.95  # the level of sacrebleu's intervals (and of compare's, by default)
+
+# resampled indices drawn at once (rows x examples): 32 MiB of int64, whatever the corpus size
+_CHUNK_CELLS = 1 << 22
 
 
 def check_interval_options(confidence_level: Any, n_resamples: Any, seed: Any,
@@ -53,10 +67,7 @@ def check_interval_options(confidence_level: Any, n_resamples: Any, seed: Any,
     whole number of resamples, a seed that is a non-negative integer. ``optional=True`` also
     takes ``confidence_level=None`` (no interval) and ``seed=None`` (the LLM-guided metrics')."""
     if not (optional and confidence_level is None):
-        if isinstance(confidence_level, bool) or not isinstance(confidence_level, (int, float)):
-            raise TypeError(f"confidence_level: expected a number such as 0.95, got {confidence_level!r}")
-        if not (math.isfinite(confidence_level) and 0 < confidence_level < 1):
-            raise ValueError(f"confidence_level: {confidence_level!r} must lie strictly between 0 and 1")
+        check_number("confidence_level", confidence_level, minimum=0.0, maximum=1.0, min_open=True, max_open=True)
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 1:
         raise ValueError(f"{resamples_name}: {n_resamples!r} must be a positive integer")
     if not (optional and seed is None) and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
@@ -117,6 +128,15 @@ class CorpusStatistics:
             return math.fsum(s[0] for s in self.stats) / len(self.stats)
         return float(self.score(sum_statistics([list(s) for s in self.stats])))
 
+    def resample(self, n_resamples: int, seed: int | None) -> Any:
+        """The score of each of ``n_resamples`` resamples of the examples (seeded as sacrebleu):
+        a list of a corpus metric's scores, a numpy array of a mean metric's means."""
+        if self.kind == "mean":
+            import numpy as np
+
+            return np.concatenate([self.resampled(idxs) for idxs in _index_chunks(len(self), n_resamples, seed)])
+        return [s for idxs in _index_chunks(len(self), n_resamples, seed) for s in self.resampled_scores(idxs)]
+
     def resampled_scores(self, idxs: Any) -> list[Any]:
         """A corpus metric's score of each resample (a row of ``idxs``), as sacrebleu's
         ``_bootstrap_resample`` computes them: float32 statistics, each resample summed."""
@@ -149,11 +169,16 @@ class Interval(NamedTuple):
         return [self.low, self.high]
 
 
-def _indices(n: int, n_resamples: int, seed: int | None) -> Any:
+def _index_chunks(n: int, n_resamples: int, seed: int | None) -> Any:
+    """The rows of ``default_rng(seed).choice(n, size=(n_resamples, n))`` (sacrebleu's draws), a
+    few at a time: ``choice`` with replacement draws ``integers(0, n)`` in row order, so chunks of
+    rows drawn in turn are the same numbers, in bounded memory."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
-    return rng.choice(n, size=(n_resamples, n), replace=True)
+    rows = max(1, _CHUNK_CELLS // max(n, 1))
+    for start in range(0, n_resamples, rows):
+        yield rng.integers(0, n, size=(min(rows, n_resamples - start), n))
 
 
 def _sacrebleu_interval(scores: list[Any], confidence_level: float) -> tuple[float, float]:
@@ -189,7 +214,7 @@ def _percentile_interval(scores: Any, confidence_level: float) -> tuple[float, f
     return float(s[lo]), float(s[n - lo - 1])
 
 
-def corpus_interval(stats: CorpusStatistics, confidence_level: float = 0.95,
+def corpus_interval(stats: CorpusStatistics, confidence_level: float = DEFAULT_CONFIDENCE,
                     n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> tuple[float, float]:
     """The bootstrap interval of ``stats``' score: for a corpus metric sacrebleu's
     ``corpus_score(n_bootstrap=n_resamples)`` interval with ``SACREBLEU_SEED=seed`` (on the
@@ -197,21 +222,33 @@ def corpus_interval(stats: CorpusStatistics, confidence_level: float = 0.95,
     check_interval_options(confidence_level, n_resamples, seed)
     if not len(stats):
         raise ValueError("predictions: no examples to resample")
-    idxs = _indices(len(stats), n_resamples, seed)
     if stats.kind == "mean":
-        low, high = _percentile_interval(stats.resampled(idxs), confidence_level)
+        low, high = _percentile_interval(stats.resample(n_resamples, seed), confidence_level)
     else:
-        low, high = _sacrebleu_interval(stats.resampled_scores(idxs), confidence_level)
+        low, high = _sacrebleu_interval(stats.resample(n_resamples, seed), confidence_level)
     return low / stats.divisor, high / stats.divisor
 
 
-def mean_interval(values: Sequence[float], confidence_level: float = 0.95,
+def percentile_interval(values: Sequence[float | None], confidence_level: float = DEFAULT_CONFIDENCE,
+                        n_resamples: int = DEFAULT_RESAMPLES, seed: int | None = DEFAULT_SEED
+                        ) -> tuple[float, float] | tuple[None, None]:
+    """The percentile bootstrap interval of the mean of ``values`` (None left out; ``(None,
+    None)`` when none is left), unchecked: ``seed=None`` draws a fresh one. What every mean's
+    interval in the package is."""
+    kept = [float(v) for v in values if v is not None]
+    if not kept:
+        return None, None
+    stats = CorpusStatistics.of_means(kept)
+    return _percentile_interval(stats.resample(n_resamples, seed), confidence_level)
+
+
+def mean_interval(values: Sequence[float], confidence_level: float = DEFAULT_CONFIDENCE,
                   n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> tuple[float, float]:
     """The percentile bootstrap interval of the mean of ``values`` (no None among them)."""
     return corpus_interval(CorpusStatistics.of_means(values), confidence_level, n_resamples, seed)
 
 
-def bootstrap_ci(scores: Sequence[float | None], confidence_level: float = 0.95,
+def bootstrap_ci(scores: Sequence[float | None], confidence_level: float = DEFAULT_CONFIDENCE,
                  n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> Interval:
     """Bootstrap interval of the mean of per-example ``scores``, examples without a score left
     out and counted.
@@ -274,8 +311,11 @@ def _check_pair(a: CorpusStatistics, b: CorpusStatistics) -> int:
 
 def _bootstrap_scores(a: CorpusStatistics, b: CorpusStatistics, n_resamples: int,
                       seed: int) -> tuple[Any, Any]:
-    idxs = _indices(len(a), n_resamples, seed)
-    return a.resampled(idxs), b.resampled(idxs)
+    """Both systems' scores on the same resamples."""
+    import numpy as np
+
+    chunks = [(a.resampled(idxs), b.resampled(idxs)) for idxs in _index_chunks(len(a), n_resamples, seed)]
+    return np.concatenate([x for x, _ in chunks]), np.concatenate([y for _, y in chunks])
 
 
 def _result(a: CorpusStatistics, score_a: float, score_b: float, scores_a: Any, scores_b: Any,
@@ -294,7 +334,7 @@ def _result(a: CorpusStatistics, score_a: float, score_b: float, scores_a: Any, 
 
 
 def paired_bootstrap(a: CorpusStatistics, b: CorpusStatistics, n_resamples: int = DEFAULT_RESAMPLES,
-                     seed: int = DEFAULT_SEED, confidence_level: float = 0.95) -> PairedResult:
+                     seed: int = DEFAULT_SEED, confidence_level: float = DEFAULT_CONFIDENCE) -> PairedResult:
     """Paired bootstrap resampling test of B against A: sacrebleu's ``--paired-bs`` (and Moses'
     ``bootstrap-hypothesis-difference-significance.pl``).
 
@@ -315,7 +355,7 @@ def paired_bootstrap(a: CorpusStatistics, b: CorpusStatistics, n_resamples: int 
 
 
 def paired_randomization(a: CorpusStatistics, b: CorpusStatistics, n_trials: int = DEFAULT_TRIALS,
-                         seed: int = DEFAULT_SEED, confidence_level: float = 0.95,
+                         seed: int = DEFAULT_SEED, confidence_level: float = DEFAULT_CONFIDENCE,
                          n_resamples: int = DEFAULT_RESAMPLES) -> PairedResult:
     """Paired approximate randomization test of B against A: sacrebleu's ``--paired-ar``.
 
@@ -350,7 +390,7 @@ def paired_randomization(a: CorpusStatistics, b: CorpusStatistics, n_trials: int
 
 def paired_test(a: CorpusStatistics, b: CorpusStatistics, method: str = "bootstrap",
                 n_resamples: int | None = None, seed: int = DEFAULT_SEED,
-                confidence_level: float = 0.95) -> PairedResult:
+                confidence_level: float = DEFAULT_CONFIDENCE) -> PairedResult:
     """:func:`paired_bootstrap` (``method="bootstrap"``, default 1,000 resamples) or
     :func:`paired_randomization` (``"randomization"``, default 10,000 trials)."""
     if method == "bootstrap":

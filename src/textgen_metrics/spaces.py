@@ -19,19 +19,22 @@ from __future__ import annotations
 
 import html
 import json
-import math
 import os
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .errors import InputError, OptionError
+from .numbers import format_value
+
 __all__ = ["metric_app", "playground_app", "parse_rows", "run_metric", "card_body", "make_judge",
            "run_playground", "LIST_SEPARATOR", "SpaceError", "md_escape", "format_value",
-           "JUDGE_TIMEOUT", "JUDGE_RETRIES", "FIRST_ANSWER_TIMEOUT"]
+           "JUDGE_TIMEOUT", "JUDGE_RETRIES", "FIRST_ANSWER_TIMEOUT", "options_help"]
 
 LIST_SEPARATOR = "|||"  # separates several references (or contexts) typed in one table cell
 _MAX_CHARTED = 200      # examples drawn one bar each; more: a histogram
 _SHOWN_ERRORS = 5       # unscored rows listed in a message
+_OPENING_METRICS = ("rouge", "bleu")  # what the playground opens with selected
 # a judge typed into a Space: the run stops with one error when the judge has answered nothing
 # FIRST_ANSWER_TIMEOUT s after it began (a server that accepts connections and never answers),
 # reported with the app's own time (about 2 s in a browser on a busy machine) within 15 s. Once
@@ -59,28 +62,6 @@ def md_escape(text: Any) -> str:
     backticks, brackets, ``|``, ``~`` stay literal)."""
     text = html.escape(" ".join(str(text).split()), quote=False)
     return re.sub(r"([\\`*_\[\]|~])", r"\\\1", text)
-
-
-def format_value(value: Any) -> Any:
-    """A result value for a table: numbers with 4 significant digits, lists and dicts as JSON
-    with their numbers so, texts as they are."""
-    if isinstance(value, bool) or value is None:
-        return "n/a" if value is None else str(value)
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return f"{value:.4g}" if math.isfinite(value) else str(value)
-    if isinstance(value, (list, tuple, dict)):
-        def short(v: Any) -> Any:
-            if isinstance(v, float) and not isinstance(v, bool) and math.isfinite(v):
-                return float(f"{v:.4g}")
-            if isinstance(v, (list, tuple)):
-                return [short(x) for x in v]
-            if isinstance(v, dict):
-                return {k: short(x) for k, x in v.items()}
-            return v
-        return json.dumps(short(value), ensure_ascii=False)
-    return str(value)
 
 
 def card_body(readme_path: str) -> str:
@@ -179,32 +160,46 @@ def _space_columns(metric: Any) -> dict[str, str]:
     return {**type(metric).columns, **getattr(type(metric), "optional_columns", {})}
 
 
-_INDEXED = re.compile(r"^(?P<name>\w+)\[(?P<i>\d+)\](?:\[(?P<j>\d+)\])?: (?P<rest>.*)$", re.S)
-
-
-def _user_message(error: BaseException, columns: Sequence[str], options: Sequence[str]) -> str:
-    """The sentence for an error: a library message about ``name[i]`` names row i + 1 and the
-    field; one about an option names the Options box; a judge's failure the judge (and the row,
-    for one example's: ``on_error="raise"``)."""
+def _user_message(error: BaseException, columns: Sequence[str], options: Sequence[str] = ()) -> str:
+    """The sentence for an error, by its class: a bad input value (``InputError``) names its row
+    (from 1) and field; an option's error (``OptionError``) the Options box; a judge's failure
+    (``JudgeError``) the judge, and the row for one example's (``on_error="raise"``).
+    (``options``, the Options box's names, is no longer needed: the class says it.)"""
+    from .judges.base import JudgeError
     from .llm.metrics import ExampleJudgeError
 
     if isinstance(error, ExampleJudgeError):
         return f"Judge: {error.metric}, row {error.index + 1}: {' '.join(error.reason.split())}"
     text = " ".join(str(error).split()) or type(error).__name__
-    m = _INDEXED.match(text)
-    if m and m.group("name") in columns:
-        which = f" (text {int(m.group('j')) + 1})" if m.group("j") is not None else ""
-        return f"Row {int(m.group('i')) + 1}, {m.group('name')}{which}: {m.group('rest')}"
-    head = text.split(":", 1)[0].strip()
-    if head in options:
+    if isinstance(error, InputError) and error.argument in columns and error.index is not None:
+        which = f" (text {error.item + 1})" if error.item is not None else ""
+        return f"Row {error.index + 1}, {error.argument}{which}: {' '.join(error.reason.split())}"
+    if isinstance(error, OptionError):
         return f"Options: {text}"
-    if any(cls.__name__ == "JudgeError" for cls in type(error).__mro__):
+    if isinstance(error, JudgeError):
         return f"Judge: {text}"
-    if isinstance(error, SpaceError):
+    if isinstance(error, InputError):
+        return f"Inputs: {text}"
+    if isinstance(error, (ValueError, TypeError)):  # the Space's own sentences, the library's others
         return text
-    if isinstance(error, (ValueError, TypeError)):
-        return f"Inputs: {text}" if head in columns else text
     return f"Something went wrong while scoring ({type(error).__name__}): {text}"
+
+
+def options_help(spec: Any) -> str:
+    """The Options box's help, from the metric's options dataclass: each option with its kind,
+    its default (as JSON) and its one line."""
+    lines = []
+    for f in spec.option_fields():
+        if f.metadata.get("front_end"):
+            continue
+        try:
+            default = json.dumps(f.default)
+        except TypeError:
+            default = repr(f.default)
+        doc = f.metadata.get("doc", "")
+        kind = f.metadata.get("kind", "json")
+        lines.append(f"- `{f.name}` ({kind}, default `{default}`)" + (f": {doc}" if doc else ""))
+    return "Options this metric takes:\n\n" + "\n".join(lines) if lines else ""
 
 
 def _unscored_message(name: str, result: Mapping[str, Any], n: int) -> str:
@@ -289,7 +284,7 @@ def metric_app(metric_dir: str) -> Any:
     columns = _space_columns(metric)
     name = os.path.basename(metric_dir)
     spec = METRICS.get(name)
-    option_names = list(spec.options) if spec is not None else []
+    option_names = list(spec.option_kinds()) if spec is not None else []
     needs_judge = isinstance(metric, JudgeMetric)
     with gr.Blocks(title=f"{name} - textgen-metrics") as demo:
         gr.Markdown(f"# {name}\nType one example per row. Several references or contexts in one cell: "
@@ -305,6 +300,9 @@ def metric_app(metric_dir: str) -> Any:
         judge_fields = list(_judge_picker(gr)) if needs_judge else []
         start = json.dumps(getattr(type(metric), "space_options", {}), indent=1, ensure_ascii=False)
         options = gr.Code(value=start, language="json", label="Options (JSON)", elem_id="options")
+        if spec is not None:
+            with gr.Accordion("The options", open=False):
+                gr.Markdown(options_help(spec), elem_id="options-help")
         button = gr.Button("Compute", variant="primary", elem_id="compute")
         error = gr.Markdown(elem_id="error")
         message = gr.State("")
@@ -413,7 +411,7 @@ def playground_app(metric_names: Sequence[str] | None = None) -> Any:
     from .registry import METRICS
 
     names = list(metric_names or METRICS)
-    lexical = [n for n in names if not METRICS[n].judge]
+    opening = [n for n in _OPENING_METRICS if n in names]
     with gr.Blocks(title="textgen-metrics playground") as demo:
         gr.Markdown(
             "# textgen-metrics playground\n"
@@ -426,7 +424,7 @@ def playground_app(metric_names: Sequence[str] | None = None) -> Any:
             upload = gr.File(label="Data file", file_types=[".csv", ".tsv", ".json", ".jsonl"],
                              type="filepath", elem_id="upload")
             with gr.Column():
-                chosen = gr.Dropdown(names, value=lexical[:2] or names[:1], multiselect=True,
+                chosen = gr.Dropdown(names, value=opening or names[:1], multiselect=True,
                                      label="Metrics", elem_id="metrics")
                 columns = gr.Textbox(value="{}", label="Columns (JSON: input -> field)", lines=1,
                                      elem_id="columns")
@@ -448,7 +446,7 @@ def playground_app(metric_names: Sequence[str] | None = None) -> Any:
                 judge = make_judge(judge_url, judge_model, judge_key)
                 rows, (headers, table), svg, report = run_playground(path, metrics, cols, opts, judge)
             except Exception as e:  # shown to the user, the app keeps running
-                known = sorted({o for m in (metrics or []) if m in METRICS for o in METRICS[m].options})
+                known = sorted({o for m in (metrics or []) if m in METRICS for o in METRICS[m].option_kinds()})
                 inputs = sorted({c for m in (metrics or []) if m in METRICS for c in METRICS[m].columns})
                 text = _user_message(e, inputs, known)
                 return [], "", pandas.DataFrame(), {}, _error(text), text

@@ -6,9 +6,10 @@
     trainer.evaluate()   # {'eval_rouge1': ..., 'eval_rougeLsum': ..., 'eval_bleu': ..., 'eval_gen_len': ...}
 
 The hook decodes the generated ids and the labels (label padding -100 and special tokens
-removed), puts each sentence on its own line for ``rougeLsum``, runs the chosen metrics and
-returns a flat dict of floats. Any metric of the registry whose inputs are predictions and
-references (or predictions alone) works, the LLM-guided ones with ``judge=``.
+removed), runs the chosen metrics with the options each declares for decoded text (ROUGE splits
+sentences for ``rougeLsum``: ``split_summaries=True``) and returns a flat dict of floats. Any
+metric of the registry whose inputs are predictions and references (or predictions alone)
+works, the LLM-guided ones with ``judge=``.
 
 Evaluating on logits (``predict_with_generate=False``, or a plain ``Trainer``): pass
 ``preprocess_logits_for_metrics=preprocess_logits_for_metrics``. It reduces each batch's
@@ -20,8 +21,8 @@ Trainer keeps every logit of the whole evaluation set (``N x length x vocab`` fl
 ``TrainingArguments(batch_eval_metrics=True)`` is supported: the Trainer then calls the hook
 once per batch (``compute_result`` True on the last), and the hook feeds each batch into
 streaming aggregators (``streaming.MetricStream``): nothing of the evaluation set is kept but
-running means (and, for the corpus metrics BLEU and Google BLEU, the decoded texts). The
-scores equal the one-call ones to the last digit.
+each metric's statistics (per-example scores, or BLEU's per-example counts), merged batch by
+batch. The scores equal the one-call ones to the last digit.
 """
 
 from __future__ import annotations
@@ -33,7 +34,6 @@ from .aggregation import RunningMean
 from .registry import get_metric
 from .scoring import flat_scores
 from .streaming import MetricStream
-from .tokenizers import split_sentences
 
 __all__ = ["compute_metrics", "decode", "preprocess_logits_for_metrics"]
 
@@ -111,7 +111,8 @@ def compute_metrics(tokenizer: Any, metrics: Sequence[str] = ("rouge",),
         judge = resolve_judge(judge)
     streams = []
     for spec in specs:
-        opts = dict(options.get(spec.name, {}))
+        # what suits decoded text, as the metric declares it (ROUGE: rougeLsum splits sentences)
+        opts = {**spec.decoded_text_options, **options.get(spec.name, {})}
         if spec.judge:
             opts.setdefault("judge", judge)
         streams.append(MetricStream(spec, opts))
@@ -124,12 +125,8 @@ def compute_metrics(tokenizer: Any, metrics: Sequence[str] = ("rouge",),
         refs, _, _ = decode(tokenizer, labels)
         if len(preds) != len(refs):
             raise ValueError(f"compute_metrics: {len(preds)} predictions but {len(refs)} labels")
+        inputs = {"predictions": preds, "references": refs}
         for stream in streams:
-            if stream.spec.name == "rouge":  # rougeLsum reads one sentence per line
-                inputs = {"predictions": ["\n".join(split_sentences(p)) for p in preds],
-                          "references": ["\n".join(split_sentences(r)) for r in refs]}
-            else:
-                inputs = {"predictions": preds, "references": refs}
             stream.add({c: inputs[c] for c in stream.spec.columns})
         for n in (pred_ids != pad).sum(axis=1).tolist():
             lengths.add(n)
@@ -138,7 +135,7 @@ def compute_metrics(tokenizer: Any, metrics: Sequence[str] = ("rouge",),
         result = {}
         try:
             for stream in streams:
-                result.update(flat_scores(stream.result(), stream.spec.name))
+                result.update(flat_scores(stream.score()))
             if gen_len:
                 value = lengths.value
                 assert value is not None  # every stream's result() above has examples, and so has this

@@ -15,48 +15,62 @@ import numbers
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .errors import InputError, InputTypeError, OptionError, OptionTypeError
+
 __all__ = ["as_list", "check_texts", "check_references", "check_reference_sets", "check_same_length",
-           "check_columns", "check_bool", "check_number", "check_unicode"]
+           "check_columns", "check_bool", "check_number", "check_unicode", "check_text_lists"]
 
 
 def as_list(name: str, values: Any) -> list[Any]:
     """``values`` as a list; a string, bytes, a mapping or a non-iterable is a TypeError."""
     if values is None:
-        raise ValueError(f"{name}: missing (got None); pass a list with one entry per example")
+        raise InputError("missing (got None); pass a list with one entry per example", name)
     if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__iter__"):
-        raise TypeError(
-            f"{name}: expected a list with one entry per example, got {type(values).__name__}"
-        )
+        raise InputTypeError(f"expected a list with one entry per example, got {type(values).__name__}", name)
     return list(values)
 
 
-def _text_error(name: str, index: int, value: Any, what: str = "str") -> TypeError:
+def _text_error(name: str, index: int, value: Any, what: str = "str", item: int | None = None) -> InputTypeError:
     got = "None" if value is None else type(value).__name__
-    return TypeError(f"{name}[{index}]: expected {what}, got {got}")
+    return InputTypeError(f"expected {what}, got {got}", name, index, item)
 
 
-def check_unicode(label: str, text: str) -> None:
-    """A ValueError naming ``label`` and the character index when ``text`` holds a lone
-    surrogate (not valid Unicode: it cannot be encoded, tokenised or written out)."""
+def _check_unicode(text: str, argument: str, index: int | None = None, item: int | None = None) -> None:
     if text.isascii():  # O(1) in CPython: the common case costs nothing
         return
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as e:
-        raise ValueError(
-            f"{label}: lone surrogate {text[e.start]!r} at character {e.start}; the text is not valid "
-            "Unicode (read the file with errors='replace', or remove the character)") from None
+        raise InputError(
+            f"lone surrogate {text[e.start]!r} at character {e.start}; the text is not valid "
+            "Unicode (read the file with errors='replace', or remove the character)", argument, index, item) from None
+
+
+def check_unicode(label: str, text: str) -> None:
+    """A ValueError naming ``label`` and the character index when ``text`` holds a lone
+    surrogate (not valid Unicode: it cannot be encoded, tokenised or written out)."""
+    _check_unicode(text, label)
+
+
+def _texts(name: str, values: Any, index: int | None = None) -> list[str]:
+    """A list of strings: one per example (``index`` None), or the texts of example ``index``."""
+    if index is None:
+        texts: list[str] = as_list(name, values)
+    elif values is None or isinstance(values, (str, bytes, dict)) or not hasattr(values, "__iter__"):
+        raise _text_error(name, index, values, "list of str")
+    else:
+        texts = list(values)
+    for i, v in enumerate(texts):
+        if not isinstance(v, str):
+            raise _text_error(name, i, v) if index is None else _text_error(name, index, v, item=i)
+        if not v.isascii():
+            _check_unicode(v, name, i) if index is None else _check_unicode(v, name, index, i)
+    return texts
 
 
 def check_texts(name: str, values: Any) -> list[str]:
     """A list of strings, one per example."""
-    texts: list[str] = as_list(name, values)
-    for i, v in enumerate(texts):
-        if not isinstance(v, str):
-            raise _text_error(name, i, v)
-        if not v.isascii():
-            check_unicode(f"{name}[{i}]", v)
-    return texts
+    return _texts(name, values)
 
 
 def _reference_set(name: str, i: int, v: Any, allow_empty_list: bool) -> str | list[str] | tuple[str, ...]:
@@ -64,18 +78,18 @@ def _reference_set(name: str, i: int, v: Any, allow_empty_list: bool) -> str | l
     iterable becomes a list)."""
     if isinstance(v, str):
         if not v.isascii():
-            check_unicode(f"{name}[{i}]", v)
+            _check_unicode(v, name, i)
         return v
     if v is None or isinstance(v, (bytes, dict)) or not hasattr(v, "__iter__"):
         raise _text_error(name, i, v, "str or list of str")
     refs = v if isinstance(v, (list, tuple)) else list(v)
     if not refs and not allow_empty_list:
-        raise ValueError(f"{name}[{i}]: empty list; give at least one string")
+        raise InputError("empty list; give at least one string", name, i)
     for j, r in enumerate(refs):
         if not isinstance(r, str):
-            raise _text_error(f"{name}[{i}]", j, r)
+            raise _text_error(name, i, r, item=j)
         if not r.isascii():
-            check_unicode(f"{name}[{i}][{j}]", r)
+            _check_unicode(r, name, i, j)
     return refs
 
 
@@ -96,12 +110,17 @@ def check_reference_sets(name: str, values: Any) -> list[str | list[str] | tuple
     return [_reference_set(name, i, v, False) for i, v in enumerate(as_list(name, values))]
 
 
+def check_text_lists(name: str, values: Any) -> list[list[str]]:
+    """A list of strings per example (possibly empty), each checked."""
+    return [_texts(name, v, i) for i, v in enumerate(as_list(name, values))]
+
+
 def check_same_length(**columns: Sequence[Any]) -> int:
     """Every column has the same number of examples."""
     lengths = {k: len(v) for k, v in columns.items()}
     if len(set(lengths.values())) > 1:
         desc = ", ".join(f"{k}={n}" for k, n in lengths.items())
-        raise ValueError(f"inputs differ in length ({desc}); each needs one entry per example")
+        raise InputError(f"inputs differ in length ({desc}); each needs one entry per example")
     return next(iter(lengths.values()), 0)
 
 
@@ -115,9 +134,9 @@ def check_bool(name: str, value: Any) -> bool:
     if isinstance(value, numbers.Integral) and value in (0, 1):
         return bool(value)
     if isinstance(value, str):
-        raise TypeError(f"{name}: expected True or False, got the string {value!r} "
-                        "(a non-empty string would count as True)")
-    raise TypeError(f"{name}: expected True or False, got {value!r}")
+        raise OptionTypeError(f"{name}: expected True or False, got the string {value!r} "
+                              "(a non-empty string would count as True)", name)
+    raise OptionTypeError(f"{name}: expected True or False, got {value!r}", name)
 
 
 def _bound(value: float, limit: float | None, is_open: bool, above: bool) -> bool:
@@ -147,16 +166,16 @@ def check_number(name: str, value: Any, *, minimum: float | None = None, maximum
     range is a ValueError; both name the option and the range."""
     what = "an integer" if integer else "a number"
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name}: expected {what}, got {value!r}")
+        raise OptionTypeError(f"{name}: expected {what}, got {value!r}", name)
     if not isinstance(value, numbers.Integral) and not math.isfinite(value):
-        raise ValueError(f"{name}: {value!r} is not a finite number; it must be "
-                         f"{_range_text(minimum, maximum, min_open, max_open)}")
+        raise OptionError(f"{name}: {value!r} is not a finite number; it must be "
+                          f"{_range_text(minimum, maximum, min_open, max_open)}", name)
     if integer:
         if not isinstance(value, numbers.Integral):
-            raise TypeError(f"{name}: expected {what}, got {value!r}")
+            raise OptionTypeError(f"{name}: expected {what}, got {value!r}", name)
         value = int(value)
     if not (_bound(value, minimum, min_open, True) and _bound(value, maximum, max_open, False)):
-        raise ValueError(f"{name}: {value!r} must be {_range_text(minimum, maximum, min_open, max_open)}")
+        raise OptionError(f"{name}: {value!r} must be {_range_text(minimum, maximum, min_open, max_open)}", name)
     return value
 
 
@@ -175,7 +194,7 @@ def check_columns(columns: Mapping[str, str], inputs: Mapping[str, Any],
         return {}
     for name in columns:
         if name not in given:
-            raise ValueError(f"{name}: missing; give {', '.join(columns)} together")
+            raise InputError(f"missing; give {', '.join(columns)} together", name)
     checked: dict[str, list[Any]] = {}
     for name, kind in columns.items():
         if kind == "text":
@@ -186,9 +205,7 @@ def check_columns(columns: Mapping[str, str], inputs: Mapping[str, Any],
             mixed = any(isinstance(v, str) for v in raw) and not all(isinstance(v, str) for v in raw)
             checked[name] = refs if (mixed or normalize_references) else raw
         else:
-            values = as_list(name, given[name])
-            for i, v in enumerate(values):
-                check_texts(f"{name}[{i}]", v)
-            checked[name] = values
+            check_text_lists(name, given[name])
+            checked[name] = as_list(name, given[name])
     check_same_length(**checked)
     return checked

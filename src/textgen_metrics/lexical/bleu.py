@@ -28,21 +28,23 @@ summed statistics into scores, with sacrebleu's or nltk's formula.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from .. import _native
-from ..results import corpus_result
-from ..signature import bootstrap_fields, count_references, sacrebleu_signature, with_fields
-from ..signature import signature as make_signature
-from ..significance import DEFAULT_RESAMPLES, DEFAULT_SEED, CorpusStatistics, check_interval_options
+from ..errors import OptionError, OptionTypeError
+from ..metric import AnyOptions, CorpusMetric, Options, Stats, option
+from ..signature import sacrebleu_signature, with_fields
+from ..significance import CorpusStatistics
 from ..tokenizers import Lowercased, NoneTokenizer, Tokenizer, Tokenizer13a, get_tokenizer
-from .checks import flag, texts_and_references
+from .checks import flag
 
-__all__ = ["bleu", "google_bleu", "bleu_statistics", "google_bleu_statistics", "BleuCounts",
-           "corpus_stats", "SMOOTH_METHODS"]
+__all__ = ["Bleu", "BleuOptions", "bleu", "bleu_statistics", "BleuCounts", "corpus_stats", "SMOOTH_METHODS",
+           "core_input"]
 
 _FLOAT_MIN = sys.float_info.min
 SMOOTH_METHODS = ("none", "floor", "add-k", "exp")
@@ -52,7 +54,7 @@ _CoreInput = tuple[Sequence[str] | list[list[str]], Sequence[Sequence[str]] | li
                    _native.BleuInput, bool]
 
 
-def _core_input(tok: Tokenizer, predictions: Sequence[str], references: Sequence[Sequence[str]]) -> _CoreInput:
+def core_input(tok: Tokenizer, predictions: Sequence[str], references: Sequence[Sequence[str]]) -> _CoreInput:
     """``(predictions, references, input code, lowercase)`` for ``BleuCore``: the texts when
     the core has the tokenizer (``13a``, ``none``, lower-cased or not), else ``tok``'s tokens."""
     inner, lowercase = (tok.inner, True) if isinstance(tok, Lowercased) else (tok, False)
@@ -88,7 +90,7 @@ def corpus_stats(predictions: Sequence[str], references: Sequence[Sequence[str]]
                  max_order: int, num_threads: int | None = 1) -> BleuCounts:
     """Per-example :class:`BleuCounts` (references: a list of strings per example), computed by
     the core in one call over the whole batch."""
-    preds, refs, code, lowercase = _core_input(tokenizer, predictions, references)
+    preds, refs, code, lowercase = core_input(tokenizer, predictions, references)
     hyp_len, ref_len, correct, total = _native.bleu_core().bleu_stats(
         preds, refs, code, lowercase, max_order, _native.resolve_threads(num_threads))
     return BleuCounts(hyp_len, ref_len, correct, total)
@@ -135,14 +137,14 @@ def _lin_och(correct: Sequence[float], total: Sequence[float], sys_len: float, r
 def _weights(max_order: Any, weights: Any) -> tuple[tuple[float, ...] | None, int]:
     if weights is None:
         if not isinstance(max_order, int) or isinstance(max_order, bool) or max_order < 1:
-            raise ValueError(f"max_order: {max_order!r} must be a positive integer")
+            raise OptionError(f"max_order: {max_order!r} must be a positive integer")
         return None, max_order
     try:
         weights = tuple(float(w) for w in weights)
     except (TypeError, ValueError):
-        raise TypeError(f"weights: expected a sequence of numbers, got {weights!r}") from None
+        raise OptionTypeError(f"weights: expected a sequence of numbers, got {weights!r}") from None
     if not weights or any(w < 0 or not math.isfinite(w) for w in weights):
-        raise ValueError(f"weights: {weights!r} must be a non-empty sequence of finite non-negative numbers")
+        raise OptionError(f"weights: {weights!r} must be a non-empty sequence of finite non-negative numbers")
     return weights, len(weights)
 
 
@@ -156,16 +158,16 @@ class _Settings:
         self.lowercase = flag("lowercase", lowercase)
         self.effective_order = flag("effective_order", effective_order)
         if smooth_method is not None and smooth_method not in SMOOTH_METHODS:
-            raise ValueError(f"smooth_method: {smooth_method!r} is not one of {list(SMOOTH_METHODS)}")
+            raise OptionError(f"smooth_method: {smooth_method!r} is not one of {list(SMOOTH_METHODS)}")
         # sacrebleu's formula for both levels when one of its own options is asked for
         self.sacrebleu = smooth_method is not None or self.effective_order
         if self.sacrebleu and (self.smooth or self.weights is not None):
-            raise ValueError("smooth_method: give sacrebleu's smooth_method/effective_order or Hugging "
+            raise OptionError("smooth_method: give sacrebleu's smooth_method/effective_order or Hugging "
                              "Face's smooth/weights, not both")
         if smooth_value is not None and (isinstance(smooth_value, bool)
                                          or not isinstance(smooth_value, (int, float))
                                          or not math.isfinite(smooth_value) or smooth_value < 0):
-            raise ValueError(f"smooth_value: {smooth_value!r} must be a non-negative number")
+            raise OptionError(f"smooth_value: {smooth_value!r} must be a non-negative number")
         self.smooth_method: str = smooth_method or "none"
         self.smooth_value = smooth_value
         self.tokenizer: Tokenizer = get_tokenizer(tokenizer, lowercase=self.lowercase, default="13a")
@@ -196,60 +198,31 @@ class _Settings:
         return with_fields(sig, weights=self.weights)
 
 
-def _threads(num_threads: int | None) -> int:
-    """``num_threads`` checked (None: every core) before any work."""
-    return _native.resolve_threads(num_threads)
+def _threads(name: str, value: Any) -> Any:
+    _native.resolve_threads(value)  # a ValueError naming num_threads, before any work
+    return value
 
 
-def bleu_statistics(predictions: Sequence[str], references: Sequence[str | Sequence[str]],
-                    tokenizer: Any = None, max_order: int = 4, smooth: bool = False,
-                    weights: Sequence[float] | None = None, lowercase: bool = False, *,
-                    smooth_method: str | None = None, smooth_value: float | None = None,
-                    effective_order: bool = False, num_threads: int | None = 1) -> CorpusStatistics:
-    """BLEU's per-example sufficient statistics and its corpus formula (for intervals and
-    paired tests). The score is on sacrebleu's 0-100 scale; ``divisor`` 100 gives bleu's."""
-    predictions, refs = texts_and_references(predictions, references)
-    s = _Settings(tokenizer, max_order, smooth, weights, lowercase, smooth_method, smooth_value,
-                  effective_order)
-    stats = corpus_stats(predictions, refs, s.tokenizer, s.max_order, _threads(num_threads))
-    return _statistics(s, stats, count_references(refs))
+@dataclasses.dataclass(frozen=True)
+class BleuOptions(Options):
+    tokenizer: Any = option(None, kind="str", doc="13a (default), intl, none, char, zh, ja-mecab, ko-mecab, or a "
+                                                  "function str -> list of str")
+    max_order: int = option(4, doc="the largest n-gram order")
+    smooth: bool = option(False, check=flag, doc="Lin and Och's add-one smoothing (Hugging Face's bleu)")
+    weights: tuple[float, ...] | None = option(None, kind="floats",
+                                               doc="n-gram weights (nltk's corpus_bleu); overrides max_order")
+    use_aggregator: bool = option(True, check=flag, front_end=True,
+                                  doc="True: the corpus score; False: per-example lists")
+    lowercase: bool = option(False, check=flag, doc="lower-case the texts before any tokenizer")
+    smooth_method: str | None = option(None, kind="str", kw_only=True,
+                                       doc="sacrebleu's smoothing: none, floor, add-k or exp")
+    smooth_value: float | None = option(None, kind="float", kw_only=True, doc="the value of floor and add-k")
+    effective_order: bool = option(False, check=flag, kw_only=True, doc="sacrebleu's effective order")
+    num_threads: int | None = option(1, kind="int", check=_threads, kw_only=True,
+                                     doc="threads of the core's n-gram counting (None: every core)")
 
 
-def _statistics(s: _Settings, stats: BleuCounts, num_refs: int, per_example: bool = False) -> CorpusStatistics:
-    n = s.max_order
-    score: Callable[[Any], Any]
-    if s.weights is not None:
-        weights = s.weights
-
-        def score(row: Any) -> Any:
-            return 100.0 * _nltk_bleu(row[2:2 + n], row[2 + n:], row[0], row[1], weights, s.smooth)
-
-        rows = [[h, r, *c, *d] for h, r, c, d in zip(stats.hyp_len, stats.ref_len, stats.correct,
-                                                      stats.denominators(), strict=True)]
-    elif s.smooth:
-        def score(row: Any) -> Any:
-            return 100.0 * _lin_och(row[2:2 + n], row[2 + n:], row[0], row[1], n)
-
-        rows = stats.sacrebleu_rows()
-    else:
-        def score(row: Any) -> Any:
-            return s.sacrebleu_score(row).score
-
-        rows = stats.sacrebleu_rows()
-
-    def sign(**fields: Any) -> str:
-        return s.signature(num_refs, per_example, **fields)
-
-    return CorpusStatistics(rows, score, divisor=100.0, sign=sign,
-                            sacrebleu=s.weights is None and not s.smooth)
-
-
-def bleu(predictions: Sequence[str], references: Sequence[str | Sequence[str]], tokenizer: Any = None,
-         max_order: int = 4, smooth: bool = False, weights: Sequence[float] | None = None,
-         use_aggregator: bool = True, lowercase: bool = False, *, smooth_method: str | None = None,
-         smooth_value: float | None = None, effective_order: bool = False,
-         confidence_level: float | None = None, n_resamples: int = DEFAULT_RESAMPLES,
-         seed: int = DEFAULT_SEED, num_threads: int | None = 1) -> dict[str, Any]:
+class Bleu(CorpusMetric):
     """BLEU of ``predictions`` against ``references`` (a string or list of strings each).
 
     Aggregated (default): the corpus BLEU in [0, 1], sacrebleu's ``corpus_bleu`` score / 100
@@ -258,26 +231,94 @@ def bleu(predictions: Sequence[str], references: Sequence[str | Sequence[str]], 
     Lin and Och's add-one ``(m+1)/(t+1)`` on every order; ``weights``, nltk's ``corpus_bleu``
     with those weights. ``use_aggregator=False``: per example, sacrebleu's ``sentence_bleu``
     when ``smooth_method`` or ``effective_order`` is given, else nltk's ``sentence_bleu`` on
-    the same tokens (method0, or method2 with ``smooth``).
+    the same tokens (method0, or method2 with ``smooth``). Also ``precisions``,
+    ``brevity_penalty``, ``length_ratio``, ``translation_length`` and ``reference_length``.
 
     ``confidence_level`` (e.g. 0.95) adds ``bleu_ci``: the bootstrap interval of the corpus
     score over ``n_resamples`` resamples of the examples' statistics with ``seed``, equal to
     sacrebleu's ``--confidence`` interval (``SACREBLEU_SEED=seed``) divided by 100. Every
     result has ``signature``: sacrebleu's signature for the same settings.
-    ``num_threads``: threads of the core's n-gram counting (default 1; None: every core); the
-    scores do not depend on it.
     Empty predictions score 0; no matching n-gram of some order gives a corpus score of 0.
     """
-    predictions, refs = texts_and_references(predictions, references)
-    s = _Settings(tokenizer, max_order, smooth, weights, lowercase, smooth_method, smooth_value,
-                  effective_order)
-    if confidence_level is not None:
-        check_interval_options(confidence_level, n_resamples, seed)
-    aggregate = flag("use_aggregator", use_aggregator)
-    stats = corpus_stats(predictions, refs, s.tokenizer, s.max_order, _threads(num_threads))
-    out = _corpus(s, stats) if aggregate else _per_example(s, stats)
-    return corpus_result(out, "bleu", _statistics(s, stats, count_references(refs), not aggregate),
-                         confidence_level, n_resamples, seed)
+
+    name = "bleu"
+    Options = BleuOptions
+    own_per_example_signature = True
+    STATISTICS = ("hyp_len", "ref_len", "correct", "total")
+
+    def __init__(self, options: AnyOptions | None = None, **kwargs: Any) -> None:
+        super().__init__(options, **kwargs)
+        o = self.options
+        self.settings = _Settings(o.tokenizer, o.max_order, o.smooth, o.weights, o.lowercase, o.smooth_method,
+                                  o.smooth_value, o.effective_order)
+
+    def statistic_names(self) -> tuple[str, ...]:
+        return self.STATISTICS
+
+    @functools.cached_property
+    def statistics_settings(self) -> str:
+        s = self.settings  # the counts depend on the tokens and the largest order only
+        return f"bleu|tok:{s.tokenizer.signature}|case:{'lc' if s.lowercase else 'mixed'}|ngram:{s.max_order}"
+
+    def settings_signature(self) -> str:
+        return self.settings.signature(1, False)
+
+    def signature(self, nrefs: int | None, *, per_example: bool = False, n_bootstrap: int | None = None,
+                  seed: int | None = None, test: tuple[str, int] | None = None, ci: float | None = None) -> str:
+        return self.settings.signature(1 if nrefs is None else nrefs, per_example, n_bootstrap=n_bootstrap,
+                                       seed=seed, test=test, ci=ci)
+
+    def example_statistics(self, inputs: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        refs = [[r] if isinstance(r, str) else list(r) for r in inputs["references"]]
+        counts = corpus_stats(inputs["predictions"], refs, self.settings.tokenizer, self.settings.max_order,
+                              self.options.num_threads)
+        return dict(zip(self.STATISTICS, counts, strict=True))
+
+    @staticmethod
+    def counts(stats: Stats) -> BleuCounts:
+        c = stats.columns
+        return BleuCounts(c["hyp_len"], c["ref_len"], c["correct"], c["total"])
+
+    def aggregate(self, stats: Stats) -> dict[str, Any]:
+        return _corpus(self.settings, self.counts(stats))
+
+    def per_example_values(self, stats: Stats) -> dict[str, list[Any]]:
+        return _per_example(self.settings, self.counts(stats))
+
+    def resampling(self, stats: Stats) -> CorpusStatistics:
+        s, counts = self.settings, self.counts(stats)
+        n = s.max_order
+        score: Callable[[Any], Any]
+        if s.weights is not None:
+            weights = s.weights
+
+            def score(row: Any) -> Any:
+                return 100.0 * _nltk_bleu(row[2:2 + n], row[2 + n:], row[0], row[1], weights, s.smooth)
+
+            rows = [[h, r, *c, *d] for h, r, c, d in zip(counts.hyp_len, counts.ref_len, counts.correct,
+                                                          counts.denominators(), strict=True)]
+        elif s.smooth:
+            def score(row: Any) -> Any:
+                return 100.0 * _lin_och(row[2:2 + n], row[2 + n:], row[0], row[1], n)
+
+            rows = counts.sacrebleu_rows()
+        else:
+            def score(row: Any) -> Any:
+                return s.sacrebleu_score(row).score
+
+            rows = counts.sacrebleu_rows()
+        return CorpusStatistics(rows, score, divisor=100.0, sacrebleu=s.weights is None and not s.smooth)
+
+
+bleu = Bleu.function()
+
+
+def bleu_statistics(predictions: Sequence[str], references: Sequence[str | Sequence[str]], **options: Any
+                    ) -> CorpusStatistics:
+    """BLEU's per-example sufficient statistics (sacrebleu's rows) and its corpus formula, as its
+    intervals and paired tests resample them. The score is on sacrebleu's 0-100 scale."""
+    metric = Bleu(**options)
+    return metric.resampling(metric.statistics({"predictions": predictions, "references": references}))
 
 
 def _corpus(s: _Settings, stats: BleuCounts) -> dict[str, Any]:
@@ -331,77 +372,3 @@ def _per_example(s: _Settings, stats: BleuCounts) -> dict[str, Any]:
     return out
 
 
-class _GleuCounts(NamedTuple):
-    """nltk ``corpus_gleu``'s best (matches, total) per example; total 0 where nltk skips it."""
-
-    matches: list[int]
-    total: list[int]
-    tokenizer: Tokenizer
-    num_refs: int
-
-
-def _gleu_counts_of(predictions: Any, references: Any, tokenizer: Any, min_len: Any, max_len: Any,
-                    num_threads: int | None) -> _GleuCounts:
-    predictions, refs = texts_and_references(predictions, references)
-    for name, v in (("min_len", min_len), ("max_len", max_len)):
-        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-            raise ValueError(f"{name}: {v!r} must be a positive integer")
-    if min_len > max_len:
-        raise ValueError(f"min_len: {min_len} is greater than max_len ({max_len})")
-    threads = _threads(num_threads)
-    tok = get_tokenizer(tokenizer, default="13a")
-    preds, ref_in, code, lowercase = _core_input(tok, predictions, refs)
-    matches, total = _native.bleu_core().gleu_stats(preds, ref_in, code, lowercase, min_len, max_len, threads)
-    return _GleuCounts(matches, total, tok, count_references(refs))
-
-
-def _gleu_score(row: Any) -> float:
-    return float(row[0]) / float(row[1]) if row[1] else 0.0
-
-
-def _gleu_signature(tok: Tokenizer, min_len: int, max_len: int, num_refs: int, **fields: Any) -> str:
-    """``google_bleu|nrefs:..|tok:..|ngram:min-max|...``; ``fields`` as
-    :func:`~textgen_metrics.signature.bootstrap_fields` takes them."""
-    return make_signature("google_bleu", nrefs="var" if num_refs == -1 else num_refs,
-                          tok=tok.signature, ngram=f"{min_len}-{max_len}", **bootstrap_fields(**fields))
-
-
-def google_bleu_statistics(predictions: Sequence[str], references: Sequence[str | Sequence[str]],
-                           tokenizer: Any = None, min_len: int = 1, max_len: int = 4, *,
-                           num_threads: int | None = 1) -> CorpusStatistics:
-    """Google BLEU's per-example statistics ``[matches, total]`` of the best reference."""
-    counts = _gleu_counts_of(predictions, references, tokenizer, min_len, max_len, num_threads)
-    return _gleu_statistics(counts, min_len, max_len)
-
-
-def _gleu_statistics(counts: _GleuCounts, min_len: int, max_len: int) -> CorpusStatistics:
-    def sign(**fields: Any) -> str:
-        return _gleu_signature(counts.tokenizer, min_len, max_len, counts.num_refs, **fields)
-
-    rows = [[m, t] for m, t in zip(counts.matches, counts.total, strict=True)]
-    return CorpusStatistics(rows, _gleu_score, sign=sign)
-
-
-def google_bleu(predictions: Sequence[str], references: Sequence[str | Sequence[str]],
-                tokenizer: Any = None, min_len: int = 1, max_len: int = 4, use_aggregator: bool = True,
-                *, confidence_level: float | None = None, n_resamples: int = DEFAULT_RESAMPLES,
-                seed: int = DEFAULT_SEED, num_threads: int | None = 1) -> dict[str, Any]:
-    """Google BLEU: nltk ``corpus_gleu`` (aggregate) or ``sentence_gleu`` (per example).
-
-    ``confidence_level`` adds ``google_bleu_ci``, a bootstrap interval of the corpus score
-    over the examples' statistics (as sacrebleu's intervals of corpus metrics); ``signature``
-    names the tokenizer, the n-gram orders and the number of references. ``num_threads``:
-    threads of the core's n-gram counting (default 1; None: every core).
-    """
-    if confidence_level is not None:
-        check_interval_options(confidence_level, n_resamples, seed)
-    aggregate = flag("use_aggregator", use_aggregator)
-    counts = _gleu_counts_of(predictions, references, tokenizer, min_len, max_len, num_threads)
-    out: dict[str, Any]
-    if not aggregate:
-        out = {"google_bleu": [m / t if t else 0.0 for m, t in zip(counts.matches, counts.total, strict=True)]}
-    else:
-        n_all = sum(counts.total)
-        out = {"google_bleu": sum(counts.matches) / n_all if n_all else 0.0}
-    return corpus_result(out, "google_bleu", _gleu_statistics(counts, min_len, max_len), confidence_level,
-                         n_resamples, seed)

@@ -17,41 +17,35 @@ own ``CHRF`` formulas, so every number is sacrebleu's.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
 from collections.abc import Sequence
 from typing import Any
 
+from ..metric import CorpusMetric, Options, Stats, option
 from ..ngrams import char_codes, match_statistics, word_codes
-from ..results import corpus_result
-from ..signature import count_references
-from ..significance import DEFAULT_RESAMPLES, DEFAULT_SEED, CorpusStatistics, check_interval_options, sum_statistics
-from .checks import flag, texts_and_references, whole
+from ..signature import sacrebleu_signature
+from ..significance import CorpusStatistics, sum_statistics
+from .checks import flag, whole
 from .sacrebleu_scoring import SacrebleuScoring
 
-__all__ = ["chrf", "chrf_statistics"]
+__all__ = ["Chrf", "ChrfOptions", "chrf", "chrf_statistics"]
 
 
 class _Chrf(SacrebleuScoring):
-    """chrF's settings, checked, and the sacrebleu ``CHRF`` object whose formulas score."""
+    """chrF's settings (checked by :class:`ChrfOptions`) and the sacrebleu ``CHRF`` object whose
+    formulas score."""
 
-    def __init__(self, char_order: Any, word_order: Any, beta: Any, lowercase: Any, whitespace: Any,
-                 eps_smoothing: Any) -> None:
-        self.char_order = whole("char_order", char_order)
-        self.word_order = whole("word_order", word_order)
-        if self.char_order + self.word_order == 0:
-            raise ValueError("char_order: char_order and word_order are both 0; give at least one order")
-        if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not math.isfinite(beta) or beta < 0:
-            raise ValueError(f"beta: {beta!r} must be a non-negative number")
-        self.beta = beta
-        self.lowercase = flag("lowercase", lowercase)
-        self.whitespace = flag("whitespace", whitespace)
-        self.eps_smoothing = flag("eps_smoothing", eps_smoothing)
+    def __init__(self, options: ChrfOptions) -> None:
+        self.char_order, self.word_order = options.char_order, options.word_order
+        self.lowercase, self.whitespace = options.lowercase, options.whitespace
         from sacrebleu.metrics.chrf import CHRF
 
         sacre: Any = CHRF
-        self.sacre = sacre(char_order=self.char_order, word_order=self.word_order, beta=beta,
-                          lowercase=self.lowercase, whitespace=self.whitespace,
-                          eps_smoothing=self.eps_smoothing)
+        self.sacre = sacre(char_order=self.char_order, word_order=self.word_order, beta=options.beta,
+                           lowercase=self.lowercase, whitespace=self.whitespace,
+                           eps_smoothing=options.eps_smoothing)
 
     def statistics(self, predictions: list[str], references: list[list[str]]) -> list[list[int]]:
         """Per example: sacrebleu's chrF statistics against its best reference."""
@@ -103,39 +97,95 @@ class _Chrf(SacrebleuScoring):
         return out
 
 
-def chrf_statistics(predictions: Sequence[str], references: Sequence[str | Sequence[str]],
-                    char_order: int = 6, word_order: int = 0, beta: float = 2, lowercase: bool = False,
-                    whitespace: bool = False, eps_smoothing: bool = False) -> CorpusStatistics:
-    """chrF's per-example statistics (against each example's best reference) and its corpus
-    formula, for intervals and paired tests."""
-    predictions, refs = texts_and_references(predictions, references)
-    c = _Chrf(char_order, word_order, beta, lowercase, whitespace, eps_smoothing)
-    return c.corpus_statistics(c.statistics(predictions, refs), count_references(refs))
+def _order(name: str, value: Any) -> int:
+    return whole(name, value)
 
 
-def chrf(predictions: Sequence[str], references: Sequence[str | Sequence[str]], char_order: int = 6,
-         word_order: int = 0, beta: float = 2, lowercase: bool = False, whitespace: bool = False,
-         eps_smoothing: bool = False, use_aggregator: bool = True, *,
-         confidence_level: float | None = None, n_resamples: int = DEFAULT_RESAMPLES,
-         seed: int = DEFAULT_SEED) -> dict[str, Any]:
+def _beta(name: str, value: Any) -> Any:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise ValueError(f"{name}: {value!r} must be a non-negative number")
+    return value
+
+
+@dataclasses.dataclass(frozen=True)
+class ChrfOptions(Options):
+    char_order: int = option(6, check=_order, doc="character n-gram orders")
+    word_order: int = option(0, check=_order, doc="word n-gram orders (2: chrF++)")
+    beta: float = option(2, kind="number", check=_beta, doc="recall's weight in the F-score")
+    lowercase: bool = option(False, check=flag, doc="lower-case the texts")
+    whitespace: bool = option(False, check=flag, doc="keep whitespace in the character n-grams")
+    eps_smoothing: bool = option(False, check=flag, doc="the mean of per-order F-scores (chrF++.py, Moses, nltk)")
+    use_aggregator: bool = option(True, check=flag, front_end=True,
+                                  doc="True: the corpus score; False: per-example lists")
+
+    def check(self) -> None:
+        if self.char_order + self.word_order == 0:
+            raise ValueError("char_order: char_order and word_order are both 0; give at least one order")
+
+
+class Chrf(CorpusMetric):
     """chrF (chrF++ with ``word_order=2``) of ``predictions`` against ``references``.
 
     ``score``: sacrebleu's ``CHRF(...).corpus_score`` (0-100) with ``use_aggregator=True``, the
-    per-example ``sentence_score`` list otherwise. Also ``char_order``, ``word_order`` and
-    ``beta`` (as Hugging Face's chrf), and ``signature`` (sacrebleu's). ``confidence_level``
-    adds ``score_ci``, sacrebleu's ``--confidence`` interval of the corpus score for
-    ``n_resamples`` resamples and ``seed``. An empty prediction scores 0.
+    per-example ``sentence_score`` list otherwise (each example against its best reference).
+    Also ``char_order``, ``word_order`` and ``beta`` (as Hugging Face's chrf), and ``signature``
+    (sacrebleu's). ``confidence_level`` adds ``score_ci``, sacrebleu's ``--confidence`` interval
+    of the corpus score for ``n_resamples`` resamples and ``seed``. An empty prediction scores 0.
     """
-    predictions, refs = texts_and_references(predictions, references)
-    c = _Chrf(char_order, word_order, beta, lowercase, whitespace, eps_smoothing)
-    if confidence_level is not None:
-        check_interval_options(confidence_level, n_resamples, seed)
-    stats = c.statistics(predictions, refs)
-    out: dict[str, Any] = {}
-    if flag("use_aggregator", use_aggregator):
-        out["score"] = float(c.score(sum_statistics(stats)))
-    else:
-        out["score"] = [float(c.sacre._compute_f_score(row)) for row in stats]
-    out.update(char_order=c.char_order, word_order=c.word_order, beta=beta)
-    return corpus_result(out, "score", c.corpus_statistics(stats, count_references(refs)), confidence_level,
-                         n_resamples, seed)
+
+    name = "chrf"
+    Options = ChrfOptions
+    score_range = (0.0, 100.0)
+
+    @functools.cached_property
+    def chrf(self) -> _Chrf:
+        return _Chrf(self.options)
+
+    def keys(self) -> tuple[str, ...]:
+        return ("score",)
+
+    def statistic_names(self) -> tuple[str, ...]:
+        return ("stats",)
+
+    @functools.cached_property
+    def statistics_settings(self) -> str:
+        o = self.options  # the n-gram counts depend on these only
+        return (f"chrf|c:{o.char_order}|w:{o.word_order}|case:{'lc' if o.lowercase else 'mixed'}"
+                f"|ws:{'yes' if o.whitespace else 'no'}")
+
+    def settings_signature(self) -> str:
+        return self.signature(1)
+
+    def signature(self, nrefs: int | None, *, per_example: bool = False, n_bootstrap: int | None = None,
+                  seed: int | None = None, test: tuple[str, int] | None = None, ci: float | None = None) -> str:
+        return sacrebleu_signature(self.chrf.sacre, 1 if nrefs is None else nrefs, n_bootstrap=n_bootstrap,
+                                   seed=seed, test=test, ci=ci)
+
+    def example_statistics(self, inputs: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        refs = [[r] if isinstance(r, str) else list(r) for r in inputs["references"]]
+        return {"stats": self.chrf.statistics(inputs["predictions"], refs)}
+
+    def aggregate(self, stats: Stats) -> dict[str, Any]:
+        return {"score": float(self.chrf.score(sum_statistics(stats.columns["stats"])))}
+
+    def per_example_values(self, stats: Stats) -> dict[str, list[Any]]:
+        f_score = self.chrf.sacre._compute_f_score
+        return {"score": [float(f_score(row)) for row in stats.columns["stats"]]}
+
+    def extras(self) -> dict[str, Any]:
+        o = self.options
+        return {"char_order": o.char_order, "word_order": o.word_order, "beta": o.beta}
+
+    def resampling(self, stats: Stats) -> CorpusStatistics:
+        return CorpusStatistics(stats.columns["stats"], self.chrf.score, sacrebleu=True)
+
+
+chrf = Chrf.function()
+
+
+def chrf_statistics(predictions: Sequence[str], references: Sequence[str | Sequence[str]], **options: Any
+                    ) -> CorpusStatistics:
+    """chrF's per-example statistics (against each example's best reference) and its corpus
+    formula, as its intervals and paired tests resample them."""
+    metric = Chrf(**options)
+    return metric.resampling(metric.statistics({"predictions": predictions, "references": references}))

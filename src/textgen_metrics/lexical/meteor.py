@@ -18,16 +18,18 @@ no function-word weighting, different chunk handling).
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 from collections.abc import Sequence
 from typing import Any
 
 from .. import _native
-from ..aggregation import mean
-from ..results import meteor_signature, reported
-from ..validation import check_bool, check_number, check_references, check_same_length, check_texts
+from ..metric import MeanMetric, Options, option
+from ..signature import signature
+from ..validation import check_bool, check_number
 from ..wordnet import wordnet_index
 
-__all__ = ["meteor", "word_tokenize", "MeteorScorer"]
+__all__ = ["Meteor", "MeteorOptions", "meteor", "word_tokenize", "MeteorScorer"]
 
 
 def word_tokenize(text: str) -> list[str]:
@@ -89,21 +91,53 @@ class MeteorScorer:
         return scores
 
 
-@reported(meteor_signature)
-def meteor(predictions: Sequence[str], references: Sequence[str | Sequence[str]], alpha: float = 0.9,
-           beta: float = 3.0, gamma: float = 0.5, use_aggregator: bool = True, num_threads: int | None = 1
-           ) -> dict[str, Any]:
-    """METEOR per example (nltk ``meteor_score`` on ``word_tokenize`` tokens); the mean with
-    ``use_aggregator=True``. ``num_threads``: threads of the compiled core (None or 0: every
-    core); the scores do not depend on it."""
-    use_aggregator = check_bool("use_aggregator", use_aggregator)
-    predictions = check_texts("predictions", predictions)
-    references = check_references("references", references)
-    n = check_same_length(predictions=predictions, references=references)
-    if n == 0:
-        raise ValueError("predictions: no examples; give at least one prediction")
-    scorer = MeteorScorer(alpha, beta, gamma)
-    scores = scorer.score_batch(predictions, references, num_threads)
-    if use_aggregator:
-        return {"meteor": mean(scores)}
-    return {"meteor": scores}
+def _unit(name: str, value: Any) -> Any:
+    return check_number(name, value, minimum=0.0, maximum=1.0)
+
+
+def _non_negative(name: str, value: Any) -> Any:
+    return check_number(name, value, minimum=0.0)
+
+
+def _threads(name: str, value: Any) -> Any:
+    _native.resolve_threads(value)  # a ValueError naming num_threads, before any work
+    return value
+
+
+@dataclasses.dataclass(frozen=True)
+class MeteorOptions(Options):
+    alpha: float = option(0.9, check=_unit, doc="the weight of precision against recall in Fmean")
+    beta: float = option(3.0, check=_non_negative, doc="the exponent of the fragmentation penalty")
+    gamma: float = option(0.5, check=_unit, doc="the fragmentation penalty's weight")
+    use_aggregator: bool = option(True, check=check_bool, front_end=True,
+                                  doc="True: the mean over examples; False: per-example lists")
+    num_threads: int | None = option(1, kind="int", check=_threads,
+                                     doc="threads of the compiled core (None or 0: every core); scores do not "
+                                         "depend on it")
+
+
+class Meteor(MeanMetric):
+    """METEOR per example (nltk ``meteor_score`` on ``word_tokenize`` tokens), the best over the
+    example's references; the exact mean with ``use_aggregator=True``. Range 0 to 1; an empty
+    prediction or reference scores 0. Exact, then stemmed, then WordNet 3.0 synonym matches;
+    ``Fmean = P*R / (alpha*P + (1-alpha)*R)`` times ``1 - gamma * (chunks/matches)**beta``.
+    """
+
+    name = "meteor"
+    Options = MeteorOptions
+
+    @functools.cached_property
+    def scorer(self) -> MeteorScorer:
+        return MeteorScorer(self.options.alpha, self.options.beta, self.options.gamma)
+
+    def settings_signature(self) -> str:
+        """nltk's tokens, the three parameters, WordNet's version."""
+        o = self.options
+        return signature("meteor", tok="treebank", alpha=o.alpha, beta=o.beta, gamma=o.gamma, wordnet="3.0")
+
+    def example_statistics(self, inputs: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        refs = [[r] if isinstance(r, str) else list(r) for r in inputs["references"]]
+        return {"meteor": self.scorer.score_batch(inputs["predictions"], refs, self.options.num_threads)}
+
+
+meteor = Meteor.function()

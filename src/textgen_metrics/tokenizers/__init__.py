@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import OptionError, OptionTypeError
 from .base import CallableTokenizer, Lowercased, SacrebleuTokenizer, Tokenizer
 from .basic import CharTokenizer, NoneTokenizer, SplitTokenizer
 from .cjk import TokenizerJaMecab, TokenizerKoMecab, TokenizerZh
@@ -85,14 +86,14 @@ def get_tokenizer(tokenizer: str | Tokenizer | Any = None, use_stemmer: bool = F
     if isinstance(tokenizer, str):
         cls = TOKENIZERS.get(tokenizer)
         if cls is None:
-            raise ValueError(
+            raise OptionError(
                 f"tokenizer: unknown tokenizer {tokenizer!r}; "
                 f"choose one of {sorted(TOKENIZERS)} or pass a callable"
             )
         if issubclass(cls, WordTokenizer):
             tok = cls(use_stemmer)
         elif use_stemmer:
-            raise ValueError(f"use_stemmer: the {tokenizer!r} tokenizer does not stem; stemming "
+            raise OptionError(f"use_stemmer: the {tokenizer!r} tokenizer does not stem; stemming "
                              "goes with rouge_score, unicode or whitespace")
         elif cls is Tokenizer13a:
             tok = Tokenizer13a(lowercase)
@@ -103,7 +104,7 @@ def get_tokenizer(tokenizer: str | Tokenizer | Any = None, use_stemmer: bool = F
     elif callable(tokenizer) or callable(getattr(tokenizer, "tokenize", None)):
         tok = CallableTokenizer(tokenizer)
     else:
-        raise TypeError(
+        raise OptionTypeError(
             f"tokenizer: expected None, a name or a callable, got {type(tokenizer).__name__}"
         )
     if lowercase and not tok.lowercase:

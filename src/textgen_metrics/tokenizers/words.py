@@ -108,10 +108,15 @@ class RougeScoreTokenizer(WordTokenizer):
     tokens longer than 3 characters, stems that are not ``[a-z0-9]+`` dropped)."""
 
     name = "rouge_score"
+    _made: _native.RougeTokenizer | None = None
 
-    def __init__(self, use_stemmer: bool = False) -> None:
-        super().__init__(use_stemmer)
-        self._core = _native.RougeTokenizer(self.use_stemmer)
+    @property
+    def _core(self) -> _native.RougeTokenizer:
+        """The core's tokenizer, made on first use: ROUGE's text path never needs it (its
+        scoring core tokenises the texts itself)."""
+        if self._made is None:
+            self._made = _native.RougeTokenizer(self.use_stemmer)
+        return self._made
 
     def __call__(self, text: str) -> list[str]:
         return self._core.tokenize_batch([text], False)[0]
