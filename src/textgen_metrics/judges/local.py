@@ -35,13 +35,21 @@ How a request is answered:
   number of items is unknown (extraction), else
   ``max(max_new_tokens, budget_base + budget_per_item * items)`` with ``items`` the number of
   items the answer must hold: 128 tokens for the JSON object around the list and 64 per verdict
-  (``{"index": 12, "reason": "...", "verdict": "yes"}`` is about 15 tokens of structure, and a
+  (``"12": {"reason": "...", "verdict": "yes"}`` is about 12 tokens of structure, and a
   one-sentence reason 20 to 40 tokens in the tokenizers of Llama, Qwen and Gemma; small models
   run longer). A re-ask after a cut doubles that budget. A budget never runs past the model's
   context (``max_position_embeddings``): a prompt that fills it fails that request.
 - Every generation run for a request counts as one request sent (``usage.requests``): a batch
   whose generation raises is run again row by row (so one bad row, or a batch too large for the
   memory, fails only what must fail), and each of those runs counts too.
+- ``structured="auto"`` (the default, with the ``hf`` extra's xgrammar installed): each row of a
+  batch may write only what its request's JSON schema allows (``grammar.GrammarMasks``), so an
+  answer that ends is complete and well formed: with the verdicts keyed by item number, no
+  answer is asked again for its structure. ``judge_mode`` is ``"xgrammar"`` (``"text"`` with
+  ``structured="none"``). The decision and its figures: docs/real_judges.md.
+- A request that asks for log-probabilities (G-Eval's weighting) gets the top alternatives of
+  each token of the answer from the model's distribution before any grammar mask, as llama.cpp
+  and OpenAI report them.
 """
 
 from __future__ import annotations
