@@ -493,3 +493,11 @@ def test_one_examples_judge_failure_names_its_row_from_1():
     assert raised.value.index == 1 and str(raised.value).startswith("faithfulness: example 1: ")
     text = _user_message(raised.value, ["predictions", "contexts"], [])
     assert text.startswith("Judge: faithfulness, row 2: faithfulness/claims: invalid answer"), text
+
+
+def test_the_judge_picker_takes_the_packaged_tiny_judge_without_a_url():
+    from textgen_metrics.judges import TinyJudge
+    from textgen_metrics.spaces import make_judge
+
+    judge = make_judge("", "tiny:smollm2", "")
+    assert isinstance(judge, TinyJudge) and judge.model == "tiny:smollm2" and judge.judge_mode == "xgrammar"
