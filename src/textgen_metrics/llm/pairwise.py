@@ -131,12 +131,14 @@ class PairwisePreference(JudgedMetric):
                                   "orders": orders}
 
     @staticmethod
-    def _verdicts(stats: Stats) -> list[str | None]:
+    def _example_verdicts(stats: Stats) -> list[str | None]:
+        """Each example's verdict from the prediction's side ("win", "loss", "tie"), None where
+        the judge failed."""
         return [d.get("verdict") if err is None else None
                 for d, err in zip(stats.columns["details"], stats.columns["error"], strict=True)]
 
     def summary(self, stats: Stats) -> dict[str, Any]:
-        verdicts = self._verdicts(stats)
+        verdicts = self._example_verdicts(stats)
         inconsistent = sum(bool(d.get("position_inconsistent"))
                            for d, err in zip(stats.columns["details"], stats.columns["error"], strict=True)
                            if err is None)
@@ -144,4 +146,4 @@ class PairwisePreference(JudgedMetric):
                 "position_inconsistent": inconsistent}
 
     def outputs(self, stats: Stats) -> dict[str, Any]:
-        return {"verdicts": self._verdicts(stats), "criteria": self.criteria}
+        return {"verdicts": self._example_verdicts(stats), "criteria": self.criteria}

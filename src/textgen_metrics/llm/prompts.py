@@ -93,6 +93,8 @@ def items_block(items: Sequence[str]) -> str:
 REASON_CHARS = 400
 ITEM_CHARS = 400
 MIN_ITEM_LIMIT = 16
+# the alternatives asked for at each token of a prompt that weighs its score by probability (G-Eval)
+TOP_LOGPROBS = 20
 
 
 def _text(chars: int) -> dict[str, Any]:
@@ -201,7 +203,7 @@ class Prompt:
             check = _ItemLimit(self.key, limit)
         return JudgeRequest(render(self.text(**values), blocks), schema=self.schema(counts, limit), task=self.task,
                             check=check, items=items, logprobs=self.logprobs,
-                            top_logprobs=20 if self.logprobs else None)
+                            top_logprobs=TOP_LOGPROBS if self.logprobs else None)
 
 
 @dataclasses.dataclass(frozen=True)
