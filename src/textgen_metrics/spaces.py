@@ -163,11 +163,11 @@ def _space_columns(metric: Any) -> dict[str, str]:
     return {**type(metric).columns, **getattr(type(metric), "optional_columns", {})}
 
 
-def _user_message(error: BaseException, columns: Sequence[str], options: Sequence[str] = ()) -> str:
+def _user_message(error: BaseException, columns: Sequence[str]) -> str:
     """The sentence for an error, by its class: a bad input value (``InputError``) names its row
-    (from 1) and field; an option's error (``OptionError``) the Options box; a judge's failure
-    (``JudgeError``) the judge, and the row for one example's (``on_error="raise"``).
-    (``options``, the Options box's names, is no longer needed: the class says it.)"""
+    (from 1) and field (one of ``columns``); an option's error (``OptionError``) the Options box;
+    a judge's failure (``JudgeError``) the judge, and the row for one example's
+    (``on_error="raise"``)."""
     from .judges.base import JudgeError
     from .llm.metrics import ExampleJudgeError
 
