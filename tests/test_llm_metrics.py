@@ -10,6 +10,7 @@ import pytest
 
 import textgen_metrics
 from chat_server import ChatServer
+from textgen_metrics.errors import InputError
 from textgen_metrics.judges import JudgeError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -154,6 +155,11 @@ def test_context_relevance_and_hallucination():
     assert hal["hallucination"] == [0.5, 0.0]
     with pytest.raises(ValueError, match=r"contexts\[0\]: empty list; hallucination is undefined"):
         textgen_metrics.hallucination(predictions=["text"], contexts=[[]], judge=judge)
+    # an input error by class, naming the argument and the example (from 0), before any judge call
+    judge.calls.clear()
+    with pytest.raises(InputError, match=r"contexts\[1\]: empty list") as raised:
+        textgen_metrics.hallucination(predictions=["text", "text"], contexts=[["Rome"], []], judge=judge)
+    assert (raised.value.argument, raised.value.index) == ("contexts", 1) and judge.calls == []
 
 
 def test_faithfulness_counts_unrelated_claims_against_and_edge_cases():

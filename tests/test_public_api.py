@@ -77,7 +77,7 @@ def test_llm_functions_are_keyword_only_with_their_own_docstrings():
         assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params), name
         assert fn.__doc__ and "judge_options:" in fn.__doc__, name  # the shared arguments documented
         openings.add(fn.__doc__.strip().splitlines()[0])
-    assert len(openings) == len(JUDGED) == 12  # each its own description, not one shared text
+    assert len(openings) == len(JUDGED) >= 12  # each its own description, not one shared text
 
 
 def test_importing_the_package_imports_no_metric():
