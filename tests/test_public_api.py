@@ -56,6 +56,10 @@ def test_a_metric_function_is_its_metric_s_columns_and_options():
     for name, metric in registry.METRICS.items():
         params = inspect.signature(getattr(textgen_metrics, name)).parameters
         assert list(params)[:len(metric.columns)] == list(metric.columns), name
+        # the columns by position or name, keyword-only where the metric says so (the LLM-guided ones)
+        kind = inspect.Parameter.KEYWORD_ONLY if metric.keyword_columns else inspect.Parameter.POSITIONAL_OR_KEYWORD
+        assert all(params[c].kind is kind for c in metric.columns), name
+        assert metric.keyword_columns == bool(metric.judge), name
         options = {f.name for f in metric.option_fields()}
         assert set(params) == {*metric.columns, *metric.optional_columns} | options, name
         for f in metric.option_fields():
