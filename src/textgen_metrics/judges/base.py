@@ -300,7 +300,7 @@ class Judge:
             copy = dataclasses.replace(first, requests=0, retries=0, cached=1, prompt_tokens=0,
                                        completion_tokens=0)
             self.usage.add(copy)
-            session.results.append(copy)
+            session.usage.add(copy)
             return copy
         future: asyncio.Future[JudgeResult] = asyncio.get_running_loop().create_future()
         inflight[key] = future
@@ -329,7 +329,7 @@ class Judge:
             result.error, result.cause = self.redact(str(e)), self.redacted(e)
         finally:  # (any other exception is a bug: it leaves with its traceback)
             self.usage.add(result)
-            session.results.append(result)
+            session.usage.add(result)
         if fatal is not None:  # raised here, outside the handler: the original is nobody's context
             session.fatal = session.fatal or fatal  # no request of this session is sent after it
             raise fatal
@@ -492,11 +492,11 @@ async def gather_or_cancel(aws: list[Awaitable[T]]) -> list[T]:
 class JudgeSession:
     """Requests asked within one ``Judge.session()``: one backend context, one limit."""
 
-    __slots__ = ("judge", "ctx", "sem", "inflight", "fatal", "answered", "started", "results")
+    __slots__ = ("judge", "ctx", "sem", "inflight", "fatal", "answered", "started", "usage")
 
     def __init__(self, judge: Judge, ctx: Any, sem: asyncio.Semaphore) -> None:
         self.judge, self.ctx, self.sem = judge, ctx, sem
-        self.results: list[JudgeResult] = []  # every request's outcome in this session, as counted
+        self.usage = Usage()  # what the requests of this session cost (the judge's ``usage``: of all its sessions)
         self.inflight: dict[str, asyncio.Future[JudgeResult]] = {}
         self.fatal: JudgeFatalError | None = None  # once set, nothing more is sent
         self.answered = False  # a backend call has returned an answer (of any worth)
@@ -504,11 +504,6 @@ class JudgeSession:
 
     async def ask(self, request: JudgeRequest) -> JudgeResult:
         return await self.judge._ajudge_one(request, self)
-
-    @property
-    def usage(self) -> Usage:
-        """What the requests of this session cost (the judge's ``usage`` counts all its sessions)."""
-        return Usage(**{f: sum(getattr(r, f) for r in self.results) for f in Usage.FIELDS})
 
     async def alive(self, call: Coroutine[Any, Any, T]) -> T:
         """The backend ``call``'s outcome; with ``first_answer_timeout``, a run that has had no
