@@ -47,7 +47,7 @@ from ..judges import Judge, JudgeError, JudgeSession, Usage, get_judge, run_sync
 from ..judges.base import JudgeResult, gather_or_cancel
 from ..metric import MeanMetric, Options, Result, Stats, option
 from ..signature import bootstrap_fields, signature, with_fields
-from ..significance import percentile_interval
+from ..significance import DEFAULT_SEED, percentile_interval
 from ..validation import check_bool, check_columns
 from .prompts import SYSTEM, Prompt, items_block
 
@@ -207,6 +207,9 @@ class JudgedOptions(Options):
                                                       "or a function")
     progress: Callable[[int], Any] | None = option(None, kind="json", front_end=True, kw_only=True,
                                                    doc="called with 1 as each example gets its result")
+    # seed=None draws fresh resamples here (unseeded), so the type is wider than the base's int
+    seed: int | None = option(DEFAULT_SEED, kind="int", kw_only=True,  # type: ignore[assignment]
+                              doc="fixes the resamples; None draws fresh ones")
 
     unseeded: ClassVar[bool] = True
 
