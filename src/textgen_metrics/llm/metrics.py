@@ -42,6 +42,7 @@ import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
+from ..aggregation import mean
 from ..errors import InputError
 from ..judges import Judge, JudgeError, JudgeSession, Usage, get_judge, run_sync
 from ..judges.base import JudgeResult, gather_or_cancel
@@ -398,7 +399,7 @@ class JudgedMetric(MeanMetric):
             intervals[key] = [low, high]
             fields.update(bootstrap_fields(self.options.n_resamples, self.options.seed, None, level))
         sign = with_fields(self.settings_signature(), **fields)
-        aggregate = {key: _mean(scores), **summary}
+        aggregate = {key: mean(scores), **summary}
         return Result(self.name, self.keys(), stats.count, aggregate, lambda: {key: list(scores), **summary},
                       extras, intervals, sign)
 
@@ -439,11 +440,6 @@ class PerContext(JudgedMetric):
         blocks = [(block, example[column])] + context_blocks(ctx)
         verdicts = await ask_verdicts(session, self.prompt("verdicts"), blocks, len(ctx), n=len(ctx))
         return count_yes(verdicts) / len(ctx), {"verdicts": pair(ctx, verdicts)}
-
-
-def _mean(values: list[Any]) -> float | None:
-    kept = [v for v in values if v is not None]
-    return math.fsum(kept) / len(kept) if kept else None
 
 
 def _modes(modes: Sequence[str]) -> str | None:
