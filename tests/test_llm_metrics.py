@@ -10,6 +10,7 @@ import pytest
 
 import textgen_metrics
 from chat_server import ChatServer
+from textgen_metrics.errors import InputError
 from textgen_metrics.judges import JudgeError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -154,6 +155,11 @@ def test_context_relevance_and_hallucination():
     assert hal["hallucination"] == [0.5, 0.0]
     with pytest.raises(ValueError, match=r"contexts\[0\]: empty list; hallucination is undefined"):
         textgen_metrics.hallucination(predictions=["text"], contexts=[[]], judge=judge)
+    # an input error by class, naming the argument and the example (from 0), before any judge call
+    judge.calls.clear()
+    with pytest.raises(InputError, match=r"contexts\[1\]: empty list") as raised:
+        textgen_metrics.hallucination(predictions=["text", "text"], contexts=[["Rome"], []], judge=judge)
+    assert (raised.value.argument, raised.value.index) == ("contexts", 1) and judge.calls == []
 
 
 def test_faithfulness_counts_unrelated_claims_against_and_edge_cases():
@@ -355,3 +361,105 @@ def test_intervals_resample_the_scores_without_asking_the_judge_again():
     assert out["bias_ci"] == [ci.low, ci.high] and len(out["errors"]) == 1
     with pytest.raises(ValueError, match="confidence_level"):
         textgen_metrics.bias(predictions=preds, judge=judge, confidence_level=1.5)
+
+
+# -- a bug raises; a judge's failure stays with its example ---------------------------------------
+@pytest.fixture
+def buggy_llm_metric():
+    """An LLM-guided metric with a bug in its score: it asks the judge, then divides by zero."""
+    from textgen_metrics.llm.metrics import JudgedMetric, ask_items
+    from textgen_metrics.llm.prompts import OPINIONS, OPINIONS_EXAMPLE, prompt
+    from textgen_metrics.metric import metric_classes
+
+    class BuggyJudged(JudgedMetric):
+        """A metric with a bug in its score."""
+
+        name = "buggy_judged"
+        columns = {"predictions": "text"}
+        prompts = {"opinions": prompt("items", OPINIONS, OPINIONS_EXAMPLE, keys=("opinions",))}
+
+        async def score_example(self, session, example):
+            items = await ask_items(session, self.prompt("opinions"), [("prediction", example["predictions"])])
+            return len(items) / (len(items) - len(items)), {}
+
+    yield BuggyJudged
+    metric_classes().pop("buggy_judged", None)
+    vars(textgen_metrics).pop("buggy_judged", None)
+
+
+def opinions_judge(messages, task):
+    if "BROKEN" in blocks(messages)["prediction"]:
+        raise ConnectionError("the user's client lost this request")
+    return json.dumps({"opinions": ["x is awful"]})
+
+
+def test_a_bug_in_an_llm_metric_raises_with_its_traceback_through_every_front_end(buggy_llm_metric, tmp_path,
+                                                                                     capsys, caplog):
+    from textgen_metrics import cli, spaces
+    from textgen_metrics.scoring import score_records
+
+    # a judge's failure on one example (here the user's own client) is still that example's None
+    # and error; the examples the judge answered reach the bug, which raises where it is
+    rows = [{"prediction": "BROKEN text"}, {"prediction": "fine text"}]
+    preds = [r["prediction"] for r in rows]
+    for run in (lambda: textgen_metrics.buggy_judged(predictions=preds, judge=opinions_judge),
+                lambda: score_records(rows, ["buggy_judged"], judge=opinions_judge)):
+        with pytest.raises(ZeroDivisionError) as info:
+            run()
+        assert info.traceback[-1].path.name == "test_llm_metrics.py"  # raised where the bug is
+    out = textgen_metrics.buggy_judged(predictions=preds[:1], judge=opinions_judge, use_aggregator=False)
+    assert out["buggy_judged"] == [None] and "ConnectionError: the user's client lost" in out["errors"][0]["error"]
+    # the command line: an internal error with its traceback, exit status 1 (not a usage error)
+    data = tmp_path / "d.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with ChatServer(lambda body, task: json.dumps({"opinions": ["x is awful"]})) as srv:
+        for debug in ([], ["--debug"]):
+            status = cli.main(["score", str(data), "--metrics", "buggy_judged", "--judge", "openai:j",
+                               "--judge-url", srv.url, "--judge-option", "api_key=k", *debug])
+            err = capsys.readouterr().err
+            assert status == cli.EXIT_UNSCORED and "internal error" in err
+            assert "Traceback" in err and "ZeroDivisionError" in err and "score_example" in err
+        # the Spaces: the playground's run raises it; the Space shows one sentence, its log the traceback
+        judge = textgen_metrics.OpenAIJudge("j", base_url=srv.url, api_key="k")
+        with pytest.raises(ZeroDivisionError) as info:
+            spaces.run_playground(str(data), ["buggy_judged"], None, None, judge)
+        assert info.traceback[-1].path.name == "test_llm_metrics.py"
+    with caplog.at_level("ERROR", logger="textgen_metrics.spaces"):
+        text = spaces.report_error(info.value, ["predictions"])
+    assert text.startswith("Something went wrong while scoring (ZeroDivisionError)")
+    assert "a bug while scoring" in caplog.text and "score_example" in caplog.text  # the traceback, logged
+    caplog.clear()
+    assert spaces.report_error(JudgeError("the judge is down"), ["predictions"]) == "Judge: the judge is down"
+    assert not caplog.text  # a judge's failure is no bug
+
+
+def test_a_bug_in_a_prompt_s_check_raises_a_backend_s_failure_stays_with_its_request():
+    """The engine keeps as a request's error what goes wrong in the judge's domain (the backend,
+    an unusable answer); an exception of the package's own code raises with its traceback."""
+    from textgen_metrics.judges import Completion, Judge, JudgeParseError, JudgeRequest
+
+    class Flaky(Judge):
+        backend = "flaky"
+
+        async def _acomplete(self, messages, request, ctx, tally):
+            tally.sent()
+            if "lost" in messages[0]["content"]:
+                raise KeyError("choices")  # a malformed body, say
+            return Completion(text=json.dumps({"answer": messages[0]["content"]}))
+
+    def unusable(value):
+        raise JudgeParseError("$.answer: not what was asked")
+
+    def buggy(value):
+        return value["answr"]  # a typo: KeyError
+
+    def ask(content, check=None):
+        return JudgeRequest([{"role": "user", "content": content}], task="t/step", check=check)
+
+    judge = Flaky("m", concurrency=2)
+    lost, ok, bad = judge.judge([ask("lost"), ask("ok"), ask("bad", check=unusable)])
+    assert lost.error == "KeyError: 'choices'" and isinstance(lost.cause, KeyError)
+    assert ok.value == {"answer": "ok"} and bad.error.startswith("invalid answer after 3 attempts: $.answer")
+    with pytest.raises(KeyError, match="answr") as info:
+        judge.judge([ask("ok"), ask("fine", check=buggy)])
+    assert info.traceback[-1].name == "buggy"  # raised where the bug is, not kept as an error

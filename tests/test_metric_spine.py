@@ -1,9 +1,11 @@
 """The Metric spine: statistics that merge exactly, travel as JSON, and score as the whole corpus
-does, for every lexical and semantic metric, on generated corpora; options that are the one
-source of the functions' arguments; bugs that raise."""
+does, for every metric (the lexical and semantic ones on generated corpora, the LLM-guided ones
+on a judge over HTTP that answers by each request's schema); options that are the one source of
+the functions' arguments; bugs that raise."""
 
 import dataclasses
 import json
+import math
 import random
 
 import pytest
@@ -232,3 +234,131 @@ def test_the_command_line_parses_options_with_the_spine_s_one_parser_and_reports
     assert "Traceback" in err and "ZeroDivisionError" in err and "internal error" in err
     assert cli.main(["score", str(data), "--option", "rouge.use_stemmer=maybe"]) == cli.EXIT_USAGE
     assert "Traceback" not in capsys.readouterr().err
+
+
+# -- the LLM-guided metrics: statistics that a judge gives ----------------------------------------
+JUDGED = [name for name, m in registry.METRICS.items() if m.judge]
+JUDGED_OPTIONS = {"g_eval": {"criteria": "Clarity: the text is easy to read."}}
+
+
+def judge_answer(body, task):
+    """An answer that fits the request's schema (chat_server's schema_answer), and for a score
+    request the score token's log-probabilities, which vary with the request (so the G-Eval
+    weighted scores are floats of many bits)."""
+    from chat_server import schema_answer
+
+    text = schema_answer(body)
+    if not task.endswith("/score"):
+        return text
+    p = 0.05 + (len(body["messages"][1]["content"]) % 17) / 20
+    top = [{"token": "4", "logprob": math.log(1 - p)}, {"token": "3", "logprob": math.log(p)}]
+    tokens = ['{"', "reason", '":', ' "', "a reason", '",', ' "', "score", '":', " "]
+    return {"content": text, "logprobs": [{"token": t, "logprob": 0.0} for t in tokens]
+            + [{"token": "4", "logprob": math.log(1 - p), "top_logprobs": top}, {"token": "}", "logprob": 0.0}]}
+
+
+def judged_inputs(name, n):
+    """``n`` examples of the metric's columns, each text its own (no request is the same for two
+    examples, so none is shared by the in-flight de-duplication, whose count would depend on how
+    the corpus is cut), with the empty cases among them (no sentences, no contexts)."""
+    spec = registry.get_metric(name)
+    sentences = ["The tower is tall", "It opened in 1889", "Paris is in France", "Cheese is good"]
+    blanks = iter(range(1, 1000))
+
+    def blank():  # a text without sentences, each of them another (a number in spaces and tabs)
+        return format(next(blanks), "b").replace("0", " ").replace("1", "\t")
+
+    def text(i, what):
+        return ". ".join(f"{s} ({what} {i})" for s in sentences[: i % 4]) + "." if i % 4 else blank()
+
+    columns = {"predictions": [text(i, "prediction") if i % 5 else blank() for i in range(n)],
+               "references": [text(i + 1, "reference") if i % 3 else [text(i + 2, "reference a"),
+                                                                       text(i + 3, "reference b")]
+                              for i in range(n)],
+               "queries": [f"What about example {i}?" for i in range(n)],
+               "contexts": [[f"Context {k} of example {i}." for k in range(i % 3 + (name == "hallucination"))]
+                            for i in range(n)],
+               "sources": [f"The source text of example {i}. It is short." for i in range(n)],
+               "baselines": [text(i + 2, "baseline") if i % 4 else text(i, "prediction") for i in range(n)]}
+    kinds = {**spec.columns, **spec.optional_columns}
+    if kinds.get("references") == "text":  # one reference each (G-Eval's, pairwise preference's)
+        columns["references"] = [r if isinstance(r, str) else r[0] for r in columns["references"]]
+    return {c: columns[c] for c in kinds}
+
+
+@pytest.fixture(scope="module")
+def judge_server():
+    from chat_server import ChatServer
+
+    with ChatServer(judge_answer) as srv:
+        yield srv
+
+
+def http_judge(srv):
+    return textgen_metrics.OpenAIJudge("judge-m", base_url=srv.url, api_key="k", concurrency=4,
+                                       prices={"judge-m": (1.5, 6.0)})
+
+
+@pytest.mark.parametrize("name", JUDGED)
+def test_llm_statistics_of_parts_merged_are_those_of_the_whole(name, judge_server):
+    """Per-example scores, details (verdicts and reasons), errors, the judge's usage (requests and
+    tokens the server counted) and model: the statistics of parts, judged apart, merged, are the
+    statistics of the whole corpus judged at once; so is the score."""
+    inputs = judged_inputs(name, 13)
+    options = dict(JUDGED_OPTIONS.get(name, {}), return_details=True, confidence_level=0.9, n_resamples=200)
+    spec = registry.get_metric(name)
+    whole = spec(judge=http_judge(judge_server), **options).statistics(inputs)
+    metric = spec(judge=http_judge(judge_server), **options)  # one judge for the parts (G-Eval's steps once)
+    bounds = [(0, 4), (4, 5), (5, 11), (11, 13)]
+    parts = [metric.statistics({c: v[a:b] for c, v in inputs.items()}) for a, b in bounds]
+    assert whole.count == 13 and whole.totals["requests"] > 0 and whole.totals["prompt_tokens"] > 0
+    assert whole.columns["error"] == [None] * 13
+    merged = parts[0]
+    for part in parts[1:]:
+        merged = merged + part
+    assert merged == whole  # scores, details, errors, usage, the judge's model: every value
+    placed = [p.placed(a) for p, (a, _) in zip(parts, bounds, strict=True)]
+    random.Random(3).shuffle(placed)
+    assert sum(placed) == whole.placed(0)
+    for use_aggregator in (True, False):
+        want = metric.score(whole).as_dict(use_aggregator)
+        assert metric.score(merged).as_dict(use_aggregator) == want
+    got = metric.score(merged).as_dict()
+    assert got["judge_usage"]["requests"] == whole.totals["requests"] and got["judge_usage"]["cost"] > 0
+    assert got["signature"].startswith(f"{name}|") and "|judge:openai:judge-m|mode:json_schema|" in got["signature"]
+    assert "|bs:200|seed:12345|ci:0.9|" in got["signature"] and f"{spec.score_key}_ci" in got
+    # and the score is the library function's, on a judge of its own
+    function = getattr(textgen_metrics, name)
+    assert got == function(**inputs, judge=http_judge(judge_server), **options)
+
+
+@pytest.mark.parametrize("name", JUDGED)
+def test_llm_statistics_travel_as_json_with_every_bit(name, judge_server):
+    inputs = judged_inputs(name, 7)
+    metric = registry.get_metric(name)(judge=http_judge(judge_server), **JUDGED_OPTIONS.get(name, {}),
+                                       return_details=True)
+    stats = metric.statistics(inputs).placed(20)
+    back = Stats.from_dict(json.loads(json.dumps(stats.to_dict())))
+    assert back == stats and back.rows == ((20, 27),)
+    key = metric.score_key
+    assert [None if v is None else v.hex() for v in back.columns[key]] == \
+        [None if v is None else v.hex() for v in stats.columns[key]]
+    # scored where no judge is (a driver merging its workers' statistics): the same result
+    scorer = registry.get_metric(name)(**JUDGED_OPTIONS.get(name, {}), return_details=True)
+    assert scorer.score(back).as_dict(False) == metric.score(stats).as_dict(False)
+
+
+def test_llm_statistics_of_different_judges_or_settings_do_not_merge(judge_server):
+    inputs = judged_inputs("faithfulness", 3)
+    faithfulness = registry.get_metric("faithfulness")
+    a = faithfulness(judge=http_judge(judge_server)).statistics(inputs)
+    other = textgen_metrics.OpenAIJudge("judge-other", base_url=judge_server.url, api_key="k")
+    with pytest.raises(ValueError, match="judge_model differs"):
+        a + faithfulness(judge=other).statistics(inputs)
+    g_eval = registry.get_metric("g_eval")
+    b = g_eval(judge=http_judge(judge_server), criteria="Clarity.").statistics({"predictions": ["x."]})
+    with pytest.raises(ValueError, match="do not merge"):
+        b + g_eval(judge=http_judge(judge_server), criteria="Brevity.").statistics({"predictions": ["y."]})
+    with pytest.raises(ValueError, match="evaluation_steps differs"):  # steps the judge did not write
+        b + g_eval(judge=http_judge(judge_server), criteria="Clarity.",
+                   evaluation_steps=["Read it."]).statistics({"predictions": ["y."]})

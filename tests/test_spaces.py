@@ -491,7 +491,7 @@ def test_one_examples_judge_failure_names_its_row_from_1():
         textgen_metrics.faithfulness(predictions=["fine", "BAD"], contexts=[["c"], ["c"]], judge=stand_in,
                                      on_error="raise")
     assert raised.value.index == 1 and str(raised.value).startswith("faithfulness: example 1: ")
-    text = _user_message(raised.value, ["predictions", "contexts"], [])
+    text = _user_message(raised.value, ["predictions", "contexts"])
     assert text.startswith("Judge: faithfulness, row 2: faithfulness/claims: invalid answer"), text
 
 

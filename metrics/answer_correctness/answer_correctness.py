@@ -55,4 +55,3 @@ Examples:
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class AnswerCorrectness(textgen_metrics.hf.JudgeMetric):
     metric_name = "answer_correctness"
-    columns = {"predictions": "text", "references": "text_or_list"}

@@ -46,4 +46,3 @@ Examples:
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class AnswerRelevance(textgen_metrics.hf.JudgeMetric):
     metric_name = "answer_relevance"
-    columns = {"predictions": "text", "queries": "text"}

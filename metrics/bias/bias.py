@@ -46,4 +46,3 @@ Examples:
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Bias(textgen_metrics.hf.JudgeMetric):
     metric_name = "bias"
-    columns = {"predictions": "text"}

@@ -52,4 +52,3 @@ Examples:
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class ContextPrecision(textgen_metrics.hf.JudgeMetric):
     metric_name = "context_precision"
-    columns = {"queries": "text", "contexts": "list", "references": "text_or_list"}

@@ -46,4 +46,3 @@ Examples:
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class ContextRecall(textgen_metrics.hf.JudgeMetric):
     metric_name = "context_recall"
-    columns = {"contexts": "list", "references": "text_or_list"}

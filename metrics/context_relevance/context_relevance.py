@@ -45,4 +45,3 @@ Examples:
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class ContextRelevance(textgen_metrics.hf.JudgeMetric):
     metric_name = "context_relevance"
-    columns = {"queries": "text", "contexts": "list"}

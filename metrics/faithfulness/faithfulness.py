@@ -50,4 +50,3 @@ Examples:
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Faithfulness(textgen_metrics.hf.JudgeMetric):
     metric_name = "faithfulness"
-    columns = {"predictions": "text", "contexts": "list"}

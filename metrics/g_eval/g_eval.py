@@ -73,8 +73,6 @@ Examples:
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class GEval(textgen_metrics.hf.JudgeMetric):
     metric_name = "g_eval"
-    columns = {"predictions": "text"}
-    optional_columns = {"queries": "text", "sources": "text", "references": "text"}
     space_options = {"criteria": "Coherence: the text is well structured and builds from sentence to sentence "
                                  "into a coherent whole."}
     reference_urls = ("https://arxiv.org/abs/2303.16634",)

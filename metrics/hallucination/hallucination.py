@@ -45,4 +45,3 @@ Examples:
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Hallucination(textgen_metrics.hf.JudgeMetric):
     metric_name = "hallucination"
-    columns = {"predictions": "text", "contexts": "list"}

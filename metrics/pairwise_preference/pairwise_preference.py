@@ -68,6 +68,4 @@ Examples:
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class PairwisePreference(textgen_metrics.hf.JudgeMetric):
     metric_name = "pairwise_preference"
-    columns = {"queries": "text", "predictions": "text", "baselines": "text"}
-    optional_columns = {"references": "text"}
     reference_urls = ("https://arxiv.org/abs/2306.05685",)

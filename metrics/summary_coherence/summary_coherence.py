@@ -49,4 +49,3 @@ Examples:
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class SummaryCoherence(textgen_metrics.hf.JudgeMetric):
     metric_name = "summary_coherence"
-    columns = {"predictions": "text", "sources": "text"}

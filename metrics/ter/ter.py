@@ -71,11 +71,8 @@ Examples:
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Ter(textgen_metrics.hf.TextgenMetric):
-    columns = {"predictions": "text", "references": "text_or_list"}
+    metric_name = "ter"
     reference_urls = [
         "https://aclanthology.org/2006.amta-papers.25",
         "https://github.com/mjpost/sacrebleu",
     ]
-
-    def _compute(self, predictions, references, **kwargs):
-        return textgen_metrics.ter(predictions, references, **kwargs)

@@ -21,7 +21,6 @@ from ._version import __version__ as __version__
 
 if TYPE_CHECKING:
     from .api import *  # noqa: F403  (the public API beside the metric functions)
-    from .llm.functions import *  # noqa: F403  (the LLM-guided metrics' functions, written out)
 
 
 def _metric_names() -> list[str]:

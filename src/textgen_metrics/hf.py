@@ -56,6 +56,7 @@ class TextgenMetric(evaluate.Metric):  # type: ignore[misc]  # evaluate ships no
 
     metric_name = ""
     columns: dict[str, str] = {"predictions": "text", "references": "text_or_list"}
+    optional_columns: dict[str, str] = {}
     reference_urls: tuple[str, ...] = ()
     writer: Any  # evaluate's cache writer (evaluate ships no types)
 
@@ -63,6 +64,7 @@ class TextgenMetric(evaluate.Metric):  # type: ignore[misc]  # evaluate ships no
         super().__init_subclass__(**kwargs)
         if cls.__dict__.get("metric_name"):
             cls.columns = dict(cls.spec().columns)
+            cls.optional_columns = dict(cls.spec().optional_columns)
 
     @classmethod
     def spec(cls) -> type[Metric]:
@@ -76,7 +78,8 @@ class TextgenMetric(evaluate.Metric):  # type: ignore[misc]  # evaluate ships no
         multi-process evaluation, the statistics each process computed of its own examples,
         merged in process order (see :meth:`compute`)."""
         spec = self.spec()
-        inputs = {c: inputs_and_options.pop(c) for c in spec.columns if c in inputs_and_options}
+        inputs = {c: inputs_and_options.pop(c) for c in (*spec.columns, *spec.optional_columns)
+                  if c in inputs_and_options}
         if not getattr(self, "_merging", False):
             return spec.call(inputs, **inputs_and_options)
         parts = []
@@ -167,7 +170,7 @@ class TextgenMetric(evaluate.Metric):  # type: ignore[misc]  # evaluate ships no
                 raise InputError("no examples (empty lists); give at least one example", next(iter(self.columns)))
             checked = {k: None for k in checked}  # nothing to add: score what add_batch gave
         kwargs.update(checked)
-        if self.num_process > 1 and self.metric_name and not self.spec().scores_together:
+        if self.num_process > 1 and self.metric_name and not self.spec().scores_together and not self.spec().judge:
             return self._compute_by_statistics(**kwargs)
         result: dict[str, Any] | None = super().compute(**kwargs)
         return result
@@ -211,8 +214,9 @@ JUDGE_ARGS = """\
         "raise" raises on the first example that failed.
 Returns:
     {name} (float, or list): the score.
-    judge_model (str), judge_usage (dict: requests, cached, prompt_tokens, completion_tokens),
-    errors (list of {{"index", "error"}}), details (list, with return_details=True)."""
+    judge_model (str), judge_mode (str), judge_usage (dict: requests, retries, cached,
+    prompt_tokens, completion_tokens), errors (list of {{"index", "error"}}), details (list, with
+    return_details=True), signature (str: the settings, the prompts' version, the judge, its mode)."""
 
 SACREBLEU_CITATION = """\
 @inproceedings{post-2018-call,
@@ -238,14 +242,13 @@ VALOR_CITATION = """\
 class JudgeMetric(TextgenMetric):
     """Base of the LLM-guided modules: ``judge=`` at ``evaluate.load`` or at ``compute``.
 
-    A script sets ``metric_name`` and ``columns``; the info comes from its module's constants.
-    ``optional_columns`` (G-Eval's ``sources``, ``references``, ``queries``) are not evaluate
-    features: they are given to ``compute`` as keyword arguments, one entry per example, and
-    checked by the library. ``space_options`` are the options the metric's Space opens with (a
-    required ``criteria``)."""
+    A script sets ``metric_name``; its library metric gives the columns and the optional columns
+    (G-Eval's ``sources``, ``references``, ``queries``), which are not evaluate features: they
+    are given to ``compute`` as keyword arguments, one entry per example, and checked by the
+    library. The info comes from its module's constants. ``space_options`` are the options the
+    metric's Space opens with (a required ``criteria``)."""
 
     metric_name = ""
-    optional_columns: dict[str, str] = {}
     space_options: dict[str, Any] = {}
 
     reference_urls: tuple[str, ...] = ("https://striveworks.github.io/valor/text_generation/metrics/",)
@@ -269,8 +272,6 @@ class JudgeMetric(TextgenMetric):
             self._optional_inputs = {}
 
     def _compute(self, **kwargs: Any) -> dict[str, Any]:
-        from .llm import compute
-
-        judge = kwargs.pop("judge", None) or self.judge
-        options = kwargs.pop("judge_options", None) or self.judge_options
-        return compute(self.metric_name, judge=judge, judge_options=options, **self._optional_inputs, **kwargs)
+        kwargs["judge"] = kwargs.get("judge") or self.judge
+        kwargs["judge_options"] = kwargs.get("judge_options") or self.judge_options
+        return super()._compute(**self._optional_inputs, **kwargs)

@@ -27,7 +27,9 @@ parts were computed. Three families share the work:
   and n-gram counts, chrF's, TER's); the aggregate is the score of their sum;
 - :class:`ScoredTogether`: a metric whose per-example scores depend on which examples are
   scored together (BERTScore: its batches' float32 sums, and its idf weights come from every
-  reference): its statistics are its checked inputs, scored at once when asked.
+  reference): its statistics are its checked inputs, scored at once when asked;
+- ``llm.metrics.JudgedMetric`` (a mean metric): the LLM-guided metrics, whose statistics a
+  judge gives: the per-example scores, verdicts and errors, the judge's usage and model.
 
 Everything else derives from the declaration: the registry and the package's names, the
 evaluate scripts' features, the command line's and the Spaces' options, the Trainer hook's
@@ -114,6 +116,9 @@ class Options:
     n_resamples: int = option(DEFAULT_RESAMPLES, kind="int", kw_only=True, doc="resamples of the interval")
     seed: int = option(DEFAULT_SEED, kind="int", kw_only=True, doc="fixes the resamples")
 
+    # a seed of None draws fresh resamples (the LLM-guided metrics take it); others need an integer
+    unseeded: ClassVar[bool] = False
+
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
             check = f.metadata.get("check")
@@ -122,7 +127,7 @@ class Options:
                     object.__setattr__(self, f.name, check(f.name, getattr(self, f.name)))
         with _option_errors(None):
             if self.confidence_level is not None:
-                check_interval_options(self.confidence_level, self.n_resamples, self.seed)
+                check_interval_options(self.confidence_level, self.n_resamples, self.seed, optional=self.unseeded)
             self.check()
 
     def check(self) -> None:
@@ -429,6 +434,8 @@ class Metric:
     decoded_text_options: ClassVar[dict[str, Any]] = {}
     # the per-example scores have a signature of their own (BLEU: nltk's smoothing per sentence)
     own_per_example_signature: ClassVar[bool] = False
+    # the library function takes the columns as keyword arguments only (the LLM-guided metrics')
+    keyword_columns: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -651,7 +658,8 @@ class Metric:
 
 
 def _make_function(cls: type[Metric]) -> MetricFunction:
-    params = [inspect.Parameter(c, inspect.Parameter.POSITIONAL_OR_KEYWORD) for c in cls.columns]
+    column_kind = inspect.Parameter.KEYWORD_ONLY if cls.keyword_columns else inspect.Parameter.POSITIONAL_OR_KEYWORD
+    params = [inspect.Parameter(c, column_kind) for c in cls.columns]
     params += [inspect.Parameter(c, inspect.Parameter.KEYWORD_ONLY, default=None) for c in cls.optional_columns]
     fields = cls.option_fields()
     for f in fields:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import html
 import json
+import logging
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -29,7 +30,9 @@ from .numbers import format_value
 
 __all__ = ["metric_app", "playground_app", "parse_rows", "run_metric", "card_body", "make_judge",
            "run_playground", "LIST_SEPARATOR", "SpaceError", "md_escape", "format_value",
-           "JUDGE_TIMEOUT", "JUDGE_RETRIES", "FIRST_ANSWER_TIMEOUT", "options_help"]
+           "JUDGE_TIMEOUT", "JUDGE_RETRIES", "FIRST_ANSWER_TIMEOUT", "options_help", "report_error"]
+
+logger = logging.getLogger("textgen_metrics.spaces")
 
 LIST_SEPARATOR = "|||"  # separates several references (or contexts) typed in one table cell
 _MAX_CHARTED = 200      # examples drawn one bar each; more: a histogram
@@ -160,11 +163,11 @@ def _space_columns(metric: Any) -> dict[str, str]:
     return {**type(metric).columns, **getattr(type(metric), "optional_columns", {})}
 
 
-def _user_message(error: BaseException, columns: Sequence[str], options: Sequence[str] = ()) -> str:
+def _user_message(error: BaseException, columns: Sequence[str]) -> str:
     """The sentence for an error, by its class: a bad input value (``InputError``) names its row
-    (from 1) and field; an option's error (``OptionError``) the Options box; a judge's failure
-    (``JudgeError``) the judge, and the row for one example's (``on_error="raise"``).
-    (``options``, the Options box's names, is no longer needed: the class says it.)"""
+    (from 1) and field (one of ``columns``); an option's error (``OptionError``) the Options box;
+    a judge's failure (``JudgeError``) the judge, and the row for one example's
+    (``on_error="raise"``)."""
     from .judges.base import JudgeError
     from .llm.metrics import ExampleJudgeError
 
@@ -180,9 +183,26 @@ def _user_message(error: BaseException, columns: Sequence[str], options: Sequenc
         return f"Judge: {text}"
     if isinstance(error, InputError):
         return f"Inputs: {text}"
-    if isinstance(error, (ValueError, TypeError)):  # the Space's own sentences, the library's others
+    if isinstance(error, ValueError):  # the Space's own sentences, the library's others
         return text
     return f"Something went wrong while scoring ({type(error).__name__}): {text}"
+
+
+def _is_bug(error: BaseException) -> bool:
+    """An error that is neither the user's mistake (a ValueError: ``InputError``, ``OptionError``,
+    ``SpaceError``...; a file that cannot be read) nor a judge's failure (``JudgeError``): a bug,
+    as the command line counts it."""
+    from .judges.base import JudgeError
+
+    return not isinstance(error, (ValueError, OSError, JudgeError))
+
+
+def report_error(error: BaseException, columns: Sequence[str]) -> str:
+    """The sentence a Space shows for ``error`` (:func:`_user_message`); a bug's traceback goes
+    to the app's log too (logger ``textgen_metrics.spaces``), since the page shows one line."""
+    if _is_bug(error):
+        logger.error("a bug while scoring (%s): the traceback follows", type(error).__name__, exc_info=error)
+    return _user_message(error, columns)
 
 
 def options_help(spec: Any) -> str:
@@ -284,7 +304,6 @@ def metric_app(metric_dir: str) -> Any:
     columns = _space_columns(metric)
     name = os.path.basename(metric_dir)
     spec = METRICS.get(name)
-    option_names = list(spec.option_kinds()) if spec is not None else []
     needs_judge = isinstance(metric, JudgeMetric)
     with gr.Blocks(title=f"{name} - textgen-metrics") as demo:
         gr.Markdown(f"# {name}\nType one example per row. Several references or contexts in one cell: "
@@ -320,8 +339,8 @@ def metric_app(metric_dir: str) -> Any:
             try:
                 judge = make_judge(*judge_args) if judge_args else None
                 res_table, res = run_metric(metric, rows, opts, judge, strict=True)
-            except Exception as e:  # shown to the user, the app keeps running
-                text = _user_message(e, list(columns), option_names)
+            except Exception as e:  # shown to the user (a bug's traceback logged), the app keeps running
+                text = report_error(e, list(columns))
                 return [], {}, _error(text), text
             text = _unscored_message(name, res, len(parse_rows(rows, columns)[next(iter(columns))]))
             return res_table, res, _error(text), text
@@ -445,10 +464,9 @@ def playground_app(metric_names: Sequence[str] | None = None) -> Any:
             try:
                 judge = make_judge(judge_url, judge_model, judge_key)
                 rows, (headers, table), svg, report = run_playground(path, metrics, cols, opts, judge)
-            except Exception as e:  # shown to the user, the app keeps running
-                known = sorted({o for m in (metrics or []) if m in METRICS for o in METRICS[m].option_kinds()})
+            except Exception as e:  # shown to the user (a bug's traceback logged), the app keeps running
                 inputs = sorted({c for m in (metrics or []) if m in METRICS for c in METRICS[m].columns})
-                text = _user_message(e, inputs, known)
+                text = report_error(e, inputs)
                 return [], "", pandas.DataFrame(), {}, _error(text), text
             text = _playground_unscored(report)
             return rows, svg, pandas.DataFrame(table, columns=headers), report, _error(text), text

@@ -6,8 +6,9 @@ evaluation batch at a time. Each batch becomes the metric's statistics
 per-example sufficient statistics for a corpus metric such as BLEU), merged with those of the
 batches before (``Stats + Stats``, exact); the result is the metric's score of the merged
 statistics, equal to the one-call result to the last digit. Nothing of a batch is kept but its
-statistics, except for a metric whose statistics are its inputs (BERTScore, the LLM-guided
-metrics: see :class:`~textgen_metrics.metric.ScoredTogether`), as it declares.
+statistics, except for a metric whose statistics are its inputs (BERTScore: see
+:class:`~textgen_metrics.metric.ScoredTogether`), as it declares. An LLM-guided metric judges
+each batch as it comes (its statistics: the per-example scores, verdicts and the judge's usage).
 """
 
 from __future__ import annotations

@@ -13,10 +13,14 @@ once, and decides what an answer is worth:
   error shown to the judge, up to ``max_parse_attempts``.
 - Only an answer that parsed and validated is cached, under the request as first asked, so a
   rerun asks again exactly the requests that failed and makes no call for the others.
-- Anything that goes wrong with one request (the backend, the HTTP body, parsing, the cache,
-  the user's function) becomes that request's ``error``; the other requests are unaffected.
+- Anything that goes wrong with one request in the judge's own domain becomes that request's
+  ``error``, the other requests unaffected: what the backend raises (its transport, the HTTP
+  body, a template, the user's function: whatever ``_acomplete`` raises), an answer that stays
+  unusable (a ``JudgeParseError`` of the parser or of the request's check), a ``JudgeError``.
   Only ``JudgeFatalError`` — a failure that would repeat for every request: no API key, an
   unreachable server, rejected credentials, an unknown model — leaves the engine, at once.
+  Any other exception is a bug of the package's own code (a prompt's check, the parser, the
+  engine): it is not turned into an error of the request, it raises with its traceback.
 - Every error text and every kept answer passes through the judge's redactor: the API key
   never reaches a result, a log line or the cache, even when a server echoes it. An exception
   kept (``JudgeResult.cause``) or raised (``JudgeFatalError``) is a redacted copy, its chain of
@@ -296,6 +300,7 @@ class Judge:
             copy = dataclasses.replace(first, requests=0, retries=0, cached=1, prompt_tokens=0,
                                        completion_tokens=0)
             self.usage.add(copy)
+            session.usage.add(copy)
             return copy
         future: asyncio.Future[JudgeResult] = asyncio.get_running_loop().create_future()
         inflight[key] = future
@@ -322,10 +327,9 @@ class Judge:
             fatal = copy if isinstance(copy, JudgeFatalError) else JudgeFatalError(str(copy))
         except JudgeError as e:
             result.error, result.cause = self.redact(str(e)), self.redacted(e)
-        except Exception as e:  # a backend, a body, a template, the user's function: this request only
-            result.error, result.cause = self.redact(f"{type(e).__name__}: {e}"), self.redacted(e)
-        finally:
+        finally:  # (any other exception is a bug: it leaves with its traceback)
             self.usage.add(result)
+            session.usage.add(result)
         if fatal is not None:  # raised here, outside the handler: the original is nobody's context
             session.fatal = session.fatal or fatal  # no request of this session is sent after it
             raise fatal
@@ -364,7 +368,13 @@ class Judge:
             async with session.sem:
                 if session.fatal is not None:
                     raise session.fatal
-                completion = await session.alive(self._acomplete(messages, current, session.ctx, result))
+                try:
+                    completion = await session.alive(self._acomplete(messages, current, session.ctx, result))
+                except JudgeError:
+                    raise
+                except Exception as e:  # the backend's failure (a transport, a body, the user's function)
+                    result.error, result.cause = self.redact(f"{type(e).__name__}: {e}"), self.redacted(e)
+                    return
             # the freed slot's next request goes out before this answer is parsed and checked
             await asyncio.sleep(0)
             result.prompt_tokens += _count(completion.prompt_tokens)
@@ -482,10 +492,11 @@ async def gather_or_cancel(aws: list[Awaitable[T]]) -> list[T]:
 class JudgeSession:
     """Requests asked within one ``Judge.session()``: one backend context, one limit."""
 
-    __slots__ = ("judge", "ctx", "sem", "inflight", "fatal", "answered", "started")
+    __slots__ = ("judge", "ctx", "sem", "inflight", "fatal", "answered", "started", "usage")
 
     def __init__(self, judge: Judge, ctx: Any, sem: asyncio.Semaphore) -> None:
         self.judge, self.ctx, self.sem = judge, ctx, sem
+        self.usage = Usage()  # what the requests of this session cost (the judge's ``usage``: of all its sessions)
         self.inflight: dict[str, asyncio.Future[JudgeResult]] = {}
         self.fatal: JudgeFatalError | None = None  # once set, nothing more is sent
         self.answered = False  # a backend call has returned an answer (of any worth)

@@ -7,20 +7,8 @@ from typing import Any
 
 from ..errors import OptionError
 from ..validation import check_bool as flag
-from ..validation import check_references, check_same_length, check_texts
 
-__all__ = ["flag", "whole", "texts_and_references"]
-
-
-def texts_and_references(predictions: Any, references: Any) -> tuple[list[str], list[list[str]]]:
-    """The predictions (a string each) and the references (a list of strings each, from a string
-    or a non-empty list), checked; at least one example."""
-    predictions = check_texts("predictions", predictions)
-    references = check_references("references", references)
-    n = check_same_length(predictions=predictions, references=references)
-    if n == 0:
-        raise ValueError("predictions: no examples; give at least one prediction")
-    return predictions, references
+__all__ = ["flag", "whole"]
 
 
 def whole(name: str, value: Any, minimum: int = 0) -> int:

@@ -18,23 +18,26 @@ and in Hugging Face's ``ter``, which calls it. References here are tokenized twi
 every option, so every score is sacrebleu's.
 
 The edits come from :mod:`textgen_metrics.lexical.tercom`, sacrebleu's algorithm with the same
-results, faster; the scores from sacrebleu's ``TER`` formulas.
+results, faster; the scores from sacrebleu's ``TER`` formulas. :class:`Ter` is the metric:
+per-example statistics ``[fewest edits, average reference length]``, summed for the corpus score.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 from collections.abc import Sequence
 from typing import Any
 
-from ..results import corpus_result
-from ..signature import count_references
-from ..significance import DEFAULT_RESAMPLES, DEFAULT_SEED, CorpusStatistics, check_interval_options, sum_statistics
+from ..metric import CorpusMetric, Options, Stats, option
+from ..signature import sacrebleu_signature
+from ..significance import CorpusStatistics, sum_statistics
 from ..tokenizers import TercomTokenizer
-from .checks import flag, texts_and_references
+from .checks import flag
 from .sacrebleu_scoring import SacrebleuScoring
 from .tercom import translation_edit_rate
 
-__all__ = ["ter", "ter_statistics"]
+__all__ = ["Ter", "TerOptions", "ter", "ter_statistics"]
 
 
 def _alias(name: str, value: Any, hf_name: str, hf_value: Any) -> bool:
@@ -84,43 +87,96 @@ class _Ter(SacrebleuScoring):
         return out
 
 
-def ter_statistics(predictions: Sequence[str], references: Sequence[str | Sequence[str]],
-                   normalized: bool = False, no_punct: bool = False, asian_support: bool = False,
-                   case_sensitive: bool = False) -> CorpusStatistics:
-    """TER's per-example statistics and its corpus formula, for intervals and paired tests."""
-    predictions, refs = texts_and_references(predictions, references)
-    t = _Ter(normalized, no_punct, asian_support, case_sensitive)
-    return t.corpus_statistics(t.statistics(predictions, refs), count_references(refs))
+def _alias_flag(name: str, value: Any) -> Any:
+    return None if value is None else flag(name, value)
 
 
-def ter(predictions: Sequence[str], references: Sequence[str | Sequence[str]], normalized: bool = False,
-        no_punct: bool = False, asian_support: bool = False, case_sensitive: bool = False,
-        use_aggregator: bool = True, *, ignore_punct: bool | None = None,
-        support_zh_ja_chars: bool | None = None, confidence_level: float | None = None,
-        n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> dict[str, Any]:
+@dataclasses.dataclass(frozen=True)
+class TerOptions(Options):
+    normalized: bool = option(False, check=flag, doc="Tercom's normalisation of punctuation and XML entities")
+    no_punct: bool = option(False, check=flag, doc="remove punctuation (Hugging Face's name: ignore_punct)")
+    asian_support: bool = option(False, check=flag,
+                                 doc="CJK characters split and their punctuation removed (support_zh_ja_chars)")
+    case_sensitive: bool = option(False, check=flag, doc="keep case (otherwise lower-cased)")
+    use_aggregator: bool = option(True, check=flag, front_end=True,
+                                  doc="True: the corpus score; False: per-example lists")
+    ignore_punct: bool | None = option(None, kind="bool", check=_alias_flag, kw_only=True,
+                                       doc="Hugging Face's name of no_punct")
+    support_zh_ja_chars: bool | None = option(None, kind="bool", check=_alias_flag, kw_only=True,
+                                              doc="Hugging Face's name of asian_support")
+
+    def check(self) -> None:
+        self.settings()
+
+    def settings(self) -> tuple[bool, bool, bool, bool]:
+        """(normalized, no_punct, asian_support, case_sensitive), Hugging Face's names applied."""
+        no_punct = _alias("no_punct", self.no_punct, "ignore_punct", self.ignore_punct)
+        asian = _alias("asian_support", self.asian_support, "support_zh_ja_chars", self.support_zh_ja_chars)
+        return self.normalized, no_punct, asian, self.case_sensitive
+
+
+class Ter(CorpusMetric):
     """TER of ``predictions`` against ``references`` (a string or a list of strings each).
 
-    ``score``: sacrebleu's ``TER(...).corpus_score`` (0-100 and above; lower is better) with
-    ``use_aggregator=True``, the per-example ``sentence_score`` list otherwise; ``num_edits``
-    and ``ref_length`` (sums, or per-example lists), as Hugging Face's ter; ``signature``
-    (sacrebleu's). ``ignore_punct`` and ``support_zh_ja_chars`` are Hugging Face's names of
-    ``no_punct`` and ``asian_support``. ``confidence_level`` adds ``score_ci``, sacrebleu's
-    ``--confidence`` interval for ``n_resamples`` resamples and ``seed``.
+    ``score``: sacrebleu's ``TER(...).corpus_score`` (0 and up; lower is better; 100 * edits /
+    reference length) with ``use_aggregator=True``, the per-example ``sentence_score`` list
+    otherwise; ``num_edits`` and ``ref_length`` (sums, or per-example lists), as Hugging Face's
+    ter; ``signature`` (sacrebleu's). ``ignore_punct`` and ``support_zh_ja_chars`` are Hugging
+    Face's names of ``no_punct`` and ``asian_support``. ``confidence_level`` adds ``score_ci``,
+    sacrebleu's ``--confidence`` interval for ``n_resamples`` resamples and ``seed``. Empty
+    references against a non-empty prediction score 100; both empty, 0.
     """
-    predictions, refs = texts_and_references(predictions, references)
-    no_punct = _alias("no_punct", no_punct, "ignore_punct", ignore_punct)
-    asian_support = _alias("asian_support", asian_support, "support_zh_ja_chars", support_zh_ja_chars)
-    t = _Ter(normalized, no_punct, asian_support, case_sensitive)
-    if confidence_level is not None:
-        check_interval_options(confidence_level, n_resamples, seed)
-    stats = t.statistics(predictions, refs)
-    out: dict[str, Any]
-    if flag("use_aggregator", use_aggregator):
-        total = t.sacre._compute_score_from_stats(sum_statistics(stats))
-        out = {"score": float(total.score), "num_edits": total.num_edits, "ref_length": total.ref_length}
-    else:
-        scores = [t.sacre._compute_score_from_stats(row) for row in stats]
-        out = {"score": [float(s.score) for s in scores], "num_edits": [s.num_edits for s in scores],
-               "ref_length": [s.ref_length for s in scores]}
-    return corpus_result(out, "score", t.corpus_statistics(stats, count_references(refs)), confidence_level,
-                         n_resamples, seed)
+
+    name = "ter"
+    Options = TerOptions
+    score_range = (0.0, 100.0)
+
+    @functools.cached_property
+    def ter(self) -> Any:
+        return _Ter(*self.options.settings())
+
+    def keys(self) -> tuple[str, ...]:
+        return ("score",)
+
+    def statistic_names(self) -> tuple[str, ...]:
+        return ("stats",)
+
+    @functools.cached_property
+    def statistics_settings(self) -> str:
+        signature: str = self.ter.tokenizer.signature
+        return signature + "|" + "|".join(str(x) for x in self.options.settings())
+
+    def settings_signature(self) -> str:
+        return self.signature(1)
+
+    def signature(self, nrefs: int | None, *, per_example: bool = False, n_bootstrap: int | None = None,
+                  seed: int | None = None, test: tuple[str, int] | None = None, ci: float | None = None) -> str:
+        return sacrebleu_signature(self.ter.sacre, 1 if nrefs is None else nrefs, n_bootstrap=n_bootstrap,
+                                   seed=seed, test=test, ci=ci)
+
+    def example_statistics(self, inputs: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        refs = [[r] if isinstance(r, str) else list(r) for r in inputs["references"]]
+        return {"stats": self.ter.statistics(inputs["predictions"], refs)}
+
+    def aggregate(self, stats: Stats) -> dict[str, Any]:
+        total = self.ter.sacre._compute_score_from_stats(sum_statistics(stats.columns["stats"]))
+        return {"score": float(total.score), "num_edits": total.num_edits, "ref_length": total.ref_length}
+
+    def per_example_values(self, stats: Stats) -> dict[str, list[Any]]:
+        scores = [self.ter.sacre._compute_score_from_stats(row) for row in stats.columns["stats"]]
+        return {"score": [float(s.score) for s in scores], "num_edits": [s.num_edits for s in scores],
+                "ref_length": [s.ref_length for s in scores]}
+
+    def resampling(self, stats: Stats) -> CorpusStatistics:
+        return CorpusStatistics(stats.columns["stats"], self.ter.score, sacrebleu=True)
+
+
+ter = Ter.function()
+
+
+def ter_statistics(predictions: Sequence[str], references: Sequence[str | Sequence[str]], **options: Any
+                   ) -> CorpusStatistics:
+    """TER's per-example statistics and its corpus formula, as its intervals and paired tests
+    resample them."""
+    metric = Ter(**options)
+    return metric.resampling(metric.statistics({"predictions": predictions, "references": references}))

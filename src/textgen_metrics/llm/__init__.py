@@ -1,9 +1,9 @@
 """LLM-guided metrics: answer correctness and relevance, bias, toxicity, context precision,
 recall and relevance, faithfulness, hallucination, summary coherence (valor's definitions),
-G-Eval with the user's criteria, and pairwise preference."""
+G-Eval with the user's criteria, and pairwise preference: one module each, one
+:class:`~textgen_metrics.llm.metrics.JudgedMetric` class each (the registry finds them; their
+functions are ``textgen_metrics.<name>``), on the judge engine of :mod:`textgen_metrics.judges`."""
 
-from . import functions
-from .functions import *  # noqa: F403  (the metric functions: functions.__all__)
 from .metrics import METRICS, compute
 
-__all__ = ["METRICS", "compute", *functions.__all__]
+__all__ = ["METRICS", "compute"]

@@ -12,7 +12,7 @@ with Better Human Alignment"): a rubric in words becomes a score.
    a reason, then an integer in ``score_range``.
 3. Where the judge gives token log-probabilities (OpenAI-compatible servers that return
    ``logprobs``), the score is G-Eval's probability-weighted mean over the score values at the
-   score token (``score_probabilities``, as ``summary_coherence``); otherwise the integer.
+   score token (``metrics.ask_score``, as ``summary_coherence``); otherwise the integer.
 
 Deliberate differences from the paper: the reason comes before the score (the paper asks for the
 score alone; here the score is conditioned on the reason, as in every prompt of this package),
@@ -30,13 +30,22 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
-from ..aggregation import bootstrap_interval
 from ..judges import JudgeParseError, JudgeSession
 from ..judges.cache import cache_key
-from .metrics import Details, Example, LLMMetric, Outcome, _ask, _Failed, check_interval, register, score_probabilities
-from .prompts import items_block
+from ..metric import Stats, option
+from .metrics import (
+    Details,
+    Example,
+    JudgedMetric,
+    JudgedOptions,
+    RequestFailed,
+    ask_score,
+    digest,
+    weighted_score,
+)
+from .prompts import items_block, prompt
 
-__all__ = ["GEval", "weighted_score"]
+__all__ = ["GEval", "GEvalOptions", "weighted_score"]
 
 # the optional inputs, in the order their blocks go to the judge, and how the prompts name them
 _INPUTS = (("queries", "query", 'the query the text answers ("query")'),
@@ -45,6 +54,45 @@ _INPUTS = (("queries", "query", 'the query the text answers ("query")'),
 # steps written in this process, per judge (a judge object, or the user's function behind a
 # CallableJudge) and per steps request: a judge writes the steps for one question once
 _STEPS_MEMO: weakref.WeakKeyDictionary[Any, dict[str, list[str]]] = weakref.WeakKeyDictionary()
+
+_G_EVAL_STEPS = """\
+The data block "criteria" holds the criteria on which an evaluator will rate a text on an \
+integer scale from $low (worst) to $high (best). Write the evaluation steps for this rating \
+(G-Eval's chain of thought): 3 to 6 short, concrete steps in the order the evaluator follows them, \
+each one sentence, saying what to read, what to check or compare, and how the findings turn into \
+a score from $low to $high. The evaluator will see $inputs, and nothing else: refer only to \
+these. The steps put the criteria into practice; they add no criteria of their own.
+Answer with a JSON object {"steps": [...]}: a list of strings, one step each, without numbers."""
+
+_G_EVAL_STEPS_EXAMPLE = """\
+Example.
+Criteria: "Conciseness: the response says what the query needs and no more, without repetition \
+or filler."
+Answer: {"steps": ["Read the query and note what it asks for.", "Read the response and mark every \
+sentence that repeats an earlier one or does not help answer the query.", "Check that nothing the \
+query needs was left out to save words.", "Give the highest score to a response with no repetition \
+or filler, and a lower score the more of it is padding."]}"""
+
+_G_EVAL_SCORE = """\
+Rate the text in the data block "prediction" on the evaluation criteria below, on an integer \
+scale from $low (worst) to $high (best).$inputs
+
+Evaluation criteria:
+$criteria
+
+Evaluation steps:
+$steps
+
+Follow the evaluation steps and judge only on the criteria: do not reward length, confidence or \
+style that the criteria do not ask for.
+Answer with a JSON object {"reason": "...", "score": n}: first a short reason that follows the \
+evaluation steps, then the integer score from $low to $high."""
+
+_G_EVAL_SCORE_EXAMPLE = """\
+Example.
+Criteria: "Correctness: every fact the text states is true." Scale: $low to $high.
+Text: "The Eiffel Tower is in Rome and was finished in 1889."
+Answer: {"reason": "The tower is in Paris, not Rome, so the main fact is wrong.", "score": $low}"""
 
 
 def _check_steps(value: dict[str, Any]) -> dict[str, Any]:
@@ -64,18 +112,6 @@ class _StepsCheck:
         return _check_steps(self.inner(value) if self.inner is not None else value)
 
 
-def weighted_score(probabilities: dict[str, float] | None, score: int, low: int, high: int) -> float | None:
-    """G-Eval's probability-weighted score, or None where the weighting cannot be trusted (no
-    probabilities; for values of two digits or more, no evidence that each is one token)."""
-    if not probabilities:
-        return None
-    if high >= 10 and (str(score) not in probabilities or not any(len(k) > 1 for k in probabilities)):
-        return None
-    if len(probabilities) == 1:  # all the mass on one value: that value, exactly
-        return float(int(next(iter(probabilities))))
-    return sum(int(v) * p for v, p in probabilities.items()) / sum(probabilities.values())
-
-
 def _and(parts: Sequence[str]) -> str:
     return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
@@ -91,61 +127,97 @@ def _others(columns: Sequence[str]) -> str:
     return f" The other data blocks hold {_and(parts)}." if parts else ""
 
 
-class GEval(LLMMetric):
-    """A score in ``score_range`` for each prediction on the user's ``criteria``."""
+# -- the options -------------------------------------------------------------------------------
+def _criteria(name: str, value: Any) -> str:
+    if value is None:
+        raise ValueError("criteria: g_eval needs the criteria to rate on, in words, e.g. criteria='Coherence: "
+                         "the text is well structured and builds from sentence to sentence' (command line: "
+                         "--option 'g_eval.criteria=...'; playground and Space: {\"criteria\": \"...\"} in "
+                         "the options)")
+    if not isinstance(value, str):
+        raise TypeError(f"criteria: expected a string, got {type(value).__name__}")
+    if not value.strip():
+        raise ValueError("criteria: empty; describe what a good text does, in words")
+    return value.strip()
+
+
+def _steps(name: str, value: Any) -> list[str] | None:
+    if value is None:
+        return None
+    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        raise TypeError(f"evaluation_steps: expected a list of strings, got {type(value).__name__}")
+    for i, step in enumerate(value):
+        if not isinstance(step, str):
+            raise TypeError(f"evaluation_steps[{i}]: expected str, got {type(step).__name__}")
+    steps = [s.strip() for s in value if s.strip()]
+    if not steps:
+        raise ValueError("evaluation_steps: give at least one step, or None to have the judge write them")
+    return steps
+
+
+def _scale(name: str, value: Any) -> tuple[int, int]:
+    if isinstance(value, (list, tuple)):  # the command line's "1,10" gives two texts of digits
+        value = type(value)(int(v) if isinstance(v, str) and v.strip().isdigit() else v for v in value)
+    if (not isinstance(value, (list, tuple)) or len(value) != 2
+            or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)):
+        raise TypeError(f"score_range: expected two integers (low, high), got {value!r}")
+    low, high = value
+    if not 0 <= low < high or high - low > 100:
+        raise ValueError(f"score_range: {value!r} must be 0 <= low < high with at most 101 values")
+    return low, high
+
+
+@dataclasses.dataclass(frozen=True)
+class GEvalOptions(JudgedOptions):
+    criteria: str | None = option(None, kind="str", check=_criteria, kw_only=True,
+                                  doc='what a good text does, in words (e.g. "Coherence: the text is well '
+                                      'structured and builds from sentence to sentence into a coherent whole"); '
+                                      "required")
+    evaluation_steps: list[str] | None = option(None, kind="list", check=_steps, kw_only=True,
+                                                doc="the steps to follow; None: the judge writes them (one request "
+                                                    "per run)")
+    score_range: tuple[int, int] = option((1, 5), kind="list", check=_scale, kw_only=True,
+                                          doc="the integer scale (low, high), 0 <= low < high")
+
+
+class GEval(JudgedMetric):
+    """G-Eval with your own criteria (Liu et al. 2023): the judge writes evaluation steps for the
+    criteria once (or takes ``evaluation_steps``), then scores each prediction by them, a reason
+    first. Score: an integer in ``score_range`` (default 1 to 5, higher is better), or, where the
+    judge gives token log-probabilities, G-Eval's probability-weighted mean of the score values.
+    The result carries ``evaluation_steps`` (pass them back to repeat a run exactly) and
+    ``score_range``. Empty cases: an empty prediction is scored like any other text.
+
+    Args:
+        predictions: the texts to rate.
+        sources, references, queries: optional texts the criteria need (one per example each):
+            the source a text was written from, a reference text, the query it answers.
+    """
 
     name = "g_eval"
     columns = {"predictions": "text"}
     optional_columns = {"queries": "text", "sources": "text", "references": "text"}
-    options = ("criteria", "evaluation_steps", "score_range", "confidence_level", "n_resamples", "seed")
+    Options = GEvalOptions
+    score_range = (1.0, 5.0)
+    prompts = {"steps": prompt("items", _G_EVAL_STEPS, _G_EVAL_STEPS_EXAMPLE, keys=("steps",), min_items=1,
+                               max_items=12),
+               "score": prompt("score", _G_EVAL_SCORE, _G_EVAL_SCORE_EXAMPLE, logprobs=True)}
 
-    criteria = ""
-    steps: list[str] | None = None
-    low, high = 1, 5
-    confidence_level: float | None = None
-    n_resamples = 1000
-    seed: int | None = 12345
+    steps: list[str] | None = None  # the steps of a run (given, or written by the judge in ``prepare``)
 
-    def configure(self, criteria: Any = None, evaluation_steps: Any = None, score_range: Any = (1, 5),  # type: ignore[override]
-                  confidence_level: float | None = None, n_resamples: int = 1000,
-                  seed: int | None = 12345) -> GEval:
-        if criteria is None:
-            raise ValueError("criteria: g_eval needs the criteria to rate on, in words, e.g. criteria='Coherence: "
-                             "the text is well structured and builds from sentence to sentence' (command line: "
-                             "--option 'g_eval.criteria=...'; playground and Space: {\"criteria\": \"...\"} in "
-                             "the options)")
-        if not isinstance(criteria, str):
-            raise TypeError(f"criteria: expected a string, got {type(criteria).__name__}")
-        if not criteria.strip():
-            raise ValueError("criteria: empty; describe what a good text does, in words")
-        if evaluation_steps is not None:
-            if isinstance(evaluation_steps, str) or not isinstance(evaluation_steps, (list, tuple)):
-                raise TypeError(f"evaluation_steps: expected a list of strings, got {type(evaluation_steps).__name__}")
-            for i, step in enumerate(evaluation_steps):
-                if not isinstance(step, str):
-                    raise TypeError(f"evaluation_steps[{i}]: expected str, got {type(step).__name__}")
-            if not [s for s in evaluation_steps if s.strip()]:
-                raise ValueError("evaluation_steps: give at least one step, or None to have the judge write them")
-        if (not isinstance(score_range, (list, tuple)) or len(score_range) != 2
-                or not all(isinstance(v, int) and not isinstance(v, bool) for v in score_range)):
-            raise TypeError(f"score_range: expected two integers (low, high), got {score_range!r}")
-        low, high = score_range
-        if not 0 <= low < high or high - low > 100:
-            raise ValueError(f"score_range: {score_range!r} must be 0 <= low < high with at most 101 values")
-        check_interval(confidence_level, n_resamples, seed)
-        metric = copy.copy(self)
-        metric.criteria = criteria.strip()
-        metric.steps = [s.strip() for s in evaluation_steps if s.strip()] if evaluation_steps is not None else None
-        metric.low, metric.high = low, high
-        metric.confidence_level, metric.n_resamples, metric.seed = confidence_level, n_resamples, seed
-        return metric
+    def signature_settings(self) -> dict[str, Any]:
+        low, high = self.options.score_range
+        return {"criteria": digest(self.options.criteria), "scale": f"{low}-{high}"}
 
-    async def prepare(self, session: JudgeSession, columns: Sequence[str]) -> None:
-        if self.steps is not None:
-            return
-        prompt = self.prompt("steps")
-        request = prompt.request([("criteria", self.criteria)], low=self.low, high=self.high,
-                                 inputs=_describe(columns))
+    async def prepare(self, session: JudgeSession, columns: Sequence[str]) -> GEval:
+        run = copy.copy(self)
+        if self.options.evaluation_steps is not None:
+            run.steps = list(self.options.evaluation_steps)
+            return run
+        low, high = self.options.score_range
+        steps_prompt = self.prompt("steps")
+        request = steps_prompt.request([("criteria", self.options.criteria)], low=low, high=high,
+                                       inputs=_describe(columns))
         request = dataclasses.replace(request, check=_StepsCheck(request.check))
         judge = session.judge
         key = cache_key(judge.backend, judge.model, request.messages, judge.settings(request))
@@ -156,30 +228,26 @@ class GEval(LLMMetric):
         if key not in memo:
             result = await session.ask(request)
             if not result.ok:
-                raise _Failed(f"{prompt.task}: {result.error}", result.cause)
+                raise RequestFailed(f"{steps_prompt.task}: {result.error}", result.cause)
             memo[key] = list(result.value["steps"])
-        self.steps = list(memo[key])
+        run.steps = list(memo[key])
+        return run
 
-    async def score(self, session: JudgeSession, ex: Example) -> tuple[float, Details]:
-        blocks = [(block, ex[col]) for col, block, _ in _INPUTS if col in ex] + [("prediction", ex["predictions"])]
-        prompt = dataclasses.replace(self.prompt("score"), scale=(self.low, self.high))
-        result = await _ask(session, prompt, blocks, criteria=self.criteria, steps=items_block(self.steps or []),
-                            low=self.low, high=self.high, inputs=_others(list(ex)))
-        integer = result.value["score"]
-        details: Details = {"score": integer, "reason": result.value["reason"]}
-        probs = score_probabilities(result.logprobs, range(self.low, self.high + 1))
-        weighted = weighted_score(probs, integer, self.low, self.high)
-        if weighted is not None:
-            return weighted, dict(details, probabilities=probs, weighted=True)
-        return float(integer), dict(details, weighted=False)
+    def shared_statistics(self) -> dict[str, Any]:
+        return {} if self.steps is None else {"evaluation_steps": list(self.steps)}
 
-    def finish(self, result: dict[str, Any], outcomes: Sequence[Outcome], use_aggregator: bool) -> None:
-        if self.confidence_level is not None:
-            low, high = bootstrap_interval([s for s, _, _ in outcomes], self.n_resamples, self.confidence_level,
-                                           self.seed)
-            result["g_eval_ci"] = None if low is None else [low, high]
-        result["evaluation_steps"] = list(self.steps or [])
-        result["score_range"] = [self.low, self.high]
+    async def score_example(self, session: JudgeSession, example: Example) -> tuple[float, Details]:
+        low, high = self.options.score_range
+        blocks = [(block, example[col]) for col, block, _ in _INPUTS if col in example]
+        blocks.append(("prediction", example["predictions"]))
+        score_prompt = dataclasses.replace(self.prompt("score"), scale=(low, high))
+        return await ask_score(session, score_prompt, blocks, criteria=self.options.criteria,
+                               steps=items_block(self.steps or []), low=low, high=high, inputs=_others(list(example)))
 
+    def outputs(self, stats: Stats) -> dict[str, Any]:
+        return {"evaluation_steps": list(stats.shared.get("evaluation_steps") or []),
+                "score_range": list(self.options.score_range)}
 
-register(GEval())
+    def shared_fields(self, shared: Any) -> dict[str, Any]:
+        steps = shared.get("evaluation_steps")
+        return {} if steps is None else {"steps": digest(steps)}

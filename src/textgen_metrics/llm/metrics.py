@@ -1,9 +1,21 @@
-"""The LLM-guided metrics (valor's definitions) on the judge engine.
+"""The LLM-guided metrics on the spine: :class:`JudgedMetric`, a
+:class:`~textgen_metrics.metric.Metric` whose statistics a judge gives, and the steps its metrics
+share (asking for items, for verdicts, for a score).
 
-Each metric extracts items (statements, claims or opinions) where its definition does, then asks
-for exactly one verdict per item or context (the count is enforced by the schema, the indices by
-the prompt's check), and computes its score from the verdicts. All examples run concurrently in
-one judge session, so the judge's ``concurrency``, cache, re-asks and usage apply to every call.
+A metric declares, beside what every ``Metric`` declares (``name``, ``columns``, ``Options``,
+``score_range``): its ``prompts``, one :class:`~textgen_metrics.llm.prompts.Prompt` per step
+(the class gives each its stable task id ``"<name>/<step>"``), and
+``async score_example(session, example) -> (score, details)``, one example judged. The spine
+does the rest. Every example of :meth:`~JudgedMetric.statistics` runs concurrently in one judge
+session (the judge's ``concurrency``, cache, re-asks, cut-off answers, usage), and the
+statistics are, per example, the score, the details (extracted items, verdicts and the judge's
+reasons) and the error; the usage of the judge (requests, cached answers, tokens: counters that
+add); the judge's model (every part alike). So the statistics of parts of a corpus, judged in
+different processes or on different machines, merge exactly (``+``) and travel as JSON, as every
+metric's; :meth:`~JudgedMetric.score` gives the mean of the per-example scores (examples without
+a score left out), its interval, the outputs a metric adds, the judge's model, mode and usage,
+the errors and the signature (the metric's settings, its prompts' version, the judge and its
+mode).
 
 What a judge failure does:
 - one example's failure (an answer that stays unusable, cut off, a backend error) gives that
@@ -13,39 +25,46 @@ What a judge failure does:
 - a failure that would repeat for every example (``JudgeFatalError``: no API key, unreachable
   server, authentication, unknown model) stops the run at once and is raised.
 
-Empty cases follow valor's ``computation.py``: no opinions: bias and toxicity 0; no statements:
-answer relevance 0; no contexts: faithfulness, context precision, context relevance and context
-recall 0 (no judge call), hallucination a ValueError; no claims: faithfulness 1. Where valor is
-undefined (context recall for a ground truth without statements divides by zero there) the score
-is 1: nothing to recall, nothing missed.
+A bug raises: the only failure an example keeps is :class:`RequestFailed` (a request the engine
+gave up on); any other exception of a metric's ``score_example``, ``prepare`` or of the
+package's prompts leaves the run with its traceback.
 
-Metrics beyond valor's ten (``g_eval``, ``pairwise_preference``) live in their own modules and
-join ``METRICS`` through ``register``; they use the hooks ``configure`` (their own arguments),
-``prepare`` (requests asked once per run, before the examples) and ``finish`` (outputs beside
-the score).
+Empty cases follow valor's ``computation.py`` (each metric's docstring says its own).
 """
 
 from __future__ import annotations
 
-import asyncio
+import dataclasses
+import functools
+import hashlib
+import json
 import math
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, ClassVar
 
 from ..aggregation import mean
-from ..judges import JudgeError, JudgeFatalError, JudgeSession, Usage, get_judge, run_sync
-from ..judges.base import gather_or_cancel
-from ..validation import check_columns
-from .prompts import PROMPTS, Prompt, items_block
+from ..errors import InputError
+from ..judges import Judge, JudgeError, JudgeSession, Usage, get_judge, run_sync
+from ..judges.base import JudgeResult, gather_or_cancel
+from ..metric import MeanMetric, Options, Result, Stats, option
+from ..signature import bootstrap_fields, signature, with_fields
+from ..significance import DEFAULT_SEED, percentile_interval
+from ..validation import check_bool, check_columns
+from .prompts import SYSTEM, Prompt, items_block
 
-__all__ = ["METRICS", "compute", "LLMMetric", "register", "check_interval", "ExampleJudgeError"]
+__all__ = ["JudgedMetric", "JudgedOptions", "ItemsProportion", "PerContext", "RequestFailed", "ExampleJudgeError",
+           "METRICS", "compute", "ask", "ask_items", "ask_verdicts", "ask_score", "count_yes", "pair",
+           "context_blocks", "score_probabilities", "weighted_score", "Example", "Details", "Outcome", "digest"]
 
 Example = dict[str, Any]
 Details = dict[str, Any]
+Outcome = tuple[float | None, Details, str | None]  # (score, details, error) of one example
 
 
-class _Failed(Exception):
-    """One judge request of an example failed for good (``cause``: the engine's redacted copy)."""
+class RequestFailed(Exception):
+    """A judge request of an example failed for good (``cause``: the engine's redacted copy of
+    its exception): that example's error, the one failure :meth:`JudgedMetric.statistics` keeps
+    with the example."""
 
     def __init__(self, message: str, cause: BaseException | None = None) -> None:
         super().__init__(message)
@@ -66,263 +85,48 @@ class ExampleJudgeError(JudgeError):
         return type(self), (self.metric, self.index, self.reason)
 
 
-async def _ask(session: JudgeSession, prompt: Prompt, blocks: Sequence[tuple[str, str]],
-               counts: dict[str, int] | None = None, **values: Any) -> Any:
+# -- asking the judge ------------------------------------------------------------------------------
+async def ask(session: JudgeSession, prompt: Prompt, blocks: Sequence[tuple[str, str]],
+              counts: dict[str, int] | None = None, **values: Any) -> JudgeResult:
+    """The judge's validated answer to ``prompt`` over the data ``blocks``; a request the engine
+    gave up on is :class:`RequestFailed`."""
     result = await session.ask(prompt.request(blocks, counts, **values))
     if not result.ok:
-        raise _Failed(f"{prompt.task}: {result.error}", result.cause)
+        raise RequestFailed(f"{prompt.task}: {result.error}", result.cause)
     return result
 
 
-async def _extract(session: JudgeSession, prompt: Prompt, blocks: Sequence[tuple[str, str]],
-                   **values: Any) -> list[str]:
-    result = await _ask(session, prompt, blocks, **values)
+async def ask_items(session: JudgeSession, prompt: Prompt, blocks: Sequence[tuple[str, str]],
+                    **values: Any) -> list[str]:
+    """The items (claims, statements, opinions) the judge extracts, blank ones left out."""
+    result = await ask(session, prompt, blocks, **values)
     return [s.strip() for s in result.value[prompt.key] if isinstance(s, str) and s.strip()]
 
 
-async def _verdicts(session: JudgeSession, prompt: Prompt, blocks: Sequence[tuple[str, str]], count: int,
-                    **values: Any) -> list[dict[str, Any]]:
+async def ask_verdicts(session: JudgeSession, prompt: Prompt, blocks: Sequence[tuple[str, str]], count: int,
+                       **values: Any) -> list[dict[str, Any]]:
+    """``count`` verdicts (``{"index", "reason", "verdict"}``, in item order); none asked for
+    no item."""
     if count == 0:
         return []
-    result = await _ask(session, prompt, blocks, {prompt.key: count}, **values)
+    result = await ask(session, prompt, blocks, {prompt.key: count}, **values)
     return list(result.value[prompt.key])
 
 
-def _yes(verdicts: Sequence[dict[str, Any]]) -> int:
+def count_yes(verdicts: Sequence[dict[str, Any]]) -> int:
     return sum(1 for v in verdicts if v["verdict"] == "yes")
 
 
-def _pair(items: Sequence[str], verdicts: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def pair(items: Sequence[str], verdicts: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each item with its verdict and the judge's reason (the details of a result)."""
     return [{"item": it, "verdict": v["verdict"], "reason": v["reason"]} for it, v in zip(items, verdicts, strict=True)]
 
 
-def _contexts(contexts: Sequence[str]) -> list[tuple[str, str]]:
+def context_blocks(contexts: Sequence[str]) -> list[tuple[str, str]]:
     return [(f"context_{i + 1}", c) for i, c in enumerate(contexts)]
 
 
-class LLMMetric:
-    """One LLM-guided metric: ``score`` judges one example. ``key`` names the score in results
-    (default: the metric's name); ``optional_columns`` are inputs a caller may leave out; the
-    hooks ``configure``, ``prepare`` and ``finish`` serve metrics with arguments of their own."""
-
-    name = ""
-    key = ""
-    columns: dict[str, str] = {}
-    optional_columns: dict[str, str] = {}
-    options: tuple[str, ...] = ()  # the metric's own arguments, given to ``configure``
-    empty_contexts_error = False  # True: an example without contexts is a ValueError
-
-    @property
-    def score_key(self) -> str:
-        return self.key or self.name
-
-    def prompt(self, step: str) -> Prompt:
-        return PROMPTS[f"{self.name}/{step}"]
-
-    def configure(self, **options: Any) -> LLMMetric:
-        """The metric for one run with its own arguments set and checked (a copy where it keeps
-        state); the ten valor metrics have none."""
-        return self
-
-    async def prepare(self, session: JudgeSession, columns: Sequence[str]) -> None:
-        """Requests asked once per run before the examples (``columns``: the inputs given).
-        A ``_Failed`` here fails every example with its error."""
-
-    def finish(self, result: dict[str, Any], outcomes: Sequence[tuple[float | None, Details, str | None]],
-               use_aggregator: bool) -> None:
-        """Outputs beside the score, added to ``result``."""
-
-    async def score(self, session: JudgeSession, ex: Example) -> tuple[float, Details]:  # pragma: no cover
-        raise NotImplementedError
-
-    def check(self, inputs: dict[str, list[Any]]) -> None:
-        if self.empty_contexts_error:
-            for i, ctx in enumerate(inputs["contexts"]):
-                if len(ctx) == 0:
-                    raise ValueError(f"contexts[{i}]: empty list; {self.name} is undefined without "
-                                     "contexts (it divides by their number)")
-
-
-class _ItemsProportion(LLMMetric):
-    """Extract items from the prediction, one verdict per item, score = yes / items."""
-
-    extract_step = ""
-    item_block = ""
-
-    def blocks(self, ex: Example) -> list[tuple[str, str]]:
-        return []
-
-    async def score(self, session: JudgeSession, ex: Example) -> tuple[float, Details]:
-        extract = self.prompt(self.extract_step)
-        items = await _extract(session, extract, [("prediction", ex["predictions"])], block="prediction")
-        if not items:
-            return 0.0, {extract.key: [], "verdicts": []}
-        verdicts = await _verdicts(session, self.prompt("verdicts"),
-                                   self.blocks(ex) + [(self.item_block, items_block(items))], len(items))
-        return _yes(verdicts) / len(items), {extract.key: items, "verdicts": _pair(items, verdicts)}
-
-
-class Bias(_ItemsProportion):
-    name, extract_step, item_block = "bias", "opinions", "opinions"
-    columns = {"predictions": "text"}
-
-
-class Toxicity(_ItemsProportion):
-    name, extract_step, item_block = "toxicity", "opinions", "opinions"
-    columns = {"predictions": "text"}
-
-
-class AnswerRelevance(_ItemsProportion):
-    name, extract_step, item_block = "answer_relevance", "statements", "statements"
-    columns = {"predictions": "text", "queries": "text"}
-
-    def blocks(self, ex: Example) -> list[tuple[str, str]]:
-        return [("query", ex["queries"])]
-
-
-class Faithfulness(LLMMetric):
-    name = "faithfulness"
-    columns = {"predictions": "text", "contexts": "list"}
-
-    async def score(self, session: JudgeSession, ex: Example) -> tuple[float, Details]:
-        if not ex["contexts"]:
-            return 0.0, {"claims": None, "verdicts": []}  # valor: nothing can imply a claim
-        claims = await _extract(session, self.prompt("claims"), [("prediction", ex["predictions"])])
-        if not claims:
-            return 1.0, {"claims": [], "verdicts": []}  # nothing claimed, nothing unfaithful
-        blocks = _contexts(ex["contexts"]) + [("claims", items_block(claims))]
-        verdicts = await _verdicts(session, self.prompt("verdicts"), blocks, len(claims), n=len(ex["contexts"]))
-        return _yes(verdicts) / len(claims), {"claims": claims, "verdicts": _pair(claims, verdicts)}
-
-
-class _PerContext(LLMMetric):
-    """One verdict per context, given a leading text; score = yes / contexts."""
-
-    lead = ("", "")  # (column, block name)
-    empty_score = 0.0
-
-    async def score(self, session: JudgeSession, ex: Example) -> tuple[float, Details]:
-        ctx = ex["contexts"]
-        if not ctx:
-            return self.empty_score, {"verdicts": []}
-        column, block = self.lead
-        blocks = [(block, ex[column])] + _contexts(ctx)
-        verdicts = await _verdicts(session, self.prompt("verdicts"), blocks, len(ctx), n=len(ctx))
-        return _yes(verdicts) / len(ctx), {"verdicts": _pair(ctx, verdicts)}
-
-
-class Hallucination(_PerContext):
-    name = "hallucination"
-    columns = {"predictions": "text", "contexts": "list"}
-    lead = ("predictions", "prediction")
-    empty_contexts_error = True
-
-
-class ContextRelevance(_PerContext):
-    name = "context_relevance"
-    columns = {"queries": "text", "contexts": "list"}
-    lead = ("queries", "query")
-
-
-class ContextPrecision(LLMMetric):
-    name = "context_precision"
-    columns = {"queries": "text", "contexts": "list", "references": "text_or_list"}
-
-    async def score(self, session: JudgeSession, ex: Example) -> tuple[float, Details]:
-        ctx = ex["contexts"]
-        if not ctx:
-            return 0.0, {"useful": [], "verdicts": []}  # valor: no contexts, precision 0
-        prompt = self.prompt("verdicts")
-
-        async def per_reference(ref: str) -> list[dict[str, Any]]:
-            blocks = [("query", ex["queries"]), ("ground_truth", ref)] + _contexts(ctx)
-            return await _verdicts(session, prompt, blocks, len(ctx), n=len(ctx))
-
-        per_ref = await asyncio.gather(*(per_reference(r) for r in ex["references"]))
-        # a context is useful if any reference finds it so
-        useful = [any(v[k]["verdict"] == "yes" for v in per_ref) for k in range(len(ctx))]
-        hits = 0
-        total = 0.0
-        for k, u in enumerate(useful, 1):
-            if u:
-                hits += 1
-                total += hits / k  # precision@k at each useful position
-        score = total / hits if hits else 0.0
-        return score, {"useful": useful, "verdicts": [_pair(ctx, v) for v in per_ref]}
-
-
-class ContextRecall(LLMMetric):
-    name = "context_recall"
-    columns = {"contexts": "list", "references": "text_or_list"}
-
-    async def score(self, session: JudgeSession, ex: Example) -> tuple[float, Details]:
-        ctx = ex["contexts"]
-        if not ctx:
-            return 0.0, {"references": []}  # valor: nothing retrieved, nothing recalled
-
-        async def per_reference(ref: str) -> tuple[float, Details]:
-            statements = await _extract(session, self.prompt("statements"), [("ground_truth", ref)],
-                                        block="ground_truth")
-            if not statements:
-                return 1.0, {"statements": [], "verdicts": []}  # nothing to recall
-            blocks = _contexts(ctx) + [("statements", items_block(statements))]
-            verdicts = await _verdicts(session, self.prompt("verdicts"), blocks, len(statements), n=len(ctx))
-            return _yes(verdicts) / len(statements), {"statements": statements,
-                                                      "verdicts": _pair(statements, verdicts)}
-
-        per_ref = await asyncio.gather(*(per_reference(r) for r in ex["references"]))
-        return max(s for s, _ in per_ref), {"references": [dict(d, score=s) for s, d in per_ref]}
-
-
-class AnswerCorrectness(LLMMetric):
-    name = "answer_correctness"
-    columns = {"predictions": "text", "references": "text_or_list"}
-
-    async def score(self, session: JudgeSession, ex: Example) -> tuple[float, Details]:
-        pred = ex["predictions"]
-        extract = self.prompt("statements")
-        pred_st = await _extract(session, extract, [("prediction", pred)], block="prediction")
-        prompt = self.prompt("verdicts")
-
-        async def per_reference(ref: str) -> tuple[float, Details]:
-            ref_st = await _extract(session, extract, [("ground_truth", ref)], block="ground_truth")
-            if not pred_st:
-                return 0.0, {"statements": ref_st, "tp": 0, "fp": 0, "fn": len(ref_st)}
-            counts = {"prediction_verdicts": len(pred_st), "ground_truth_verdicts": len(ref_st)}
-            blocks = [("prediction", pred), ("ground_truth", ref),
-                      ("prediction_statements", items_block(pred_st)),
-                      ("ground_truth_statements", items_block(ref_st) if ref_st else "(none)")]
-            value = (await _ask(session, prompt, blocks, counts)).value
-            tp = _yes(value["prediction_verdicts"])
-            fp = len(pred_st) - tp
-            fn = len(ref_st) - _yes(value["ground_truth_verdicts"])
-            f1 = tp / (tp + 0.5 * (fp + fn)) if tp else 0.0
-            return f1, {"statements": ref_st, "tp": tp, "fp": fp, "fn": fn,
-                        "prediction_verdicts": _pair(pred_st, value["prediction_verdicts"]),
-                        "ground_truth_verdicts": _pair(ref_st, value["ground_truth_verdicts"])}
-
-        per_ref = await asyncio.gather(*(per_reference(r) for r in ex["references"]))
-        return max(s for s, _ in per_ref), {"prediction_statements": pred_st,
-                                            "references": [dict(d, score=s) for s, d in per_ref]}
-
-
-class SummaryCoherence(LLMMetric):
-    """1-5; with token log-probabilities, G-Eval's probability-weighted mean over 1..5."""
-
-    name = "summary_coherence"
-    columns = {"predictions": "text", "sources": "text"}
-
-    async def score(self, session: JudgeSession, ex: Example) -> tuple[float, Details]:
-        result = await _ask(session, self.prompt("score"), [("source", ex["sources"]), ("summary", ex["predictions"])])
-        integer = result.value["score"]
-        details: Details = {"score": integer, "reason": result.value["reason"]}
-        probs = score_probabilities(result.logprobs, range(1, 6))
-        if probs:
-            weighted = sum(int(d) * p for d, p in probs.items()) / sum(probs.values())
-            return weighted, dict(details, probabilities=probs, weighted=True)
-        return float(integer), dict(details, weighted=False)
-
-
+# -- G-Eval's weighting (summary_coherence and g_eval) -----------------------------------------------
 def score_probabilities(logprobs: list[dict[str, Any]] | None, scale: Any,
                         key: str = "score") -> dict[str, float] | None:
     """Probabilities of the score values at the answer's score token (G-Eval): the first token
@@ -344,115 +148,340 @@ def score_probabilities(logprobs: list[dict[str, Any]] | None, scale: Any,
     return None
 
 
-METRICS: dict[str, LLMMetric] = {m.name: m for m in (
-    AnswerCorrectness(), AnswerRelevance(), Bias(), Toxicity(), ContextPrecision(), ContextRecall(),
-    ContextRelevance(), Faithfulness(), Hallucination(), SummaryCoherence())}
+def weighted_score(probabilities: dict[str, float] | None, score: int, low: int, high: int) -> float | None:
+    """G-Eval's probability-weighted score, or None where the weighting cannot be trusted (no
+    probabilities; for values of two digits or more, no evidence that each is one token)."""
+    if not probabilities:
+        return None
+    if high >= 10 and (str(score) not in probabilities or not any(len(k) > 1 for k in probabilities)):
+        return None
+    if len(probabilities) == 1:  # all the mass on one value: that value, exactly
+        return float(int(next(iter(probabilities))))
+    return sum(int(v) * p for v, p in probabilities.items()) / sum(probabilities.values())
 
 
-def check_interval(confidence_level: Any, n_resamples: Any, seed: Any) -> None:
-    """The interval options (``confidence_level`` None: no interval; ``seed`` None: unseeded)."""
-    from ..significance import check_interval_options
-
-    check_interval_options(confidence_level, n_resamples, seed, optional=True)
-
-
-def register(metric: LLMMetric) -> LLMMetric:
-    """Add ``metric`` to ``METRICS`` (and so to ``compute``, the registry, the CLI and the
-    playground); returns it."""
-    METRICS[metric.name] = metric
-    return metric
-
-
-Outcome = tuple[float | None, Details, str | None]
-_INTERVAL_OPTIONS = ("confidence_level", "n_resamples", "seed")
+async def ask_score(session: JudgeSession, prompt: Prompt, blocks: Sequence[tuple[str, str]],
+                    **values: Any) -> tuple[float, Details]:
+    """A score on the prompt's ``scale`` after a reason: G-Eval's probability-weighted score where
+    the judge gives the score token's log-probabilities (:func:`weighted_score`), else the
+    integer; details ``score``, ``reason``, ``weighted`` (and ``probabilities``)."""
+    low, high = prompt.scale
+    result = await ask(session, prompt, blocks, **values)
+    integer = result.value["score"]
+    details: Details = {"score": integer, "reason": result.value["reason"]}
+    probs = score_probabilities(result.logprobs, range(low, high + 1))
+    weighted = weighted_score(probs, integer, low, high)
+    if weighted is not None:
+        return weighted, dict(details, probabilities=probs, weighted=True)
+    return float(integer), dict(details, weighted=False)
 
 
-def compute(name: str, judge: Any = None, use_aggregator: bool = True, return_details: bool = False,
-            on_error: str = "record", judge_options: dict[str, Any] | None = None,
-            progress: Callable[[int], Any] | None = None, **inputs: Any) -> dict[str, Any]:
-    """Run the LLM-guided metric ``name`` over the input columns with ``judge``; arguments that
-    are not columns go to the metric's ``configure`` (``criteria`` of ``g_eval``...).
+def digest(value: Any) -> str:
+    """A short hash of a JSON-able value (a text, a list of texts) for a signature."""
+    return hashlib.sha256(json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass")).hexdigest()[:8]
 
-    ``progress(1)``, when given, is called as each example gets its result."""
-    metric = METRICS[name]
-    if on_error not in ("record", "raise"):
-        raise ValueError(f"on_error: {on_error!r} is not one of ['raise', 'record']")
-    for flag, value in (("use_aggregator", use_aggregator), ("return_details", return_details)):
-        if not isinstance(value, bool):
-            raise TypeError(f"{flag}: expected True or False, got {value!r}")
-    kinds = {**metric.columns, **metric.optional_columns}
-    unknown = [k for k in inputs if k not in kinds and k not in metric.options and k not in _INTERVAL_OPTIONS]
-    if unknown:
-        raise TypeError(f"{name}: unexpected argument {unknown[0]!r}; inputs are {', '.join(kinds)}"
-                        + (f"; options are {', '.join(metric.options)}" if metric.options else ""))
-    # the interval options of a metric that does not take them itself: resampled here
-    interval = {k: inputs.pop(k) for k in _INTERVAL_OPTIONS if k in inputs and k not in metric.options}
-    if interval:
-        check_interval(interval.get("confidence_level"), interval.get("n_resamples", 1000),
-                       interval.get("seed", 12345))
-    metric = metric.configure(**{k: v for k, v in inputs.items() if k in metric.options})
-    for c in metric.columns:
-        if inputs.get(c) is None:
-            raise ValueError(f"{c}: missing; {name} takes {', '.join(metric.columns)}")
-    given = {c: kind for c, kind in kinds.items() if inputs.get(c) is not None}
-    checked = check_columns(given, {c: inputs[c] for c in given}, normalize_references=True)
-    n = len(next(iter(checked.values())))
-    if n == 0:
-        raise ValueError(f"{next(iter(metric.columns))}: no examples; give at least one")
-    metric.check(checked)
-    judge = get_judge(judge, **(judge_options or {}))
-    examples = [{c: checked[c][i] for c in given} for i in range(n)]
-    before = Usage.of(judge.usage)
 
-    async def one(session: JudgeSession, i: int, ex: Example) -> tuple[float | None, Details, str | None]:
+# -- the metric ------------------------------------------------------------------------------------
+def _check_on_error(name: str, value: Any) -> str:
+    if value not in ("record", "raise"):
+        raise ValueError(f"{name}: {value!r} is not one of ['raise', 'record']")
+    return str(value)
+
+
+@dataclasses.dataclass(frozen=True)
+class JudgedOptions(Options):
+    """The options every LLM-guided metric takes: the judge, what a result holds, what a failed
+    example does; a ``seed`` of None draws fresh resamples."""
+
+    judge: Any = option(None, kind="json", front_end=True, kw_only=True,
+                        doc='a judge string ("openai:<model>", "hf:<local model>"), a judge object, or any function '
+                            "messages -> str (it may take task= too)")
+    use_aggregator: bool = option(True, check=check_bool, front_end=True, kw_only=True,
+                                  doc="the mean over scored examples (True) or one score per example, None where "
+                                      "the judge failed (False)")
+    return_details: bool = option(False, check=check_bool, kw_only=True,
+                                  doc="add per-example details (extracted items, verdicts with reasons)")
+    on_error: str = option("record", check=_check_on_error, kw_only=True,
+                           doc='"record" (a failed example gets None and an entry in errors) or "raise"')
+    judge_options: dict[str, Any] | None = option(None, kind="json", front_end=True, kw_only=True,
+                                                  doc="options for the judge's constructor when judge is a string "
+                                                      "or a function")
+    progress: Callable[[int], Any] | None = option(None, kind="json", front_end=True, kw_only=True,
+                                                   doc="called with 1 as each example gets its result")
+    # seed=None draws fresh resamples here (unseeded), so the type is wider than the base's int
+    seed: int | None = option(DEFAULT_SEED, kind="int", kw_only=True,  # type: ignore[assignment]
+                              doc="fixes the resamples; None draws fresh ones")
+
+    unseeded: ClassVar[bool] = True
+
+
+class JudgedMetric(MeanMetric):
+    """A metric whose per-example scores a judge gives (see the module's docstring).
+
+    Hooks: ``prompts`` and :meth:`score_example` (every metric); :meth:`check` (inputs a
+    judge cannot score: a ValueError naming the example); :meth:`prepare` (requests asked once
+    per run, before the examples: G-Eval's steps); :meth:`shared_statistics` (values every part
+    of a corpus must have alike); :meth:`summary` and :meth:`outputs` (what a result holds beside
+    the mean score); :meth:`signature_settings` (the metric's own settings in its signature).
+    """
+
+    judge = True
+    keyword_columns = True
+    Options = JudgedOptions
+    key: ClassVar[str] = ""  # the score's name in results, when it is not the metric's
+    score_key: ClassVar[str] = ""  # key or name
+    prompts: ClassVar[dict[str, Prompt]] = {}  # by step; the task ids are "<name>/<step>"
+    prompts_version: ClassVar[str] = ""  # a hash of what the judge reads: the system rule and the prompts
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.score_key = cls.key or cls.name
+        if cls.name and "prompts" in cls.__dict__:  # its own prompts get its task ids
+            cls.prompts = {step: dataclasses.replace(p, task=f"{cls.name}/{step}") for step, p in cls.prompts.items()}
+            cls.prompts_version = digest([SYSTEM, *[dataclasses.astuple(p) for _, p in sorted(cls.prompts.items())]])
+
+    # -- what it is ------------------------------------------------------------------------------
+    def keys(self) -> tuple[str, ...]:
+        return (self.score_key,)
+
+    def prompt(self, step: str) -> Prompt:
+        return self.prompts[step]
+
+    def signature_settings(self) -> dict[str, Any]:
+        """The metric's own settings that change a score (G-Eval's criteria and scale)."""
+        return {}
+
+    def settings_signature(self) -> str:
+        return signature(self.name, **self.signature_settings(), prompts=self.prompts_version)
+
+    def signature(self, nrefs: int | None, *, per_example: bool = False, n_bootstrap: int | None = None,
+                  seed: int | None = None, test: tuple[str, int] | None = None, ci: float | None = None) -> str:
+        """The settings, the judge given in the options (and the mode it asks in now), the
+        bootstrap's fields."""
+        judge = self.resolved_judge if self.options.judge is not None else None
+        fields = self._judge_fields(judge.backend, judge.model, judge.judge_mode) if judge is not None else {}
+        return with_fields(self.settings_signature(), **fields, **bootstrap_fields(n_bootstrap, seed, test, ci))
+
+    @staticmethod
+    def _judge_fields(backend: Any, model: Any, mode: Any) -> dict[str, Any]:
+        return {"judge": f"{backend}:{model}", "mode": mode}
+
+    @functools.cached_property
+    def resolved_judge(self) -> Judge:
+        """The judge of the options (one for every statistics of this metric object: one cache,
+        one connection pool)."""
+        return get_judge(self.options.judge, **(self.options.judge_options or {}))
+
+    # -- the statistics --------------------------------------------------------------------------
+    def statistic_names(self) -> tuple[str, ...]:
+        return (self.score_key, "details", "error", "judge_mode")
+
+    def check_inputs(self, inputs: Mapping[str, Any]) -> dict[str, list[Any]]:
+        """The columns checked (argument and example index); a ``text_or_list`` column as lists;
+        then :meth:`check`."""
+        for column in self.columns:
+            if inputs.get(column) is None:
+                raise InputError(f"missing; {self.name} takes {', '.join(self.columns)}", column)
+        kinds = {**self.columns, **self.optional_columns}
+        given = {c: kind for c, kind in kinds.items() if inputs.get(c) is not None}
+        checked = check_columns(given, {c: inputs[c] for c in given}, normalize_references=True)
+        self.check(checked)
+        return checked
+
+    def check(self, inputs: dict[str, list[Any]]) -> None:
+        """The hook for inputs the metric is undefined on (hallucination without contexts)."""
+
+    async def prepare(self, session: JudgeSession, columns: Sequence[str]) -> JudgedMetric:
+        """The metric for one run, with what is asked once per run before the examples
+        (``columns``: the inputs given); a :class:`RequestFailed` here fails every example."""
+        return self
+
+    def shared_statistics(self) -> dict[str, Any]:
+        """Values of a run that every part of a corpus must have alike (G-Eval's steps)."""
+        return {}
+
+    async def score_example(self, session: JudgeSession, example: Example) -> tuple[float, Details]:
+        """One example judged: (score, details). ``example`` maps each given column to its value
+        (a ``text_or_list`` column: a list)."""
+        raise NotImplementedError
+
+    def statistics(self, inputs: Mapping[str, Any]) -> Stats:
+        """Every example judged in one session: per example the score, the details and the
+        error (None, or the failure the example keeps); the judge's usage; its model."""
+        checked = self.check_inputs(inputs)
+        n = len(checked[next(iter(self.columns))])
+        if not n:
+            return Stats(self.name, self.statistics_settings, self.no_statistics())
+        judge = self.resolved_judge
+        examples = [{c: values[i] for c, values in checked.items()} for i in range(n)]
+        outcomes, usage, run = run_sync(self._judge_all(judge, examples, list(checked)))
+        columns: dict[str, list[Any]] = {
+            self.score_key: [s for s, _, _ in outcomes], "details": [d for _, d, _ in outcomes],
+            "error": [e for _, _, e in outcomes], "judge_mode": [judge.judge_mode] * n}
+        shared: dict[str, Any] = {"judge_model": judge.model, "judge_backend": judge.backend,
+                                  **run.shared_statistics()}
+        prices = (judge.prices or {}).get(judge.model)
+        if prices is not None:
+            shared["judge_prices"] = [float(p) for p in prices]
+        totals = {f: getattr(usage, f) for f in Usage.FIELDS}
+        return Stats(self.name, self.statistics_settings, columns, totals, shared)
+
+    async def _judge_all(self, judge: Judge, examples: list[Example], columns: list[str]
+                         ) -> tuple[list[Outcome], Usage, JudgedMetric]:
+        progress = self.options.progress
+        async with judge.session() as session:
+            failed: RequestFailed | None = None
+            try:
+                run = await self.prepare(session, columns)
+            except RequestFailed as e:  # a request of the whole run failed: every example says so
+                failed = e
+            if failed is not None:  # raised outside the handler: the failure is not its context
+                if self.options.on_error == "raise":
+                    raise JudgeError(f"{self.name}: {failed}") from failed.cause
+                if progress is not None:
+                    progress(len(examples))
+                return [(None, {}, str(failed))] * len(examples), session.usage, self
+            outcomes = await gather_or_cancel([run._judge_one(session, i, ex) for i, ex in enumerate(examples)])
+            return outcomes, session.usage, run
+
+    async def _judge_one(self, session: JudgeSession, index: int, example: Example) -> Outcome:
         cause: BaseException | None = None
         try:
-            score, details = await metric.score(session, ex)
-            outcome: tuple[float | None, Details, str | None] = (score, details, None)
-        except JudgeFatalError:
-            raise
-        except _Failed as e:
+            score, details = await self.score_example(session, example)
+            outcome: Outcome = (score, details, None)
+        except RequestFailed as e:  # the judge's failure stays with its example; anything else raises
             outcome, cause = (None, {}, str(e)), e.cause
-        except Exception as e:  # anything else while judging this example stays with it
-            outcome = None, {}, judge.redact(f"{type(e).__name__}: {e}") or type(e).__name__
-            cause = judge.redacted(e)
-        if on_error == "raise" and outcome[2] is not None:  # outside the handler: the exception
-            raise ExampleJudgeError(name, i, outcome[2]) from cause  # handled there is not its context
-        if progress is not None:
-            progress(1)
+        if self.options.on_error == "raise" and outcome[2] is not None:  # outside the handler: the
+            raise ExampleJudgeError(self.name, index, outcome[2]) from cause  # failure is not its context
+        if self.options.progress is not None:
+            self.options.progress(1)
         return outcome
 
-    async def run_all() -> list[Outcome]:
-        async with judge.session() as session:
-            failed: _Failed | None = None
-            try:
-                await metric.prepare(session, list(given))
-            except _Failed as e:  # a request of the whole run failed: every example says so
-                failed = e
-            if failed is not None:
-                if on_error == "raise":
-                    raise JudgeError(f"{name}: {failed}") from failed.cause
-                if progress is not None:
-                    progress(n)
-                return [(None, {}, str(failed))] * n
-            return await gather_or_cancel([one(session, i, ex) for i, ex in enumerate(examples)])
+    # -- the score -------------------------------------------------------------------------------
+    def summary(self, stats: Stats) -> dict[str, Any]:
+        """Numbers beside the mean score, in the aggregate and the per-example result alike
+        (pairwise preference's counts)."""
+        return {}
 
-    outcomes = run_sync(run_all())
-    usage = Usage.of(judge.usage).since(before)
-    errors = [{"index": i, "error": err} for i, (_, _, err) in enumerate(outcomes) if err]
-    scores = [s for s, _, _ in outcomes]
-    result: dict[str, Any] = {metric.score_key: mean(scores) if use_aggregator else scores}
-    metric.finish(result, outcomes, use_aggregator)
-    if interval.get("confidence_level") is not None:
-        from ..significance import bootstrap_ci
+    def outputs(self, stats: Stats) -> dict[str, Any]:
+        """Outputs beside the scores (G-Eval's steps and scale)."""
+        return {}
 
-        ci = bootstrap_ci(scores, interval["confidence_level"], interval.get("n_resamples", 1000),
-                          interval.get("seed", 12345))
-        result[f"{metric.score_key}_ci"] = [ci.low, ci.high]
-    result.update({"judge_model": judge.model,
-                   "judge_mode": judge.judge_mode,
-                   "judge_usage": usage.as_dict(judge.model, judge.prices),
-                   "errors": errors})
-    if return_details:
-        result["details"] = [dict(d, error=err) for _, d, err in outcomes]
-    return result
+    def shared_fields(self, shared: Mapping[str, Any]) -> dict[str, Any]:
+        """Signature fields from the shared statistics (G-Eval's steps)."""
+        return {}
+
+    def score(self, stats: Stats) -> Result:
+        """The mean of the per-example scores (examples without one left out), the metric's
+        outputs, the judge's model, mode and usage, the errors, the details (with
+        ``return_details``), the interval (with ``confidence_level``) and the signature."""
+        self._check_stats(stats)
+        key = self.score_key
+        scores = stats.columns[key]
+        summary = self.summary(stats)
+        errors = stats.columns["error"]
+        model = stats.shared.get("judge_model")
+        prices = stats.shared.get("judge_prices")
+        table = {str(model): (prices[0], prices[1])} if prices else None
+        mode = _modes(stats.columns["judge_mode"])
+        extras: dict[str, Any] = {
+            **self.outputs(stats), "judge_model": model, "judge_mode": mode,
+            "judge_usage": Usage(**stats.totals).as_dict(model, table),
+            "errors": [{"index": i, "error": e} for i, e in enumerate(errors) if e is not None]}
+        if self.options.return_details:
+            extras["details"] = [dict(d, error=e) for d, e in zip(stats.columns["details"], errors, strict=True)]
+        intervals: dict[str, list[float | None]] = {}
+        level = self.options.confidence_level
+        fields: dict[str, Any] = self._judge_fields(stats.shared.get("judge_backend"), model, mode)
+        fields.update(self.shared_fields(stats.shared))
+        if level is not None:
+            low, high = percentile_interval(scores, level, self.options.n_resamples, self.options.seed)
+            intervals[key] = [low, high]
+            fields.update(bootstrap_fields(self.options.n_resamples, self.options.seed, None, level))
+        sign = with_fields(self.settings_signature(), **fields)
+        aggregate = {key: mean(scores), **summary}
+        return Result(self.name, self.keys(), stats.count, aggregate, lambda: {key: list(scores), **summary},
+                      extras, intervals, sign)
+
+
+class ItemsProportion(JudgedMetric):
+    """Items extracted from the prediction (step ``extract_step``), one verdict per item (step
+    ``verdicts``), score = the share of "yes"; a prediction without items scores 0."""
+
+    extract_step: ClassVar[str] = ""
+    item_block: ClassVar[str] = ""
+
+    def blocks(self, example: Example) -> list[tuple[str, str]]:
+        """The data blocks before the items (the query...)."""
+        return []
+
+    async def score_example(self, session: JudgeSession, example: Example) -> tuple[float, Details]:
+        extract = self.prompt(self.extract_step)
+        items = await ask_items(session, extract, [("prediction", example["predictions"])], block="prediction")
+        if not items:
+            return 0.0, {extract.key: [], "verdicts": []}
+        verdicts = await ask_verdicts(session, self.prompt("verdicts"),
+                                      self.blocks(example) + [(self.item_block, items_block(items))], len(items))
+        return count_yes(verdicts) / len(items), {extract.key: items, "verdicts": pair(items, verdicts)}
+
+
+class PerContext(JudgedMetric):
+    """One verdict per context (step ``verdicts``), given a leading text (``lead``: its column
+    and block name); score = the share of "yes"; no contexts scores ``empty_score``."""
+
+    lead: ClassVar[tuple[str, str]] = ("", "")
+    empty_score: ClassVar[float] = 0.0
+
+    async def score_example(self, session: JudgeSession, example: Example) -> tuple[float, Details]:
+        ctx = example["contexts"]
+        if not ctx:
+            return self.empty_score, {"verdicts": []}
+        column, block = self.lead
+        blocks = [(block, example[column])] + context_blocks(ctx)
+        verdicts = await ask_verdicts(session, self.prompt("verdicts"), blocks, len(ctx), n=len(ctx))
+        return count_yes(verdicts) / len(ctx), {"verdicts": pair(ctx, verdicts)}
+
+
+def _modes(modes: Sequence[str]) -> str | None:
+    """The judge's mode, or the modes of parts judged in different ones, in row order."""
+    distinct = list(dict.fromkeys(modes))
+    return "; ".join(distinct) if distinct else None
+
+
+# -- the LLM-guided metrics of the registry -------------------------------------------------------------
+class _Judged(Mapping[str, type[JudgedMetric]]):
+    """The registry's metrics that take a judge, by name (a view of ``registry.METRICS``, not a
+    second table)."""
+
+    def _table(self) -> dict[str, type[JudgedMetric]]:
+        from ..registry import METRICS as REGISTRY
+
+        return {n: m for n, m in REGISTRY.items() if issubclass(m, JudgedMetric)}
+
+    def __getitem__(self, name: str) -> type[JudgedMetric]:
+        return self._table()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._table())
+
+    def __len__(self) -> int:
+        return len(self._table())
+
+
+METRICS: Mapping[str, type[JudgedMetric]] = _Judged()
+
+
+def compute(name: str, **inputs_and_options: Any) -> dict[str, Any]:
+    """The LLM-guided metric ``name`` over the input columns and options given as keywords
+    (``judge=``, ``criteria=``...): its library function, called by name."""
+    metric = METRICS[name]
+    kinds = {**metric.columns, **metric.optional_columns}
+    fields = {f.name for f in metric.option_fields()}
+    unknown = [k for k in inputs_and_options if k not in kinds and k not in fields]
+    if unknown:
+        options = sorted(metric.option_kinds())
+        raise TypeError(f"{name}: unexpected argument {unknown[0]!r}; inputs are {', '.join(kinds)}; "
+                        f"options are {', '.join(options)}")
+    inputs = {c: inputs_and_options.pop(c) for c in kinds if c in inputs_and_options}
+    return metric.call(inputs, **inputs_and_options)
+

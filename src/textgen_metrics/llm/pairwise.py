@@ -17,15 +17,16 @@ interval of it over examples (``confidence_level``, ``n_resamples``, ``seed``; d
 from __future__ import annotations
 
 import asyncio
-import copy
-from collections.abc import Sequence
+import dataclasses
 from typing import Any
 
-from ..aggregation import bootstrap_interval
 from ..judges import JudgeSession
-from .metrics import Details, Example, LLMMetric, Outcome, _ask, check_interval, register
+from ..metric import Stats, option
+from ..significance import DEFAULT_CONFIDENCE
+from .metrics import Details, Example, JudgedMetric, JudgedOptions, ask, digest
+from .prompts import prompt
 
-__all__ = ["PairwisePreference", "DEFAULT_CRITERIA"]
+__all__ = ["PairwisePreference", "PairwiseOptions", "DEFAULT_CRITERIA"]
 
 DEFAULT_CRITERIA = ("Helpfulness, relevance, accuracy, depth, creativity and level of detail: which response "
                     "follows the instructions in the query and answers it better.")
@@ -34,46 +35,92 @@ _SCORES = {"win": 1.0, "tie": 0.5, "loss": 0.0}
 _AS_A = {"A": "win", "B": "loss", "tie": "tie"}
 _AS_B = {"A": "loss", "B": "win", "tie": "tie"}
 
+_PAIRWISE = """\
+Compare two responses to the query in the data block "query": response A (data block \
+"response_a") and response B (data block "response_b"). Decide which one is better on the \
+criteria below.$reference
 
-class PairwisePreference(LLMMetric):
-    """Win, tie or loss of each prediction against its baseline, judged in both orders."""
+Criteria:
+$criteria
+
+Compare the two responses point by point before you decide. Avoid any position bias: the order in \
+which the responses are shown must not affect your verdict. Do not let the length of a response \
+influence you, and do not favour a name or a style that the criteria do not ask for. Be as \
+objective as possible.
+Answer with a JSON object {"reason": "...", "verdict": "A", "B" or "tie"}: first a short \
+comparison, then "A" if response A is better, "B" if response B is better, or "tie" if neither \
+is better."""
+
+_PAIRWISE_EXAMPLE = """\
+Example.
+Query: "What is the boiling point of water at sea level, in Celsius?"
+Response A: "It boils at 90 degrees." Response B: "100 °C."
+Answer: {"reason": "B gives the right value, 100 °C; A's 90 degrees is wrong.", "verdict": "B"}"""
+
+
+def _criteria(name: str, value: Any) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"criteria: expected a string, got {type(value).__name__}")
+    if value is not None and not value.strip():
+        raise ValueError("criteria: empty; describe what makes a response better, or leave it out")
+    return value.strip() if value else None
+
+
+@dataclasses.dataclass(frozen=True)
+class PairwiseOptions(JudgedOptions):
+    criteria: str | None = option(None, kind="str", check=_criteria, kw_only=True,
+                                  doc="what makes a response better, in words; default MT-Bench's (helpfulness, "
+                                      "relevance, accuracy, depth, creativity, level of detail)")
+    # MT-Bench style reporting: the win rate comes with its interval unless asked not to (None)
+    confidence_level: float | None = option(DEFAULT_CONFIDENCE, kind="float", kw_only=True,
+                                            doc="the level of win_rate_ci (default 0.95; None: left out)")
+
+
+class PairwisePreference(JudgedMetric):
+    """Is each prediction better than its baseline? (MT-Bench's pairwise judge.) Each pair is
+    judged in both orders; a verdict that changes with the order is a tie, counted in
+    ``position_inconsistent``. ``win_rate``: the share of wins, ties counting half (0 to 1,
+    higher means the predictions are preferred); also ``wins``, ``losses``, ``ties``,
+    ``position_inconsistent``, per-example ``verdicts`` ("win", "loss", "tie", None where the
+    judge failed) and ``win_rate_ci`` (seeded percentile bootstrap over examples). Empty cases:
+    a prediction identical to its baseline is a tie, with no judge call.
+
+    Args:
+        queries: the question or instruction each pair answers.
+        predictions: the outputs of the system under test.
+        baselines: the outputs of the system it is compared with.
+        references: an optional reference answer per example (correctness is judged against it).
+    """
 
     name = "pairwise_preference"
     key = "win_rate"
     columns = {"queries": "text", "predictions": "text", "baselines": "text"}
     optional_columns = {"references": "text"}
-    options = ("criteria", "confidence_level", "n_resamples", "seed")
+    Options = PairwiseOptions
+    prompts = {"verdict": prompt("choice", _PAIRWISE, _PAIRWISE_EXAMPLE, choices=("A", "B", "tie"))}
 
-    criteria = DEFAULT_CRITERIA
-    confidence_level: float | None = 0.95
-    n_resamples = 1000
-    seed: int | None = 12345
+    @property
+    def criteria(self) -> str:
+        return self.options.criteria or DEFAULT_CRITERIA
 
-    def configure(self, criteria: str | None = None, confidence_level: float | None = 0.95,  # type: ignore[override]
-                  n_resamples: int = 1000, seed: int | None = 12345) -> PairwisePreference:
-        if criteria is not None and not isinstance(criteria, str):
-            raise TypeError(f"criteria: expected a string, got {type(criteria).__name__}")
-        if criteria is not None and not criteria.strip():
-            raise ValueError("criteria: empty; describe what makes a response better, or leave it out")
-        check_interval(confidence_level, n_resamples, seed)
-        metric = copy.copy(self)
-        metric.criteria = criteria.strip() if criteria else DEFAULT_CRITERIA
-        metric.confidence_level, metric.n_resamples, metric.seed = confidence_level, n_resamples, seed
-        return metric
+    def signature_settings(self) -> dict[str, Any]:
+        return {"criteria": digest(self.criteria)}
 
-    async def score(self, session: JudgeSession, ex: Example) -> tuple[float, Details]:
-        prediction, baseline = ex["predictions"], ex["baselines"]
+    async def score_example(self, session: JudgeSession, example: Example) -> tuple[float, Details]:
+        prediction, baseline = example["predictions"], example["baselines"]
         if prediction == baseline:
             return 0.5, {"verdict": "tie", "position_inconsistent": False, "orders": []}
-        lead = [("query", ex["queries"])] + ([("reference", ex["references"])] if "references" in ex else [])
+        lead = [("query", example["queries"])]
+        if "references" in example:
+            lead.append(("reference", example["references"]))
         reference = (' The data block "reference" holds a reference answer: compare both responses with it, and '
-                     "count every mistake against it." if "references" in ex else "")
-        prompt = self.prompt("verdict")
+                     "count every mistake against it." if "references" in example else "")
+        verdict_prompt = self.prompt("verdict")
         first, second = await asyncio.gather(
-            _ask(session, prompt, lead + [("response_a", prediction), ("response_b", baseline)],
-                 criteria=self.criteria, reference=reference),
-            _ask(session, prompt, lead + [("response_a", baseline), ("response_b", prediction)],
-                 criteria=self.criteria, reference=reference))
+            ask(session, verdict_prompt, lead + [("response_a", prediction), ("response_b", baseline)],
+                criteria=self.criteria, reference=reference),
+            ask(session, verdict_prompt, lead + [("response_a", baseline), ("response_b", prediction)],
+                criteria=self.criteria, reference=reference))
         sides = [_AS_A[first.value["verdict"]], _AS_B[second.value["verdict"]]]
         verdict = sides[0] if sides[0] == sides[1] else "tie"
         orders = [{"prediction_as": "A", "verdict": first.value["verdict"], "for_prediction": sides[0],
@@ -83,17 +130,20 @@ class PairwisePreference(LLMMetric):
         return _SCORES[verdict], {"verdict": verdict, "position_inconsistent": sides[0] != sides[1],
                                   "orders": orders}
 
-    def finish(self, result: dict[str, Any], outcomes: Sequence[Outcome], use_aggregator: bool) -> None:
-        verdicts = [d.get("verdict") if err is None else None for _, d, err in outcomes]
-        result.update(wins=verdicts.count("win"), losses=verdicts.count("loss"), ties=verdicts.count("tie"),
-                      position_inconsistent=sum(bool(d.get("position_inconsistent")) for _, d, err in outcomes
-                                                if err is None))
-        if self.confidence_level is not None:
-            low, high = bootstrap_interval([s for s, _, _ in outcomes], self.n_resamples, self.confidence_level,
-                                           self.seed)
-            result["win_rate_ci"] = None if low is None else [low, high]
-        result["verdicts"] = verdicts
-        result["criteria"] = self.criteria
+    @staticmethod
+    def _example_verdicts(stats: Stats) -> list[str | None]:
+        """Each example's verdict from the prediction's side ("win", "loss", "tie"), None where
+        the judge failed."""
+        return [d.get("verdict") if err is None else None
+                for d, err in zip(stats.columns["details"], stats.columns["error"], strict=True)]
 
+    def summary(self, stats: Stats) -> dict[str, Any]:
+        verdicts = self._example_verdicts(stats)
+        inconsistent = sum(bool(d.get("position_inconsistent"))
+                           for d, err in zip(stats.columns["details"], stats.columns["error"], strict=True)
+                           if err is None)
+        return {"wins": verdicts.count("win"), "losses": verdicts.count("loss"), "ties": verdicts.count("tie"),
+                "position_inconsistent": inconsistent}
 
-register(PairwisePreference())
+    def outputs(self, stats: Stats) -> dict[str, Any]:
+        return {"verdicts": self._example_verdicts(stats), "criteria": self.criteria}
