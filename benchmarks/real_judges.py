@@ -90,28 +90,27 @@ def _cause(error: str) -> str:
 def run_module(judge, name: str, rows: list[dict]) -> dict:
     """One module over ``rows``: every example at once (as a user runs it), each request
     attributed to its example."""
-    metric = METRICS[name]
-    cls = type(metric)
-    original = cls.score
+    cls = METRICS[name]
+    original = cls.score_example
     order: list[int] = []
 
-    async def score(self, session, ex):  # tag the example's requests; keep its outcome
+    async def score_example(self, session, ex):  # tag the example's requests; keep its outcome
         i = len(order)
         order.append(i)
         _EXAMPLE.set(i)
         return await original(self, session, ex)
 
-    cls.score = score
+    cls.score_example = score_example
     judge.records.clear()
     try:
-        given = {c: columns(rows)[c] for c in metric.columns}
+        given = {c: columns(rows)[c] for c in cls.columns}
         extra = {"criteria": CRITERIA} if name == "g_eval" else {}
         start = time.perf_counter()
         out = getattr(textgen_metrics, name)(**given, **extra, judge=judge, use_aggregator=False)
         seconds = time.perf_counter() - start
     finally:
-        cls.score = original
-    scores = out[metric.score_key]
+        cls.score_example = original
+    scores = out[cls.score_key]
     errors = {e["index"]: e["error"] for e in out["errors"]}
     per: dict[int | None, list] = {}
     for i, res in judge.records:

@@ -29,6 +29,17 @@ def offline_network(monkeypatch):
     yield
 
 
+@pytest.fixture(autouse=True)
+def fresh_dialect_memo():
+    """Each test meets its servers afresh: the judge remembers the dialect a server at a URL speaks
+    for the rest of the process, and the OS hands a closed test server's port to the next one."""
+    from textgen_metrics.judges import openai
+
+    openai._LEARNED.clear()
+    yield
+    openai._LEARNED.clear()
+
+
 @pytest.fixture
 def repo_root(monkeypatch):
     monkeypatch.chdir(ROOT)

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from chat_server import DIALECTS, SERVERS, ChatServer, request_schema
+from chat_server import DIALECTS, SERVERS, ChatServer, request_schema, schema_answer
 from textgen_metrics.judges import CallableJudge, JudgeCache, JudgeFatalError, JudgeRequest, OpenAIJudge, get_judge
 
 SECRET = "sk-test-SECRET-4f9c2"
@@ -481,3 +481,35 @@ def test_first_answer_timeout_stops_a_run_the_judge_never_answers_but_waits_for_
         assert all(r.ok for r in results) and srv.count == 2
     with pytest.raises(ValueError, match="first_answer_timeout: 0 must be a number of seconds > 0"):
         judge_for(srv, first_answer_timeout=0)
+
+
+def test_an_answer_that_repeats_itself_is_asked_again_from_the_start():
+    """Gemma 3 270M behind llama.cpp looped on an extraction until the schema's item bound; shown
+    its own looping answer with the error, it looped again at every re-ask. A runaway list is asked
+    again from the start: the first conversation, the error added to its task, the loop not shown."""
+    import textgen_metrics
+    from textgen_metrics.judges import JudgeRunawayError
+    from textgen_metrics.llm.prompts import MIN_ITEM_LIMIT
+
+    claims_bodies = []
+
+    def responder(body, task):
+        if task == "faithfulness/claims":
+            claims_bodies.append(body)
+            if len(claims_bodies) == 1:  # the first answer loops past what a short text can hold
+                return json.dumps({"claims": ["The sky is blue."] * (MIN_ITEM_LIMIT + 1)})
+            return '{"claims": ["The sky is blue.", "Grass is green."]}'
+        return schema_answer(body)
+
+    with ChatServer(responder) as srv:
+        out = textgen_metrics.faithfulness(predictions=["The sky is blue. Grass is green."],
+                                           contexts=[["The sky is blue."]], judge=judge_for(srv),
+                                           use_aggregator=False)
+    assert out["errors"] == [] and out["faithfulness"] == [0.5]  # verdicts yes, no
+    first, again = (b["messages"] for b in claims_bodies)
+    assert len(again) == len(first) and [m["role"] for m in again] == [m["role"] for m in first]
+    assert again[0] == first[0] and again[-1]["content"].startswith(first[-1]["content"])
+    note = again[-1]["content"][len(first[-1]["content"]):]
+    assert "more than the text can hold" in note and "The sky is blue." not in note
+    assert not any(m["role"] == "assistant" for m in again)
+    assert issubclass(JudgeRunawayError, textgen_metrics.judges.JudgeParseError)

@@ -19,12 +19,12 @@ from .base import (
     run_sync,
 )
 from .cache import JudgeCache
-from .parsing import JudgeParseError, extract_json, parse_answer, validate
+from .parsing import JudgeParseError, JudgeRunawayError, extract_json, parse_answer, validate
 
 __all__ = [
     "Completion", "Judge", "JudgeError", "JudgeFatalError", "JudgeRequest", "JudgeResult", "JudgeSession", "Usage",
     "run_sync",
-    "JudgeCache", "JudgeParseError", "extract_json", "parse_answer", "validate",
+    "JudgeCache", "JudgeParseError", "JudgeRunawayError", "extract_json", "parse_answer", "validate",
     "OpenAIJudge", "AzureOpenAIJudge", "GeminiJudge", "AnthropicJudge", "HFJudge", "TinyJudge", "CallableJudge",
     "get_judge", "BACKENDS",
 ]

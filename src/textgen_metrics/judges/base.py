@@ -10,7 +10,9 @@ once, and decides what an answer is worth:
   request fails with "the answer was cut off at N tokens".
 - Every other answer goes through one parser (``parsing.parse_answer``) and the request's own
   check (e.g. the item indices of a verdict list); an unusable answer is asked again with the
-  error shown to the judge, up to ``max_parse_attempts``.
+  error shown to the judge, up to ``max_parse_attempts``. An answer that repeats itself
+  (``JudgeRunawayError``: a list longer than its text could hold) is asked again from the
+  start with the error in the task, its looping answer not shown.
 - Only an answer that parsed and validated is cached, under the request as first asked, so a
   rerun asks again exactly the requests that failed and makes no call for the others.
 - Anything that goes wrong with one request in the judge's own domain becomes that request's
@@ -50,7 +52,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
 from .cache import JudgeCache, cache_key, resolve_cache
-from .parsing import JudgeParseError, parse_answer
+from .parsing import JudgeParseError, JudgeRunawayError, parse_answer
 from .redaction import Redactor, redacted_error
 
 __all__ = ["Completion", "JudgeRequest", "JudgeResult", "Usage", "Judge", "JudgeError",
@@ -201,8 +203,23 @@ REPAIR_PROMPT = (
     "Your previous answer could not be used: {error}. Reply again with only the JSON value, "
     "exactly in the required format, and nothing else."
 )
+RESTART_PROMPT = ("An earlier answer to this task repeated itself ({error}). List each item once, and "
+                  "end the list when the text has nothing more to give.")
 BREVITY = ("Your previous answer was cut off by the length limit. Keep every reason to one short "
            "sentence so that the whole JSON answer fits.")
+
+
+def _restarted(messages: list[Message], error: JudgeRunawayError) -> list[Message]:
+    """The first conversation again, its last user message told what went wrong: a model shown
+    its own looping answer tends to loop again (Gemma 3 270M did, every time it was shown)."""
+    out = [dict(m) for m in messages]
+    note = RESTART_PROMPT.format(error=error)
+    last = max((i for i, m in enumerate(out) if m.get("role") == "user"), default=None)
+    if last is None:
+        out.append({"role": "user", "content": note})
+    else:
+        out[last]["content"] = f"{out[last]['content']}\n\n{note}"
+    return out
 
 
 def _with_brevity(messages: list[Message]) -> list[Message]:
@@ -399,8 +416,11 @@ class Judge:
                     result.error = f"invalid answer after {parse_errors} attempts: {e}"
                     result.cause = self.redacted(e)
                     return
-                messages = messages + [{"role": "assistant", "content": text},
-                                       {"role": "user", "content": REPAIR_PROMPT.format(error=e)}]
+                if isinstance(e, JudgeRunawayError):  # from the start, the looping answer not shown
+                    messages = _restarted(request.messages if not grown else _with_brevity(request.messages), e)
+                else:
+                    messages = messages + [{"role": "assistant", "content": text},
+                                           {"role": "user", "content": REPAIR_PROMPT.format(error=e)}]
                 continue
             result.value = value
             if self.cache is not None:

@@ -29,11 +29,16 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["JudgeParseError", "extract_json", "validate", "parse_answer", "strip_reasoning"]
+__all__ = ["JudgeParseError", "JudgeRunawayError", "extract_json", "validate", "parse_answer", "strip_reasoning"]
 
 
 class JudgeParseError(ValueError):
     """The judge's answer is not valid JSON for the schema (the message says why)."""
+
+
+class JudgeRunawayError(JudgeParseError):
+    """The judge's answer repeats itself (a list longer than its text could hold): asked again
+    from the start, without the looping answer, which a model shown it tends to continue."""
 
 
 _THINK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.S | re.I)

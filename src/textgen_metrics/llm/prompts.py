@@ -48,7 +48,7 @@ import string
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from ..judges import JudgeParseError, JudgeRequest
+from ..judges import JudgeParseError, JudgeRequest, JudgeRunawayError
 
 __all__ = ["SYSTEM", "Prompt", "data_block", "items_block", "verdict_map_schema", "verdict_lists", "PROMPTS",
            "render", "prompt", "verdict_prompt", "STATEMENTS", "STATEMENTS_EXAMPLE", "OPINIONS", "OPINIONS_EXAMPLE",
@@ -224,7 +224,7 @@ class _ItemLimit:
     def __call__(self, value: dict[str, Any]) -> dict[str, Any]:
         got = len(value[self.key])
         if got > self.limit:
-            raise JudgeParseError(f"$.{self.key}: {got} items, more than the text can hold (at most {self.limit}); "
+            raise JudgeRunawayError(f"$.{self.key}: {got} items, more than the text can hold (at most {self.limit}); "
                                   "list each item once")
         return value
 
