@@ -23,12 +23,11 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ..metric import CorpusMetric, Options, Stats, option
+from ..metric import Options, Stats, option
 from ..ngrams import char_codes, match_statistics, word_codes
-from ..signature import sacrebleu_signature
 from ..significance import CorpusStatistics, sum_statistics
 from .checks import flag, whole
-from .sacrebleu_scoring import SacrebleuScoring
+from .sacrebleu_scoring import SacrebleuMetric, SacrebleuScoring
 
 __all__ = ["Chrf", "ChrfOptions", "chrf", "chrf_statistics"]
 
@@ -123,7 +122,7 @@ class ChrfOptions(Options):
             raise ValueError("char_order: char_order and word_order are both 0; give at least one order")
 
 
-class Chrf(CorpusMetric):
+class Chrf(SacrebleuMetric):
     """chrF (chrF++ with ``word_order=2``) of ``predictions`` against ``references``.
 
     ``score``: sacrebleu's ``CHRF(...).corpus_score`` (0-100) with ``use_aggregator=True``, the
@@ -138,14 +137,8 @@ class Chrf(CorpusMetric):
     score_range = (0.0, 100.0)
 
     @functools.cached_property
-    def chrf(self) -> _Chrf:
+    def scoring(self) -> _Chrf:
         return _Chrf(self.options)
-
-    def keys(self) -> tuple[str, ...]:
-        return ("score",)
-
-    def statistic_names(self) -> tuple[str, ...]:
-        return ("stats",)
 
     @functools.cached_property
     def statistics_settings(self) -> str:
@@ -153,31 +146,16 @@ class Chrf(CorpusMetric):
         return (f"chrf|c:{o.char_order}|w:{o.word_order}|case:{'lc' if o.lowercase else 'mixed'}"
                 f"|ws:{'yes' if o.whitespace else 'no'}")
 
-    def settings_signature(self) -> str:
-        return self.signature(1)
-
-    def signature(self, nrefs: int | None, *, per_example: bool = False, n_bootstrap: int | None = None,
-                  seed: int | None = None, test: tuple[str, int] | None = None, ci: float | None = None) -> str:
-        return sacrebleu_signature(self.chrf.sacre, 1 if nrefs is None else nrefs, n_bootstrap=n_bootstrap,
-                                   seed=seed, test=test, ci=ci)
-
-    def example_statistics(self, inputs: dict[str, list[Any]]) -> dict[str, list[Any]]:
-        refs = [[r] if isinstance(r, str) else list(r) for r in inputs["references"]]
-        return {"stats": self.chrf.statistics(inputs["predictions"], refs)}
-
     def aggregate(self, stats: Stats) -> dict[str, Any]:
-        return {"score": float(self.chrf.score(sum_statistics(stats.columns["stats"])))}
+        return {"score": float(self.scoring.score(sum_statistics(stats.columns["stats"])))}
 
     def per_example_values(self, stats: Stats) -> dict[str, list[Any]]:
-        f_score = self.chrf.sacre._compute_f_score
+        f_score = self.scoring.sacre._compute_f_score
         return {"score": [float(f_score(row)) for row in stats.columns["stats"]]}
 
     def extras(self) -> dict[str, Any]:
         o = self.options
         return {"char_order": o.char_order, "word_order": o.word_order, "beta": o.beta}
-
-    def resampling(self, stats: Stats) -> CorpusStatistics:
-        return CorpusStatistics(stats.columns["stats"], self.chrf.score, sacrebleu=True)
 
 
 chrf = Chrf.function()

@@ -29,12 +29,11 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
-from ..metric import CorpusMetric, Options, Stats, option
-from ..signature import sacrebleu_signature
+from ..metric import Options, Stats, option
 from ..significance import CorpusStatistics, sum_statistics
 from ..tokenizers import TercomTokenizer
 from .checks import flag
-from .sacrebleu_scoring import SacrebleuScoring
+from .sacrebleu_scoring import SacrebleuMetric, SacrebleuScoring
 from .tercom import translation_edit_rate
 
 __all__ = ["Ter", "TerOptions", "ter", "ter_statistics"]
@@ -115,7 +114,7 @@ class TerOptions(Options):
         return self.normalized, no_punct, asian, self.case_sensitive
 
 
-class Ter(CorpusMetric):
+class Ter(SacrebleuMetric):
     """TER of ``predictions`` against ``references`` (a string or a list of strings each).
 
     ``score``: sacrebleu's ``TER(...).corpus_score`` (0 and up; lower is better; 100 * edits /
@@ -132,43 +131,22 @@ class Ter(CorpusMetric):
     score_range = (0.0, 100.0)
 
     @functools.cached_property
-    def ter(self) -> Any:
+    def scoring(self) -> Any:
         return _Ter(*self.options.settings())
-
-    def keys(self) -> tuple[str, ...]:
-        return ("score",)
-
-    def statistic_names(self) -> tuple[str, ...]:
-        return ("stats",)
 
     @functools.cached_property
     def statistics_settings(self) -> str:
-        signature: str = self.ter.tokenizer.signature
+        signature: str = self.scoring.tokenizer.signature
         return signature + "|" + "|".join(str(x) for x in self.options.settings())
 
-    def settings_signature(self) -> str:
-        return self.signature(1)
-
-    def signature(self, nrefs: int | None, *, per_example: bool = False, n_bootstrap: int | None = None,
-                  seed: int | None = None, test: tuple[str, int] | None = None, ci: float | None = None) -> str:
-        return sacrebleu_signature(self.ter.sacre, 1 if nrefs is None else nrefs, n_bootstrap=n_bootstrap,
-                                   seed=seed, test=test, ci=ci)
-
-    def example_statistics(self, inputs: dict[str, list[Any]]) -> dict[str, list[Any]]:
-        refs = [[r] if isinstance(r, str) else list(r) for r in inputs["references"]]
-        return {"stats": self.ter.statistics(inputs["predictions"], refs)}
-
     def aggregate(self, stats: Stats) -> dict[str, Any]:
-        total = self.ter.sacre._compute_score_from_stats(sum_statistics(stats.columns["stats"]))
+        total = self.scoring.sacre._compute_score_from_stats(sum_statistics(stats.columns["stats"]))
         return {"score": float(total.score), "num_edits": total.num_edits, "ref_length": total.ref_length}
 
     def per_example_values(self, stats: Stats) -> dict[str, list[Any]]:
-        scores = [self.ter.sacre._compute_score_from_stats(row) for row in stats.columns["stats"]]
+        scores = [self.scoring.sacre._compute_score_from_stats(row) for row in stats.columns["stats"]]
         return {"score": [float(s.score) for s in scores], "num_edits": [s.num_edits for s in scores],
                 "ref_length": [s.ref_length for s in scores]}
-
-    def resampling(self, stats: Stats) -> CorpusStatistics:
-        return CorpusStatistics(stats.columns["stats"], self.ter.score, sacrebleu=True)
 
 
 ter = Ter.function()
