@@ -363,3 +363,35 @@ def test_hf_judge_runs_a_real_model_in_batches(tiny_model: str) -> None:
     assert j.usage.requests == sum(r.requests for r in results) >= 12
     assert j.usage.prompt_tokens > 0 and j.usage.completion_tokens > 0
     assert get_judge(f"hf:{tiny_model}", batch_size=2).model == tiny_model
+
+
+def test_frequency_penalty_lowers_each_rows_own_repeats() -> None:
+    import torch
+
+    from textgen_metrics.judges.grammar import FrequencyPenalty
+
+    prompt = [[7, 8], [7, 8]]  # width 2: what follows is generated
+    written = torch.tensor([row + gen for row, gen in zip(prompt, ([3, 3, 1], [3, 4, 4]), strict=True)])
+    scores = torch.zeros(2, 6)
+    out = FrequencyPenalty({0: 0.5}, width=2)(written, scores.clone())
+    assert out[0].tolist() == [0.0, -0.5, 0.0, -1.0, 0.0, 0.0]  # token 3 twice, token 1 once; the prompt not
+    assert out[1].tolist() == [0.0] * 6  # a row that did not ask is left alone
+    assert FrequencyPenalty({0: 0.5}, width=5)(written, scores.clone()).tolist() == scores.tolist()  # nothing yet
+
+
+def test_a_request_with_a_frequency_penalty_gets_it_on_its_row_only(tiny: Callable[..., str]) -> None:
+    from textgen_metrics.judges.grammar import FrequencyPenalty
+
+    j = hf(tiny("chatml", "answer"), batch_size=4)
+    model = j._load().model
+    generate = model.generate
+    seen: list[Any] = []
+
+    def spy(*args: Any, **kw: Any) -> Any:
+        seen.append([p for p in kw.get("logits_processor") or [] if isinstance(p, FrequencyPenalty)])
+        return generate(*args, **kw)
+
+    model.generate = spy
+    results = j.judge([ask(0), ask(1, frequency_penalty=0.5), ask(2)])
+    assert all(r.ok for r in results)
+    assert len(seen) == 1 and len(seen[0]) == 1 and seen[0][0].penalties == {1: 0.5}

@@ -512,4 +512,6 @@ def test_an_answer_that_repeats_itself_is_asked_again_from_the_start():
     note = again[-1]["content"][len(first[-1]["content"]):]
     assert "more than the text can hold" in note and "The sky is blue." not in note
     assert not any(m["role"] == "assistant" for m in again)
+    # repeats discouraged while decoding, on the re-ask only
+    assert "frequency_penalty" not in claims_bodies[0] and claims_bodies[1]["frequency_penalty"] == 0.5
     assert issubclass(JudgeRunawayError, textgen_metrics.judges.JudgeParseError)

@@ -12,7 +12,8 @@ once, and decides what an answer is worth:
   check (e.g. the item indices of a verdict list); an unusable answer is asked again with the
   error shown to the judge, up to ``max_parse_attempts``. An answer that repeats itself
   (``JudgeRunawayError``: a list longer than its text could hold) is asked again from the
-  start with the error in the task, its looping answer not shown.
+  start with the error in the task, its looping answer not shown, and repeats discouraged while
+  decoding (``frequency_penalty``, where the backend has one).
 - Only an answer that parsed and validated is cached, under the request as first asked, so a
   rerun asks again exactly the requests that failed and makes no call for the others.
 - Anything that goes wrong with one request in the judge's own domain becomes that request's
@@ -101,6 +102,8 @@ class JudgeRequest:
     further validation of the parsed value (raising ``JudgeParseError``; its return value is
     kept). ``items`` is the number of items the answer must hold, when known (it sizes a local
     model's token budget). ``max_tokens`` overrides the judge's answer budget for this request.
+    ``frequency_penalty`` (OpenAI's: each token's logit lowered by this times the times it was
+    written) is set by the engine only when it asks again an answer that looped.
     """
 
     messages: list[Message]
@@ -111,6 +114,7 @@ class JudgeRequest:
     check: Callable[[Any], Any] | None = dataclasses.field(default=None, compare=False, repr=False)
     items: int | None = None
     max_tokens: int | None = None
+    frequency_penalty: float | None = None
 
     @property
     def schema_name(self) -> str:
@@ -203,6 +207,9 @@ REPAIR_PROMPT = (
     "Your previous answer could not be used: {error}. Reply again with only the JSON value, "
     "exactly in the required format, and nothing else."
 )
+# the re-ask of a looping answer also discourages repeats while decoding (OpenAI's frequency_penalty,
+# a per-row penalty in HFJudge): on Gemma 3 270M, 0.5 ended every loop tried by hand
+RUNAWAY_PENALTY = 0.5
 RESTART_PROMPT = ("An earlier answer to this task repeated itself ({error}). List each item once, and "
                   "end the list when the text has nothing more to give.")
 BREVITY = ("Your previous answer was cut off by the length limit. Keep every reason to one short "
@@ -418,6 +425,7 @@ class Judge:
                     return
                 if isinstance(e, JudgeRunawayError):  # from the start, the looping answer not shown
                     messages = _restarted(request.messages if not grown else _with_brevity(request.messages), e)
+                    current = dataclasses.replace(current, frequency_penalty=RUNAWAY_PENALTY)
                 else:
                     messages = messages + [{"role": "assistant", "content": text},
                                            {"role": "user", "content": REPAIR_PROMPT.format(error=e)}]

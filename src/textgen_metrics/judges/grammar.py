@@ -9,6 +9,9 @@
   its grammar allows (a row without a schema, or whose grammar has ended or been stopped by its
   own token budget, is left free). Unlike xgrammar's own processor it tolerates rows that stop at
   different times, which the judge's per-row budgets make the rule.
+- ``FrequencyPenalty``: OpenAI's ``frequency_penalty`` for the rows that ask (the re-ask of an
+  answer that looped): each token's logit lowered by the penalty times the times the row has
+  written it.
 - ``TopLogprobs``: records, for the rows that ask, the log-probabilities of the ``k`` most likely
   tokens at each step from the model's distribution before any mask (as llama.cpp and OpenAI
   report them), so G-Eval's probability weighting works on a local model too.
@@ -26,7 +29,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["Grammars", "GrammarMasks", "TopLogprobs", "available"]
+__all__ = ["Grammars", "GrammarMasks", "TopLogprobs", "FrequencyPenalty", "available"]
 
 
 def available() -> bool:
@@ -128,3 +131,23 @@ class TopLogprobs(_processor_base()):  # type: ignore[misc]
             chosen = next((a["logprob"] for a, t in zip(alts, indices[r].tolist(), strict=True) if t == token), None)
             out.append({"token": decode(int(token)), "logprob": chosen, "top_logprobs": alts})
         return out
+
+
+class FrequencyPenalty(_processor_base()):  # type: ignore[misc]
+    """OpenAI's ``frequency_penalty`` per row: ``penalties`` maps a row of the batch to its
+    penalty; ``width`` is where the generated tokens begin (the padded prompt's length)."""
+
+    def __init__(self, penalties: dict[int, float], width: int) -> None:
+        self.penalties = dict(penalties)
+        self.width = width
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        import torch
+
+        written = input_ids[:, self.width:]
+        if written.shape[1] == 0:
+            return scores
+        for row, penalty in self.penalties.items():
+            counts = torch.bincount(written[row], minlength=scores.shape[1])[: scores.shape[1]]
+            scores[row] = scores[row] - penalty * counts.to(scores.dtype)
+        return scores

@@ -168,6 +168,7 @@ class _Job:
     future: asyncio.Future[Completion]
     schema: dict[str, Any] | None = None  # what the answer must fit (constrained decoding)
     top_logprobs: int | None = None  # record this many alternatives per token
+    frequency_penalty: float | None = None  # lower the tokens this row has written (a looping answer's re-ask)
 
 
 def _torch_device(device: Device) -> torch.device:
@@ -436,7 +437,8 @@ class HFJudge(Judge):
         return await batcher.submit(_Job(ids=ids, budget=budget, tally=tally,
                                          future=asyncio.get_running_loop().create_future(),
                                          schema=request.schema if loaded.grammars is not None else None,
-                                         top_logprobs=(request.top_logprobs or 5) if request.logprobs else None))
+                                         top_logprobs=(request.top_logprobs or 5) if request.logprobs else None,
+                                         frequency_penalty=request.frequency_penalty))
 
     def _generate(self, jobs: Sequence[_Job]) -> list[Completion]:
         """Generate one batch (left-padded); one Completion per job, in order."""
@@ -465,6 +467,11 @@ class HFJudge(Judge):
 
             recorder = TopLogprobs(asked, max(jobs[i].top_logprobs or 0 for i in asked))
             processors.append(recorder)
+        penalties = {i: j.frequency_penalty for i, j in enumerate(jobs) if j.frequency_penalty}
+        if penalties:  # before the grammar's mask: a masked token stays masked
+            from .grammar import FrequencyPenalty
+
+            processors.append(FrequencyPenalty(penalties, width))
         if loaded.grammars is not None and any(j.schema is not None for j in jobs):
             from .grammar import GrammarMasks
 

@@ -277,6 +277,8 @@ class OpenAIJudge(Judge):
         budget = request.max_tokens or self.max_tokens
         if budget is not None:
             body["max_tokens"] = budget
+        if request.frequency_penalty:
+            body["frequency_penalty"] = request.frequency_penalty
         if request.logprobs:
             body["logprobs"] = True
             if request.top_logprobs:
