@@ -1,0 +1,102 @@
+"""PySpark front end (extra ``spark``): per-row score columns and exact corpus results of a
+Spark DataFrame, for any metric of the registry.
+
+- :func:`score`: the DataFrame with a column ``<metric>.<key>`` per score (``mapInPandas``; a
+  name with a dot is selected with backticks: ``df.select("`rouge.rougeL`")``);
+- :func:`evaluate`: ``{metric: result dict}``, equal to the library's result over the
+  DataFrame's rows in their order. Each Arrow batch of a partition becomes one row (its first
+  row's ``monotonically_increasing_id``, its number of rows, its statistics as JSON); the
+  driver sorts those by id, places and sums the statistics, and scores them
+  (:mod:`textgen_metrics.scaleout`).
+
+The metrics (BERTScore's model, a local judge) are made once per executor Python worker
+(Spark reuses its Python workers between tasks). A task whose worker dies is run again by Spark
+(``spark.task.maxFailures``); only the finished attempt's rows reach the driver, so no row is
+lost or counted twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import DoubleType, StructField, StructType
+
+from .scaleout import (
+    COUNT,
+    ORDER,
+    STATS,
+    Plan,
+    check_table,
+    make_plan,
+    merge,
+    pack,
+    process_scorer,
+    resolve_fields,
+    results,
+    score_names,
+)
+
+__all__ = ["score", "evaluate"]
+
+_ROW = "__textgen_metrics_row"
+
+
+def _plan(df: DataFrame, metrics: Sequence[str] | str, columns: Mapping[str, str] | None,
+          options: Mapping[str, Mapping[str, Any]] | None, judge: Any,
+          judge_options: Mapping[str, Any] | None) -> Plan:
+    plan = make_plan(metrics, columns, options, judge, judge_options)
+    check_table(plan, df.columns)
+    return plan
+
+
+def score(df: DataFrame, metrics: Sequence[str] | str, columns: Mapping[str, str] | None = None,
+          options: Mapping[str, Mapping[str, Any]] | None = None, judge: Any = None,
+          judge_options: Mapping[str, Any] | None = None) -> DataFrame:
+    """``df`` with a double column ``<metric>.<key>`` per score (null where the metric gives a
+    row none); the arguments as :func:`evaluate`'s."""
+    plan = _plan(df, metrics, columns, options, judge, judge_options)
+    names = score_names(plan)
+    schema = StructType(list(df.schema.fields) + [StructField(n, DoubleType(), True) for n in names])
+
+    def scored(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+        scorer = process_scorer(plan, "spark")
+        for batch in batches:
+            out = batch.copy()
+            for name, values in scorer.score_columns(batch).items():
+                out[name] = pd.Series(values, index=batch.index, dtype="float64")
+            yield out
+
+    return df.mapInPandas(scored, schema)
+
+
+def evaluate(df: DataFrame, metrics: Sequence[str] | str, columns: Mapping[str, str] | None = None,
+             options: Mapping[str, Mapping[str, Any]] | None = None, judge: Any = None,
+             judge_options: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+    """``{metric: result dict}`` over the rows of ``df``, each equal to the library function's
+    result over the same rows in the DataFrame's order (``textgen_metrics.<metric>(...)``).
+
+    ``metrics``: names of the registry; ``columns``: a metric input (``predictions``,
+    ``references``, ``queries``, ``contexts``, ``sources``) to a column of ``df``, as the command
+    line's ``--column`` (unmapped inputs are read from the column of that name or its singular);
+    ``options``: ``{metric: {option: value}}``; ``judge`` (and ``judge_options``): the judge of
+    the LLM-guided metrics, made once per executor Python worker (a string such as
+    ``"openai:<model>"`` travels best).
+    """
+    plan = _plan(df, metrics, columns, options, judge, judge_options)
+
+    def statistics(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+        scorer = process_scorer(plan, "spark")
+        for batch in batches:
+            if len(batch):
+                order = int(batch[_ROW].iloc[0])
+                stats = pack(scorer.statistics(batch.drop(columns=[_ROW])))
+                yield pd.DataFrame({ORDER: [order], COUNT: [len(batch)], STATS: [stats]})
+
+    needed = sorted({f for spec in plan.specs() for f in resolve_fields(spec, df.columns, plan.columns).values()})
+    numbered = df.select(*[df[c] for c in needed]).withColumn(_ROW, F.monotonically_increasing_id())
+    rows = numbered.mapInPandas(statistics, f"{ORDER} long, {COUNT} long, {STATS} string").collect()
+    return results(plan, merge((row[ORDER], int(row[COUNT]), str(row[STATS])) for row in rows))
