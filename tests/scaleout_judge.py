@@ -1,0 +1,87 @@
+"""Stand-in judges and generated inputs for the cluster tests (tests/test_ray_cluster.py,
+tests/test_spark_cluster.py), importable by their worker processes (the tests put this folder on
+the workers' PYTHONPATH).
+
+``answer(messages, task)`` answers by the request's task id (``faithfulness/claims``,
+``answer_relevance/verdicts``...), from the request's data blocks only: the items are the
+prediction's sentences; an item's verdict is yes when its first word is in the context or the
+query. ``respond(body, task)`` is the same for the loopback ChatServer. :class:`KillOnce` is a
+function judge that kills its own worker process at its first request while a marker file is
+absent (it makes the file first): a worker lost mid-run, once per test.
+"""
+
+import json
+import os
+import random
+import re
+import signal
+
+BLOCK = re.compile(r"<<<DATA (\w+) ([0-9a-f]{8})>>>\n(.*?)\n<<<END \1 \2>>>", re.S)
+WORDS = ("the cat sat on a mat dog ran fast slow red blue sky green tree river stone city light "
+         "paris france capital people river bank old new").split()
+
+
+def blocks(messages):
+    return {name: text for name, _, text in BLOCK.findall(messages[1]["content"])}
+
+
+def _verdicts(values):
+    return json.dumps({"verdicts": {str(i): {"reason": f"r{i}", "verdict": v} for i, v in enumerate(values, 1)}})
+
+
+def answer(messages, task):
+    metric, step = task.split("/", 1)
+    b = blocks(messages)
+    if step in ("claims", "statements"):
+        return json.dumps({step: [s.strip() for s in b["prediction"].split(".") if s.strip()]})
+    if step == "verdicts":
+        items = re.findall(r"^\d+\. (.*)$", b["claims" if metric == "faithfulness" else "statements"], re.M)
+        against = " ".join(v for k, v in b.items() if k.startswith("context_") or k == "query").split()
+        return _verdicts(["yes" if item.split()[0] in against else "no" for item in items])
+    raise AssertionError(f"no answer for task {task!r}")
+
+
+def respond(body, task):
+    return answer(body["messages"], task)
+
+
+class KillOnce:
+    """``answer`` as a function judge; its first request in a process kills that process
+    (SIGKILL) while ``marker`` does not exist (it creates it first, so the run after it goes on)."""
+
+    model = "stand-in"
+
+    def __init__(self, marker=None):
+        self.marker = marker
+
+    def __call__(self, messages, task):
+        if self.marker is not None and not os.path.exists(self.marker):
+            with open(self.marker, "w") as f:
+                f.write(str(os.getpid()))
+            os.kill(os.getpid(), signal.SIGKILL)
+        return answer(messages, task)
+
+
+def sentence(rng):
+    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 9)))
+
+
+def rows(n, seed=0):
+    """``n`` generated rows: id, prediction (2-3 sentences), references (1-3), query, contexts (0-2)."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        out.append({
+            "id": i,
+            "prediction": ". ".join(sentence(rng) for _ in range(rng.randint(2, 3))) + ".",
+            "references": [sentence(rng) for _ in range(rng.randint(1, 3))],
+            "query": sentence(rng),
+            "contexts": [sentence(rng) for _ in range(rng.randint(1, 2))],
+        })
+    return out
+
+
+def columns(data):
+    """The library's inputs of ``rows``: ``{input: values}``."""
+    return {"predictions": [r["prediction"] for r in data], "references": [r["references"] for r in data],
+            "queries": [r["query"] for r in data], "contexts": [r["contexts"] for r in data]}

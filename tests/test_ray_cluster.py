@@ -1,0 +1,145 @@
+"""textgen_metrics.ray on a real Ray cluster on loopback: a head and a second node (two raylets,
+one CPU each, so that two actors run on two nodes), started and stopped by this module. Results
+are compared with the library on one machine over the same rows: the lexical metrics (corpus
+scores from merged statistics, intervals), BERTScore, two LLM-guided metrics whose judge is a
+loopback OpenAI-compatible server; per-row score columns; a worker killed mid-run."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+import textgen_metrics
+from chat_server import ChatServer
+from scaleout_judge import KillOnce, columns, respond, rows
+from textgen_metrics.registry import get_metric
+
+HERE = Path(__file__).resolve().parent
+SRC = HERE.parent / "src"
+
+LEXICAL = ["rouge", "bleu", "google_bleu", "chrf", "ter", "meteor", "bertscore"]
+OPTIONS = {"rouge": {"use_stemmer": True, "confidence_level": 0.9, "n_resamples": 200},
+           "bleu": {"confidence_level": 0.95, "n_resamples": 200, "seed": 7},
+           "chrf": {"word_order": 2}, "ter": {"confidence_level": 0.95, "n_resamples": 100}}
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # every node on 127.0.0.1
+    # the workers import this worktree's package and the stand-in judges of this folder
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(SRC), str(HERE), os.environ.get("PYTHONPATH", "")])
+    import ray
+    from ray.cluster_utils import Cluster
+
+    store = 200 * 2**20
+    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "object_store_memory": store,
+                                                      "include_dashboard": False})
+    c.add_node(num_cpus=1, object_store_memory=store)
+    ray.init(address=c.address, log_to_driver=False)
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+        c.shutdown()
+
+
+@pytest.fixture(scope="module")
+def server():
+    with ChatServer(respond) as srv:
+        yield srv
+
+
+def library(name, data, **options):
+    spec = get_metric(name)
+    given = {c: v for c, v in columns(data).items() if c in (*spec.columns, *spec.optional_columns)}
+    return getattr(textgen_metrics, name)(**given, **options)
+
+
+def test_two_nodes_on_loopback(cluster):
+    nodes = [n for n in cluster.nodes() if n["Alive"]]
+    assert len(nodes) == 2
+    assert {n["NodeManagerAddress"] for n in nodes} == {"127.0.0.1"}
+
+
+def test_evaluate_lexical_and_bertscore_equal_the_library(cluster):
+    from textgen_metrics import ray as tgm_ray
+
+    data = rows(90, seed=1)
+    ds = cluster.data.from_items(data, override_num_blocks=5)
+    got = tgm_ray.evaluate(ds, LEXICAL, options=OPTIONS, concurrency=2, batch_size=11)
+    for name in LEXICAL:
+        assert got[name] == library(name, data, **OPTIONS.get(name, {})), name
+    assert "bs:200|seed:7" in got["bleu"]["signature"] and len(got["bleu"]["bleu_ci"]) == 2
+
+
+def test_evaluate_judged_metrics_equal_the_library_with_each_request_sent_once(cluster, server):
+    from textgen_metrics import ray as tgm_ray
+
+    data = rows(30, seed=2)
+    judge_options = {"base_url": server.url, "api_key": "k"}
+    options = {"faithfulness": {"return_details": True},
+               "answer_relevance": {"confidence_level": 0.9, "n_resamples": 100}}
+    expected = {name: library(name, data, judge="openai:judge-1", judge_options=judge_options, **options[name])
+                for name in options}
+    sent = server.count
+    ds = cluster.data.from_items(data, override_num_blocks=4)
+    got = tgm_ray.evaluate(ds, list(options), options=options, judge="openai:judge-1",
+                           judge_options=judge_options, concurrency=2, batch_size=8)
+    assert got == expected
+    requests = sum(r["judge_usage"]["requests"] for r in expected.values())
+    # two requests per example and metric, each sent once: none twice, none lost
+    assert server.count - sent == requests == 4 * len(data)
+    assert 0 < got["faithfulness"]["faithfulness"] < 1
+
+
+def test_score_adds_each_rows_scores(cluster, server):
+    from textgen_metrics import ray as tgm_ray
+
+    data = [dict(r, output=r.pop("prediction")) for r in rows(25, seed=3)]
+    ds = cluster.data.from_items(data, override_num_blocks=3)
+    judge_options = {"base_url": server.url, "api_key": "k"}
+    metrics = ["rouge", "bleu", "faithfulness"]
+    scored = tgm_ray.score(ds, metrics, columns={"predictions": "output"}, judge="openai:judge-1",
+                           judge_options=judge_options, concurrency=2).take_all()
+    assert sorted(r["id"] for r in scored) == list(range(25))
+    by_id = {r["id"]: r for r in scored}
+    same = [dict(r, prediction=r["output"]) for r in data]
+    for name, key in [("rouge", "rougeL"), ("rouge", "rouge2"), ("bleu", "bleu"), ("faithfulness", "faithfulness")]:
+        extra = {"judge": "openai:judge-1", "judge_options": judge_options} if name == "faithfulness" else {}
+        per_example = library(name, same, use_aggregator=False, **extra)[key]
+        assert [by_id[i][f"{name}.{key}"] for i in range(25)] == per_example, (name, key)
+
+
+def test_scorer_in_map_batches_as_ray_users_write_it(cluster):
+    from textgen_metrics.ray import Scorer
+
+    data = rows(12, seed=4)
+    ds = cluster.data.from_items(data, override_num_blocks=2)
+    out = ds.map_batches(Scorer, fn_constructor_kwargs={"metrics": ["chrf"], "options": {"chrf": {"word_order": 2}}},
+                         compute=cluster.data.ActorPoolStrategy(size=1), batch_format="pandas").take_all()
+    by_id = {r["id"]: r["chrf.score"] for r in out}
+    assert [by_id[i] for i in range(12)] == library("chrf", data, word_order=2, use_aggregator=False)["score"]
+
+
+def test_a_worker_killed_mid_run_changes_nothing(cluster, tmp_path):
+    from textgen_metrics import ray as tgm_ray
+
+    data = rows(40, seed=5)
+    marker = tmp_path / "killed"
+    expected = {name: library(name, data, judge=KillOnce()) for name in ("faithfulness", "answer_relevance")}
+    expected["bleu"] = library("bleu", data)
+    ds = cluster.data.from_items(data, override_num_blocks=4)
+    got = tgm_ray.evaluate(ds, ["bleu", "faithfulness", "answer_relevance"], judge=KillOnce(str(marker)),
+                           concurrency=2, batch_size=10)
+    assert marker.exists() and int(marker.read_text()) != os.getpid()  # a worker process died
+    assert got == expected
+
+
+def test_bad_column_and_option_fail_before_any_work(cluster):
+    from textgen_metrics import ray as tgm_ray
+
+    ds = cluster.data.from_items(rows(3), override_num_blocks=1).materialize()
+    with pytest.raises(ValueError, match=r"no column 'answer' for rouge's predictions"):
+        tgm_ray.evaluate(ds, ["rouge"], columns={"predictions": "answer"})
+    with pytest.raises(ValueError, match="n_gram"):
+        tgm_ray.evaluate(ds, ["rouge"], options={"rouge": {"n_gram": 3}})
