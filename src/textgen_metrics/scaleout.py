@@ -29,9 +29,11 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import pickle
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from .errors import OptionError
 from .metric import Metric, Stats
 from .registry import column_fields, get_metric
 
@@ -56,7 +58,7 @@ class Plan:
     def fingerprint(self) -> str:
         """A hash of the plan, the key of a worker process's metric objects."""
         text = json.dumps([self.metrics, self.columns, self.options, self.judge, self.judge_options],
-                          sort_keys=True, default=repr)
+                          sort_keys=True, default=_stable)
         return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
     def specs(self) -> list[type[Metric]]:
@@ -73,6 +75,15 @@ class Plan:
         """The metric objects that score the merged statistics (the judge is not resolved: the
         statistics carry the judge's model and mode)."""
         return {spec.name: spec(**self.metric_options(spec, self.judge)) for spec in self.specs()}
+
+
+def _stable(value: Any) -> str:
+    """A value that is not JSON in a fingerprint: its pickle's hash (the same for a copy, as each
+    task of a Spark job unpickles), else its repr."""
+    try:
+        return hashlib.sha256(pickle.dumps(value)).hexdigest()
+    except Exception:  # an object that does not pickle: this object only
+        return repr(value)
 
 
 def make_plan(metrics: Sequence[str] | str, columns: Mapping[str, str] | None = None,
@@ -105,8 +116,12 @@ def make_plan(metrics: Sequence[str] | str, columns: Mapping[str, str] | None = 
             raise ValueError(f"judge: {missing} needs a judge (judge='openai:<model>', a judge object or a "
                              "function messages -> str)")
     plan = Plan(names, columns, opts, judge, dict(judge_options) if judge_options is not None else None)
-    for spec in specs:
-        spec.check_options(opts.get(spec.name, {}), where=f"options of {spec.name}")
+    for spec in specs:  # the library's keyword options: every field of the metric's Options
+        known = [f.name for f in spec.option_fields()]
+        for option in opts.get(spec.name, {}):
+            if option not in known:
+                raise OptionError(f"options of {spec.name}: {spec.name} has no option {option!r}; its options: "
+                                  f"{', '.join(sorted(known))}", option)
     plan.driver_metrics()  # every Options checked here, before any worker starts
     return plan
 

@@ -1,0 +1,126 @@
+"""The core of the cluster front ends (textgen_metrics.scaleout), without a cluster: batches'
+statistics merged in any order equal the library's result; per-row score columns; the plan's
+checks; one set of metric objects per process."""
+
+import json
+import random
+
+import pandas as pd
+import pytest
+
+import textgen_metrics
+from scaleout_judge import KillOnce, columns, rows
+from textgen_metrics import scaleout
+from textgen_metrics.errors import OptionError
+from textgen_metrics.registry import get_metric
+
+LEXICAL = ["rouge", "bleu", "google_bleu", "chrf", "ter", "meteor"]
+
+
+def library(name, data, **options):
+    spec = get_metric(name)
+    given = {c: v for c, v in columns(data).items() if c in (*spec.columns, *spec.optional_columns)}
+    return getattr(textgen_metrics, name)(**given, **options)
+
+
+def batches(data, seed):
+    """``data`` cut at random places (an empty batch among them), as (order, count, packed) in a
+    shuffled order."""
+    rng = random.Random(seed)
+    cuts = sorted({0, len(data), *rng.sample(range(1, len(data)), 4)})
+    bounds = list(zip(cuts, cuts[1:], strict=False)) + [(len(data), len(data))]
+    rng.shuffle(bounds)
+    return bounds
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_batches_merged_in_any_order_equal_the_library(seed):
+    data = rows(60, seed=seed)
+    options = {"bleu": {"confidence_level": 0.95, "n_resamples": 100},
+               "rouge": {"use_aggregator": False}, "chrf": {"word_order": 2}}
+    plan = scaleout.make_plan(LEXICAL, options=options)
+    scorer = scaleout.BatchScorer(plan)
+    frame = pd.DataFrame(data)
+    parts = [(a, b - a, scaleout.pack(scorer.statistics(frame.iloc[a:b]))) for a, b in batches(data, seed)]
+    got = scaleout.results(plan, scaleout.merge(parts))
+    for name in LEXICAL:
+        assert got[name] == library(name, data, **options.get(name, {})), name
+
+
+def test_statistics_travel_as_json_with_every_bit():
+    data = rows(20, seed=3)
+    plan = scaleout.make_plan(["meteor", "ter"])
+    packed = scaleout.pack(scaleout.BatchScorer(plan).statistics(pd.DataFrame(data)))
+    again = scaleout.results(plan, scaleout.merge([(0, 20, json.dumps(json.loads(packed)))]))
+    assert again["meteor"] == library("meteor", data) and again["ter"] == library("ter", data)
+
+
+def test_a_batch_counted_twice_is_an_error():
+    data = rows(6)
+    plan = scaleout.make_plan(["rouge"])
+    packed = scaleout.pack(scaleout.BatchScorer(plan).statistics(pd.DataFrame(data)))
+    with pytest.raises(ValueError, match="two batches at order key 5"):
+        scaleout.merge([(5, 6, packed), (5, 6, packed)])
+
+
+def test_no_rows_is_the_metrics_own_error():
+    plan = scaleout.make_plan(["bleu"])
+    with pytest.raises(ValueError, match="no examples"):
+        scaleout.results(plan, scaleout.merge([]))
+
+
+def test_score_columns_are_the_per_example_values():
+    data = rows(15, seed=4)
+    batch = {"prediction": [r["prediction"] for r in data], "refs": [r["references"] for r in data]}
+    plan = scaleout.make_plan(["rouge", "bleu", "chrf"], columns={"references": "refs"},
+                              options={"rouge": {"rouge_types": ["rouge1", "rougeL"], "confidence_level": 0.9}})
+    out = scaleout.BatchScorer(plan).score_columns(batch)
+    assert list(out) == scaleout.score_names(plan) == ["rouge.rouge1", "rouge.rougeL", "bleu.bleu", "chrf.score"]
+    assert out["rouge.rougeL"] == library("rouge", data, rouge_types=["rouge1", "rougeL"],
+                                          use_aggregator=False)["rougeL"]
+    assert out["bleu.bleu"] == library("bleu", data, use_aggregator=False)["bleu"]  # each sentence's own
+    assert out["chrf.score"] == library("chrf", data, use_aggregator=False)["score"]
+
+
+def test_arrow_arrays_and_csv_cells_are_read_as_lists():
+    import numpy as np
+
+    data = rows(4, seed=5)
+    refs = [np.array(data[0]["references"]), json.dumps(data[1]["references"]), data[2]["references"][0],
+            data[3]["references"]]
+    plan = scaleout.make_plan(["google_bleu"])
+    batch = pd.DataFrame({"prediction": [r["prediction"] for r in data], "references": refs})
+    got = scaleout.results(plan, scaleout.merge([(0, 4, scaleout.pack(scaleout.BatchScorer(plan).statistics(batch)))]))
+    expected = [data[0]["references"], data[1]["references"], [data[2]["references"][0]], data[3]["references"]]
+    assert got["google_bleu"] == textgen_metrics.google_bleu(predictions=[r["prediction"] for r in data],
+                                                             references=expected)
+
+
+def test_the_plan_checks_names_columns_and_options_first():
+    with pytest.raises(ValueError, match="unknown metric 'rogue'"):
+        scaleout.make_plan(["rogue"])
+    with pytest.raises(ValueError, match=r"columns: 'queries' is not an input of rouge"):
+        scaleout.make_plan(["rouge"], columns={"queries": "q"})
+    with pytest.raises(OptionError, match="rouge has no option 'n_gram'"):
+        scaleout.make_plan(["rouge"], options={"rouge": {"n_gram": 2}})
+    with pytest.raises(OptionError, match="confidence_level"):
+        scaleout.make_plan(["bleu"], options={"bleu": {"confidence_level": 2}})
+    with pytest.raises(ValueError, match=r"options: 'bleu' is not among the metrics \['rouge'\]"):
+        scaleout.make_plan(["rouge"], options={"bleu": {}})
+    with pytest.raises(ValueError, match="judge: faithfulness needs a judge"):
+        scaleout.make_plan(["rouge", "faithfulness"])
+    plan = scaleout.make_plan(["rouge"], columns={"predictions": "output"})
+    with pytest.raises(ValueError, match=r"no column 'output' for rouge's predictions \(it has: prediction, "
+                                         r"references\); map one with columns="):
+        scaleout.check_table(plan, ["prediction", "references"])
+
+
+def test_one_set_of_metric_objects_and_one_judge_per_process():
+    options = {"faithfulness": {}, "answer_relevance": {}}
+    first = scaleout.process_scorer(scaleout.make_plan(list(options), judge=KillOnce()), "test")
+    again = scaleout.process_scorer(scaleout.make_plan(list(options), judge=KillOnce()), "test")
+    assert again is first
+    judges = {id(m.resolved_judge) for m in first.metrics.values()}
+    assert len(judges) == 1  # one judge (one cache, one connection pool, one budget) for the process
+    other = scaleout.process_scorer(scaleout.make_plan(["faithfulness"], judge=KillOnce()), "test")
+    assert other is not first
