@@ -12,10 +12,12 @@ import bench_judges  # noqa: E402
 import bench_lexical  # noqa: E402
 import bench_mt  # noqa: E402
 import bench_rouge  # noqa: E402
+import bench_scaleout  # noqa: E402
 import bench_trainer  # noqa: E402
 
 BENCHES = {"rouge": bench_rouge.main, "lexical": bench_lexical.main, "mt": bench_mt.main,
-           "judges": bench_judges.main, "bertscore": bench_bertscore.main, "trainer": bench_trainer.main}
+           "judges": bench_judges.main, "bertscore": bench_bertscore.main, "trainer": bench_trainer.main,
+           "scaleout": bench_scaleout.main}
 
 
 def main(names=None):

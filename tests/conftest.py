@@ -11,6 +11,9 @@ ROOT = Path(__file__).resolve().parent.parent
 for var in ("HF_HUB_OFFLINE", "HF_EVALUATE_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
     os.environ[var] = "1"
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+# Ray and Spark started by a test (or a README snippet) bind to loopback, not the machine's interface
+os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
 _real_connect = socket.socket.connect
 

@@ -56,10 +56,12 @@ class _Statistics:
 
 
 def _actors(concurrency: int | tuple[int, int]) -> ray.data.ActorPoolStrategy:
-    """A pool of ``concurrency`` actors (or ``(min, max)``)."""
-    if isinstance(concurrency, tuple):
-        return ray.data.ActorPoolStrategy(min_size=concurrency[0], max_size=concurrency[1])
-    return ray.data.ActorPoolStrategy(size=concurrency)
+    """A pool of ``concurrency`` actors (or ``(min, max)``), each given at most two batches at a
+    time: the next one waits at the actor while it works (no pause between batches), and no
+    more, so that batches go to the actors that are free (batches of judged examples are long,
+    and the actors start one after another)."""
+    low, high = concurrency if isinstance(concurrency, tuple) else (concurrency, concurrency)
+    return ray.data.ActorPoolStrategy(min_size=low, max_size=high, max_tasks_in_flight_per_actor=2)
 
 
 def _check_schema(ds: ray.data.Dataset, plan: Plan) -> None:

@@ -1,0 +1,171 @@
+"""Past one machine (textgen_metrics.ray, textgen_metrics.spark), as ratios measured in one run:
+
+1. the adapters' overhead at one worker against the bare library on the same rows (ROUGE, BLEU,
+   chrF over WordNet-gloss summaries): the in-process core alone (statistics of batches, JSON,
+   the merge, the score), Ray Data with one actor, Spark with one task at a time (goal <= 1.15x);
+2. throughput of faithfulness with 1, 2 and 4 workers (Ray actors; Spark tasks of a
+   ``local[4]`` session, one partition per worker) on a latency-bound judge (the loopback
+   server of ``latency_server.py``, a fixed latency per request; each worker's judge asks
+   ``CONCURRENCY`` requests at once): speed-up against one worker.
+
+Every run's result is checked equal to the library's. The clusters run on this machine, bound to
+127.0.0.1; their start is not timed (each worker's start is: a new actor pool per call).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from bench_judges import Server  # noqa: E402
+from common import print_table  # noqa: E402
+from textdata import pairs  # noqa: E402
+
+ROWS = 20_000          # rows of the overhead comparison
+TOKENS = 60            # tokens per summary
+LEXICAL = ["rouge", "bleu", "chrf"]
+JUDGED_ROWS = 320      # faithfulness examples (two requests each) of the throughput comparison
+BATCHES = 16           # batches of them
+LATENCY = 0.1          # seconds per judge request
+CONCURRENCY = 4        # requests in flight per worker
+WORKERS = (1, 2, 4)
+
+
+def _library(rows: list[dict], metrics: list[str]) -> dict:
+    import textgen_metrics
+
+    preds = [r["prediction"] for r in rows]
+    refs = [r["references"] for r in rows]
+    return {m: getattr(textgen_metrics, m)(predictions=preds, references=refs) for m in metrics}
+
+
+def _core(rows: list[dict], metrics: list[str], batch: int) -> dict:
+    from textgen_metrics import scaleout
+
+    plan = scaleout.make_plan(metrics)
+    scorer = scaleout.BatchScorer(plan)
+    parts = []
+    for start in range(0, len(rows), batch):
+        part = rows[start:start + batch]
+        columns = {"prediction": [r["prediction"] for r in part], "references": [r["references"] for r in part]}
+        parts.append((start, len(part), scaleout.pack(scorer.statistics(columns))))
+    return scaleout.results(plan, scaleout.merge(parts))
+
+
+def _timed(fn):
+    start = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - start, out
+
+
+def _best(fn, repeat=3):
+    runs = [_timed(fn) for _ in range(repeat)]
+    return min(t for t, _ in runs), runs[0][1]
+
+
+def _environment() -> None:
+    """Both clusters on 127.0.0.1, their Python workers on this Python and this source tree
+    (before Ray and PySpark are imported)."""
+    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    src = os.path.join(os.path.dirname(HERE), "src")
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p)
+
+
+def main() -> dict:
+    _environment()
+    import ray
+    from pyspark.sql import SparkSession
+
+    from textgen_metrics import ray as tgm_ray
+    from textgen_metrics import spark as tgm_spark
+
+    rows = [{"prediction": p, "references": [r]} for r, p in pairs(ROWS, TOKENS, seed=3)]
+    batch = ROWS // 8
+    ray.init(address="local", num_cpus=4, include_dashboard=False, object_store_memory=300 * 2**20, log_to_driver=False)
+    spark = (SparkSession.builder.master("local[4]").appName("bench-scaleout")
+             .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+             .config("spark.ui.enabled", "false").config("spark.executorEnv.PYTHONPATH", os.environ["PYTHONPATH"])
+             .config("spark.sql.execution.arrow.maxRecordsPerBatch", str(batch)).getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    out: dict = {}
+    try:
+        # -- 1. overhead at one worker ----------------------------------------------------------
+        ds = ray.data.from_items(rows, override_num_blocks=8).materialize()
+        df = spark.createDataFrame([(r["prediction"], r["references"]) for r in rows],
+                                   "prediction string, references array<string>").coalesce(1).cache()
+        df.count()
+        tgm_spark.evaluate(df.limit(10), LEXICAL)  # warm-up: the Python worker, its imports
+        t_lib, expected = _best(lambda: _library(rows, LEXICAL))
+        t_core, got_core = _best(lambda: _core(rows, LEXICAL, batch))
+        t_ray, got_ray = _best(lambda: tgm_ray.evaluate(ds, LEXICAL, concurrency=1, batch_size=batch))
+        t_spark, got_spark = _best(lambda: tgm_spark.evaluate(df, LEXICAL))
+        assert got_core == expected and got_ray == expected and got_spark == expected
+        table = [("library, one process", f"{t_lib:.2f}", "1.00x"),
+                 ("scaleout core, in process", f"{t_core:.2f}", f"{t_core / t_lib:.2f}x"),
+                 ("textgen_metrics.ray, 1 actor", f"{t_ray:.2f}", f"{t_ray / t_lib:.2f}x"),
+                 ("textgen_metrics.spark, 1 task", f"{t_spark:.2f}", f"{t_spark / t_lib:.2f}x")]
+        print_table(f"Past one machine: overhead at one worker ({ROWS} rows, {', '.join(LEXICAL)}; goal <= 1.15x)",
+                    table, ("contender", "seconds", "time vs library"))
+        out["overhead"] = {"rows": ROWS, "library_s": t_lib, "core_ratio": t_core / t_lib,
+                           "ray_ratio": t_ray / t_lib, "spark_ratio": t_spark / t_lib}
+
+        # -- 2. throughput on a latency-bound judge ---------------------------------------------
+        server = Server(LATENCY, "--faithfulness")
+        try:
+            judged = [{"prediction": f"Answer {i}: the capital of France is Paris, with many museums.",
+                       "contexts": [f"Context {i}: Paris is the capital of France."]} for i in range(JUDGED_ROWS)]
+            judge_options = {"base_url": server.url, "api_key": "unused", "concurrency": CONCURRENCY}
+            common = {"judge": "openai:bench", "judge_options": judge_options}
+            import textgen_metrics
+
+            expected_f = textgen_metrics.faithfulness(predictions=[r["prediction"] for r in judged],
+                                                      contexts=[r["contexts"] for r in judged], **common)
+            jds = ray.data.from_items(judged, override_num_blocks=BATCHES).materialize()
+            jdf = spark.createDataFrame([(r["prediction"], r["contexts"]) for r in judged],
+                                        "prediction string, contexts array<string>").cache()
+            jdf.count()
+            rows_out = []
+            times: dict[str, dict[int, float]] = {"ray": {}, "spark": {}}
+            starts: dict[str, dict[int, float]] = {"ray": {}, "spark": {}}
+            for k in WORKERS:
+                # the workers' start alone: one row per worker (one short batch each)
+                starts["ray"][k], _ = _timed(lambda k=k: tgm_ray.evaluate(jds.limit(k).repartition(k), ["faithfulness"],
+                                                                          concurrency=k, batch_size=1, **common))
+                t, got = _timed(lambda k=k: tgm_ray.evaluate(jds, ["faithfulness"], concurrency=k,
+                                                             batch_size=JUDGED_ROWS // BATCHES, **common))
+                assert got["faithfulness"] == expected_f
+                times["ray"][k] = t
+                part = jdf.repartition(k).cache()
+                part.count()
+                few = jdf.limit(k).repartition(k).cache()
+                few.count()
+                starts["spark"][k], _ = _timed(lambda few=few: tgm_spark.evaluate(few, ["faithfulness"], **common))
+                t, got = _timed(lambda part=part: tgm_spark.evaluate(part, ["faithfulness"], **common))
+                assert got["faithfulness"] == expected_f
+                times["spark"][k] = t
+            for engine in ("ray", "spark"):
+                for k in WORKERS:
+                    t = times[engine][k]
+                    rows_out.append((f"{engine}, {k} worker{'s' if k > 1 else ''}", f"{t:.2f}",
+                                     f"{times[engine][1] / t:.2f}x", f"{starts[engine][k]:.2f}"))
+            print_table(f"Past one machine: faithfulness, {JUDGED_ROWS} examples, judge latency "
+                        f"{LATENCY * 1000:.0f} ms, {CONCURRENCY} requests in flight per worker",
+                        rows_out, ("workers", "seconds", "speed-up vs 1", "the same call on k rows (s)"))
+            out["throughput"] = {e: {str(k): {"seconds": t, "start_s": starts[e][k], "speedup": times[e][1] / t}
+                                     for k, t in ts.items()} for e, ts in times.items()}
+        finally:
+            server.stop()
+    finally:
+        spark.stop()
+        ray.shutdown()
+    return out
+
+
+if __name__ == "__main__":
+    main()
