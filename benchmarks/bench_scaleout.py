@@ -135,8 +135,9 @@ def main() -> dict:
             starts: dict[str, dict[int, float]] = {"ray": {}, "spark": {}}
             for k in WORKERS:
                 # the workers' start alone: one row per worker (one short batch each)
-                starts["ray"][k], _ = _timed(lambda k=k: tgm_ray.evaluate(jds.limit(k).repartition(k), ["faithfulness"],
-                                                                          concurrency=k, batch_size=1, **common))
+                few_ds = jds.limit(k).repartition(k).materialize()  # k blocks of one row
+                starts["ray"][k], _ = _timed(lambda k=k, few_ds=few_ds: tgm_ray.evaluate(
+                    few_ds, ["faithfulness"], concurrency=k, batch_size=1, **common))
                 t, got = _timed(lambda k=k: tgm_ray.evaluate(jds, ["faithfulness"], concurrency=k,
                                                              batch_size=JUDGED_ROWS // BATCHES, **common))
                 assert got["faithfulness"] == expected_f

@@ -73,7 +73,7 @@ def _check_schema(ds: ray.data.Dataset, plan: Plan) -> None:
 def score(ds: ray.data.Dataset, metrics: Sequence[str] | str, columns: Mapping[str, str] | None = None,
           options: Mapping[str, Mapping[str, Any]] | None = None, judge: Any = None,
           judge_options: Mapping[str, Any] | None = None, concurrency: int | tuple[int, int] = 1,
-          batch_size: int | None = None) -> ray.data.Dataset:
+          batch_size: int | None = None, num_cpus: float = 1) -> ray.data.Dataset:
     """``ds`` with a column ``<metric>.<key>`` per score (lazy, as ``map_batches``); the
     arguments as :func:`evaluate`'s. A score column holds each row's per-example score (None
     where the metric gives the row none)."""
@@ -82,13 +82,14 @@ def score(ds: ray.data.Dataset, metrics: Sequence[str] | str, columns: Mapping[s
     return ds.map_batches(Scorer, fn_constructor_kwargs={"metrics": plan.metrics, "columns": plan.columns,
                                                          "options": plan.options, "judge": plan.judge,
                                                          "judge_options": plan.judge_options},
-                          compute=_actors(concurrency), batch_format="pandas", batch_size=batch_size)
+                          compute=_actors(concurrency), batch_format="pandas", batch_size=batch_size,
+                          num_cpus=num_cpus)
 
 
 def evaluate(ds: ray.data.Dataset, metrics: Sequence[str] | str, columns: Mapping[str, str] | None = None,
              options: Mapping[str, Mapping[str, Any]] | None = None, judge: Any = None,
              judge_options: Mapping[str, Any] | None = None, concurrency: int | tuple[int, int] = 1,
-             batch_size: int | None = None) -> dict[str, dict[str, Any]]:
+             batch_size: int | None = None, num_cpus: float = 1) -> dict[str, dict[str, Any]]:
     """``{metric: result dict}`` over the rows of ``ds``, each equal to the library function's
     result over the same rows in the Dataset's order (``textgen_metrics.<metric>(...)``).
 
@@ -97,12 +98,15 @@ def evaluate(ds: ray.data.Dataset, metrics: Sequence[str] | str, columns: Mappin
     line's ``--column`` (unmapped inputs are read from the column of that name or its singular);
     ``options``: ``{metric: {option: value}}``; ``judge`` (and ``judge_options``): the judge of
     the LLM-guided metrics, made once per actor (a string such as ``"openai:<model>"`` travels
-    best); ``concurrency``: the actors (or ``(min, max)``); ``batch_size``: rows per batch.
+    best); ``concurrency``: the actors (or ``(min, max)``); ``batch_size``: rows per batch;
+    ``num_cpus``: each actor's CPUs (a fraction packs more actors whose judge mostly waits).
+    Leave CPUs for the stages before (a read): actors holding every CPU of the cluster wait
+    for a read that cannot start.
     """
     plan = make_plan(metrics, columns, options, judge, judge_options)
     _check_schema(ds, plan)
     parts = ds.map_batches(_Statistics, fn_constructor_kwargs={"plan": plan}, compute=_actors(concurrency),
-                           batch_format="pandas", batch_size=batch_size)
+                           batch_format="pandas", batch_size=batch_size, num_cpus=num_cpus)
     execution = parts.context.execution_options
     keep = execution.preserve_order
     execution.preserve_order = True  # the batches come back in the Dataset's order, for this run
