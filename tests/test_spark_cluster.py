@@ -74,7 +74,8 @@ def executors(session):
 
 def test_two_executors_on_loopback(spark):
     found = executors(spark)
-    assert len(found) == 3 and {f.split(":")[0] for f in found} == {"127.0.0.1"}  # the driver and two executors
+    assert len(found) == 3  # the driver and two executors
+    assert {f.split(":")[0] for f in found} <= {"127.0.0.1", "localhost"}  # all on loopback
 
 
 def test_evaluate_lexical_and_bertscore_equal_the_library(spark):
