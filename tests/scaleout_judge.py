@@ -15,6 +15,7 @@ import os
 import random
 import re
 import signal
+import time
 
 BLOCK = re.compile(r"<<<DATA (\w+) ([0-9a-f]{8})>>>\n(.*?)\n<<<END \1 \2>>>", re.S)
 WORDS = ("the cat sat on a mat dog ran fast slow red blue sky green tree river stone city light "
@@ -59,6 +60,21 @@ class KillOnce:
             with open(self.marker, "w") as f:
                 f.write(str(os.getpid()))
             os.kill(os.getpid(), signal.SIGKILL)
+        return answer(messages, task)
+
+
+class SlowOn:
+    """``answer`` as a function judge that waits ``seconds`` before answering a request whose data
+    holds the word ``word`` (rows made slow on purpose: their batch finishes last)."""
+
+    model = "stand-in"
+
+    def __init__(self, word, seconds):
+        self.word, self.seconds = word, seconds
+
+    def __call__(self, messages, task):
+        if self.word in messages[1]["content"].split():
+            time.sleep(self.seconds)
         return answer(messages, task)
 
 

@@ -11,7 +11,7 @@ import pytest
 
 import textgen_metrics
 from chat_server import ChatServer
-from scaleout_judge import KillOnce, columns, respond, rows
+from scaleout_judge import KillOnce, SlowOn, columns, respond, rows
 from textgen_metrics.registry import get_metric
 
 HERE = Path(__file__).resolve().parent
@@ -119,6 +119,20 @@ def test_scorer_in_map_batches_as_ray_users_write_it(cluster):
                          compute=cluster.data.ActorPoolStrategy(size=1), batch_format="pandas").take_all()
     by_id = {r["id"]: r["chrf.score"] for r in out}
     assert [by_id[i] for i in range(12)] == library("chrf", data, word_order=2, use_aggregator=False)["score"]
+
+
+def test_the_result_keeps_the_datasets_order_when_a_late_batch_finishes_first(cluster):
+    from textgen_metrics import ray as tgm_ray
+
+    data = rows(24, seed=6)
+    for r in data[:8]:  # the first batch's rows are slow to judge: the other batches finish before it
+        r["prediction"] = "wait " + r["prediction"]
+    options = {"faithfulness": {"use_aggregator": False}}
+    ds = cluster.data.from_items(data, override_num_blocks=3)
+    got = tgm_ray.evaluate(ds, ["faithfulness"], options=options, judge=SlowOn("wait", 0.15), concurrency=2,
+                           batch_size=8)
+    expected = library("faithfulness", data, judge=SlowOn("wait", 0), **options["faithfulness"])
+    assert got["faithfulness"] == expected
 
 
 def test_a_worker_killed_mid_run_changes_nothing(cluster, tmp_path):
