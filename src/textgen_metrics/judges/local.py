@@ -62,6 +62,7 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Union
 
+from . import prefix as _prefix
 from .base import Completion, Judge, JudgeError, JudgeFatalError, JudgeRequest, JudgeResult, Message
 
 if TYPE_CHECKING:  # imported at run time only when a model is loaded
@@ -155,6 +156,7 @@ class _Loaded:
     context: int | None  # the model's maximal sequence length, when its config says
     system_role: bool  # the chat template renders a system message
     vocab_size: int = 0  # the width of the model's logits
+    window: int | None = None  # the attention window of a model with sliding-window layers
     grammars: Any = None  # grammar.Grammars when decoding is constrained to the schema
 
 
@@ -258,7 +260,7 @@ class HFJudge(Judge):
     def __init__(self, model: str, device: Device = None, batch_size: int = 8, max_new_tokens: int = 512,
                  cache: Any = None, max_parse_attempts: int = 3,
                  prices: dict[str, tuple[float, float]] | None = None, temperature: float = 0.0,
-                 chat_template: str | None = None, structured: str = "auto") -> None:
+                 chat_template: str | None = None, structured: str = "auto", share_prefix: bool = True) -> None:
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
             raise ValueError(f"batch_size: {batch_size!r} must be a positive integer")
         if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
@@ -285,6 +287,7 @@ class HFJudge(Judge):
         self.batch_size = batch_size
         self.max_new_tokens = int(max_new_tokens)
         self.temperature = float(temperature)
+        self.share_prefix = bool(share_prefix)
         self._loaded: _Loaded | None = None
         self._pipe: Any = None
         self._load_lock = threading.Lock()
@@ -353,7 +356,8 @@ class HFJudge(Judge):
         context = getattr(text_config, "max_position_embeddings", None) or getattr(text_config, "n_positions", None)
         vocab = int(getattr(text_config, "vocab_size", 0) or model.get_output_embeddings().weight.shape[0])
         loaded = _Loaded(model=model, tokenizer=tokenizer, device=device, eos_ids=frozenset(eos), pad_id=int(pad),
-                         context=int(context) if context else None, system_role=True, vocab_size=vocab)
+                         context=int(context) if context else None, system_role=True, vocab_size=vocab,
+                         window=_prefix.sliding_window(text_config))
         loaded.system_role = self._renders_system(tokenizer)
         if self.structured == "xgrammar":
             from .grammar import Grammars
@@ -446,9 +450,17 @@ class HFJudge(Judge):
         from transformers import StoppingCriteriaList
 
         loaded = self._load()
-        width = max(len(j.ids) for j in jobs)
-        rows = [[loaded.pad_id] * (width - len(j.ids)) + j.ids for j in jobs]
-        masks = [[0] * (width - len(j.ids)) + [1] * len(j.ids) for j in jobs]
+        shared = _prefix.plan([j.ids for j in jobs]) if self.share_prefix else None
+        if shared is not None and loaded.window is not None and \
+                shared.prefix_width + shared.suffix_width + max(j.budget for j in jobs) >= loaded.window:
+            shared = None  # padding inside a sliding window would hide tokens the row sees without it
+        if shared is not None:
+            rows, masks = shared.layout([j.ids for j in jobs], loaded.pad_id)
+        else:
+            width = max(len(j.ids) for j in jobs)
+            rows = [[loaded.pad_id] * (width - len(j.ids)) + j.ids for j in jobs]
+            masks = [[0] * (width - len(j.ids)) + [1] * len(j.ids) for j in jobs]
+        width = len(rows[0])
         input_ids = torch.tensor(rows, dtype=torch.long, device=loaded.device)
         attention_mask = torch.tensor(masks, dtype=torch.long, device=loaded.device)
         budgets = [j.budget for j in jobs]
@@ -482,6 +494,9 @@ class HFJudge(Judge):
 
             options["logits_processor"] = LogitsProcessorList(processors)
         with self._gen_lock, torch.inference_mode():
+            if shared is not None:
+                cache = _prefix.prefill(loaded.model, shared, [j.ids for j in jobs], loaded.pad_id, loaded.device)
+                options[_prefix.cache_argument(loaded.model)] = cache
             out = loaded.model.generate(input_ids=input_ids, attention_mask=attention_mask,
                                         stopping_criteria=StoppingCriteriaList([criteria]), **options)
         new = out[:, width:].tolist()
