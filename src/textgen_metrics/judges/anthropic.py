@@ -40,6 +40,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .base import Completion, JudgeError, JudgeFatalError, JudgeRequest, Message
+from .batch import AnthropicBatchAPI
 from .openai import OpenAIJudge, _error_object, _retry_after
 
 __all__ = ["AnthropicJudge", "ANTHROPIC_VERSION"]
@@ -79,6 +80,7 @@ class AnthropicJudge(OpenAIJudge):
     key_hosts = ("api.anthropic.com",)
     modes = ("tool", "text")
     default_max_tokens = 4096
+    batch_api = AnthropicBatchAPI
 
     def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None,
                  **options: Any) -> None:
