@@ -51,6 +51,8 @@ class _BatchServer:
         self.files = {}
         self.batches = {}
         self.created = []  # per batch created: its tasks
+        self.sizes = []  # per batch created: its number of requests
+        self.live = 0  # chat completions asked live (batch_retry="live")
         self.paths = []
         self.reads = collections_counter()
         self._lock = threading.Lock()
@@ -75,7 +77,7 @@ class _BatchServer:
                 raw = self.rfile.read(length) if length else b""
                 with server._lock:
                     server.paths.append((method, self.path))
-                    answer = server.route(method, self.path, dict(self.headers), raw)
+                    answer = server.route(method, self.path, self.headers, raw)  # names in any case
                 self._send(*answer)
 
             def do_GET(self):
@@ -152,6 +154,10 @@ class OpenAIBatchServer(_BatchServer):
         if not p.startswith(self.prefix + "/"):
             return self.error(404, f"Invalid URL ({method} {path})")
         p = p[len(self.prefix):]
+        if method == "POST" and p == "/chat/completions":
+            body = json.loads(raw or b"{}")
+            self.live += 1
+            return 200, completion_payload(body, self.responder(body, headers.get("X-Textgen-Task", "")))
         if method == "POST" and p == "/files":
             return self.upload(headers, raw)
         if method == "POST" and p == "/batches":
@@ -193,6 +199,7 @@ class OpenAIBatchServer(_BatchServer):
         batch_id = f"batch_{next(_counter)}"
         lines = [json.loads(x) for x in self.files[file_id]["content"].decode().splitlines()]
         self.created.append(sorted({task_of(x["custom_id"]) for x in lines}))
+        self.sizes.append(len(lines))
         self.batches[batch_id] = {"lines": lines, "states": ["validating", "in_progress", self.final], "step": 0,
                                   "input_file_id": file_id}
         return 200, self.batch_object(batch_id, None)
@@ -248,8 +255,8 @@ class OpenAIBatchServer(_BatchServer):
             if kind == "error":
                 code, message = value
                 message = message.replace("{key}", key or "")
-                errs.append({"id": f"batch_req_{i}", "custom_id": cid, "response": {
-                    "status_code": code, "request_id": f"req_{i}", "body": self.error(code, message)[1]}, "error": None})
+                response = {"status_code": code, "request_id": f"req_{i}", "body": self.error(code, message)[1]}
+                errs.append({"id": f"batch_req_{i}", "custom_id": cid, "response": response, "error": None})
             else:
                 text, finish = value
                 outs.append({"id": f"batch_req_{i}", "custom_id": cid, "response": {
@@ -304,7 +311,8 @@ class AnthropicBatchServer(_BatchServer):
         return status, {"type": "error", "error": {"type": kind, "message": message}}
 
     def route(self, method, path, headers, raw):
-        key = headers.get("x-api-key", "")
+        # the key in x-api-key, or as a bearer token (how anthropic's SDK 2.x sends it)
+        key = headers.get("x-api-key") or (headers.get("Authorization") or "").removeprefix("Bearer ")
         if not headers.get("anthropic-version"):
             return self.error(400, "anthropic-version: header is required")
         if self.key is not None and key != self.key:
@@ -333,6 +341,7 @@ class AnthropicBatchServer(_BatchServer):
                 return self.error(400, f"requests.{i}.params: model and max_tokens are required")
         batch_id = f"msgbatch_{next(_counter):08d}"
         self.created.append(sorted({task_of(r["custom_id"]) for r in requests}))
+        self.sizes.append(len(requests))
         self.batches[batch_id] = {"requests": requests, "step": 0, "final": self.final}
         return 200, self.batch_object(batch_id)
 
