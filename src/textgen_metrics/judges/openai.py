@@ -619,9 +619,11 @@ def _completion(payload: Any) -> Completion:
                      "top_logprobs": [{"token": x.get("token"), "logprob": x.get("logprob")}
                                       for x in (t.get("top_logprobs") or [])]}
                     for t in lp["content"]]
+    details = usage.get("prompt_tokens_details")
+    cached = int(details.get("cached_tokens") or 0) if isinstance(details, dict) else 0
     return Completion(text=content, prompt_tokens=int(usage.get("prompt_tokens") or 0),
                       completion_tokens=int(usage.get("completion_tokens") or 0),
-                      finish_reason=choice.get("finish_reason"), logprobs=logprobs)
+                      finish_reason=choice.get("finish_reason"), logprobs=logprobs, cached_prompt_tokens=cached)
 
 
 class _HTTPClient(contextlib.AbstractAsyncContextManager):  # type: ignore[type-arg]
