@@ -184,7 +184,7 @@ def cmd_throughput(args) -> dict:
     model_file = tiny_model_file(args.model)
     budget = args.max_new_tokens
     out = {"model": args.model, "prompts": len(prompts), "max_new_tokens": budget,
-           "threads": torch.get_num_threads(), "runs": {}}
+           "threads": torch.get_num_threads(), "dtype": args.dtype, "runs": {}}
 
     def record(label: str, wall: float, cpu: float, tokens: int) -> None:
         out["runs"][label] = {"seconds": wall, "cpu_seconds": cpu, "tokens": tokens,
@@ -193,7 +193,7 @@ def cmd_throughput(args) -> dict:
 
     def judged(label: str, batch_size: int, structured: str, share_prefix: bool = True) -> None:
         judge = HFJudge(model_file, batch_size=batch_size, structured=structured, max_new_tokens=budget,
-                        share_prefix=share_prefix)
+                        share_prefix=share_prefix, dtype=args.dtype)
         judge._load()
         reqs = [JudgeRequest(p.messages, schema=p.schema, task=p.task, max_tokens=budget) for p in prompts]
 
@@ -216,7 +216,7 @@ def cmd_throughput(args) -> dict:
 
     from textgen_metrics.judges.local import merge_system
 
-    loaded = HFJudge(model_file, structured="none")._load()
+    loaded = HFJudge(model_file, structured="none", dtype=args.dtype)._load()
     pipe = pipeline("text-generation", model=loaded.model, tokenizer=loaded.tokenizer)
     wall, cpu = time.perf_counter(), time.process_time()
     tokens = 0
@@ -237,7 +237,7 @@ def cmd_table(args) -> None:
         if "runs" in report:
             base = report["runs"]["pipeline_loop"]
             print(f"\n{report['model']}, {report['prompts']} prompts, budget {report['max_new_tokens']}, "
-                  f"{report.get('threads', '?')} threads\n")
+                  f"{report.get('threads', '?')} threads, dtype {report.get('dtype', 'auto')}\n")
             print("| run | tokens | seconds | tokens/s | vs pipeline loop | CPU seconds | tokens/CPU s | "
                   "vs pipeline loop |\n|---|---:|---:|---:|---:|---:|---:|---:|")
             for label, r in report["runs"].items():
@@ -281,6 +281,7 @@ def main(argv: list[str] | None = None) -> None:
     tp.add_argument("--prompts", type=int, default=32)
     tp.add_argument("--max-new-tokens", type=int, default=256)
     tp.add_argument("--threads", type=int, default=0, help="torch threads (default: torch's own choice)")
+    tp.add_argument("--dtype", default="auto", help="HFJudge's dtype, also the pipeline loop's model")
     tp.add_argument("--skip-free", action="store_true", help="leave out the free-decoding run (the longest)")
     tp.add_argument("--out", default=None)
     table = sub.add_parser("table")

@@ -158,3 +158,21 @@ def test_shared_prefixes_write_the_tokens_of_the_plain_batch(kind: str, window: 
     assert answers[True] == answers[False]
     assert [(c.text, c.completion_tokens, c.finish_reason) for c in alone] == answers[True][:3]
     assert len({a[0] for a in answers[True]}) > 1  # the rows answer differently: a real comparison
+
+
+def test_dtype_loads_the_weights_in_it_and_keys_the_cache(tmp_path: Path) -> None:
+    import torch
+
+    from textgen_metrics.judges import JudgeRequest
+
+    folder = _model("llama", tmp_path)
+    request = JudgeRequest([{"role": "user", "content": "w1 w2 w3"}], task="t")
+    auto, bf16 = HFJudge(folder, structured="none"), HFJudge(folder, structured="none", dtype="bfloat16")
+    assert auto.language_model.dtype == torch.float32 and bf16.language_model.dtype == torch.bfloat16
+    assert "dtype" not in auto.settings(request) and bf16.settings(request)["dtype"] == "bfloat16"
+    from textgen_metrics.judges.local import _Job
+
+    job = _Job(ids=bf16._encode(request.messages), budget=4, tally=None, future=None)  # type: ignore[arg-type]
+    assert bf16._generate([job])[0].completion_tokens >= 1
+    with pytest.raises(ValueError, match="dtype: 'bf16' is not one of"):
+        HFJudge(folder, dtype="bf16")
