@@ -14,8 +14,8 @@ requests (ragas' answer relevancy and correctness) are counted apart.
 
 The peers run in their own interpreter (``--peers-python``, default ``.peers-venv``, which ``make
 bench-peers`` makes: they pin an older ``openai`` than ours), one subprocess per (tool, metric),
-with telemetry off and every proxy variable pointed at a closed loopback port, so nothing leaves
-the machine.
+with telemetry off and every proxy variable pointed at a loopback port that writes down and
+closes what comes (``outside_requests`` in the results), so nothing leaves the machine.
 
     make bench-peers     # or: python benchmarks/tokens_vs_peers.py [-n 16] [--peers-python PATH]
                          #         [--tools ours,ragas,deepeval,valor] [--rows faithfulness,...]
@@ -75,10 +75,41 @@ TOOLS = ("ours", "ragas", "deepeval", "valor")
 OFFLINE_ENV = {"OPENAI_API_KEY": "sk-dummy", "RAGAS_DO_NOT_TRACK": "true", "DEEPEVAL_TELEMETRY_OPT_OUT": "YES",
                "DEEPEVAL_DISABLE_PROGRESS_BAR": "YES", "ANONYMIZED_TELEMETRY": "False",
                "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "POSTHOG_DISABLED": "1",
-               # any request that is not for 127.0.0.1 goes to a closed loopback port and fails at once
-               "HTTP_PROXY": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9", "ALL_PROXY": "http://127.0.0.1:9",
-               "http_proxy": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9",
                "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"}
+PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
+
+
+class Blackhole:
+    """A loopback port that every proxy variable of the peers points at: a request for anywhere
+    but 127.0.0.1 comes here, is written down (its first line: ``CONNECT host:443``) and closed."""
+
+    def __init__(self) -> None:
+        import socket
+        import threading
+
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.attempts: list[str] = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                conn.settimeout(2)
+                try:
+                    self.attempts.append(conn.recv(512).split(b"\r\n")[0].decode("latin-1"))
+                except OSError:
+                    self.attempts.append("(nothing sent)")
+
+    def take(self) -> list[str]:
+        out, self.attempts = self.attempts, []
+        return out
 
 
 def load(n: int) -> dict[str, list[dict[str, Any]]]:
@@ -115,9 +146,11 @@ def run_ours(module: str, url: str, examples: list[dict[str, Any]]) -> dict[str,
     return {"scores": out.get(module), "errors": [str(e)[:300] for e in errors]}
 
 
-def run_peer(python: str, tool: str, metric: str, url: str, examples_path: str, timeout: float) -> dict[str, Any]:
+def run_peer(python: str, tool: str, metric: str, url: str, examples_path: str, timeout: float,
+             proxy: str) -> dict[str, Any]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "PYTHONPATH"))}
     env.update(OFFLINE_ENV)
+    env.update(dict.fromkeys(PROXY_VARS, proxy))
     with tempfile.TemporaryDirectory() as home:
         env.update({"HOME": home, "DEEPEVAL_RESULTS_FOLDER": home})  # deepeval writes .deepeval/ here
         proc = subprocess.run([python, os.path.join(HERE, "peers_tokens_runner.py"), tool, metric, url,
@@ -229,6 +262,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                  "an interpreter that has ragas, deepeval and valor-lite installed")
     data = load(args.n)
     recorder = Recorder(data["rag"] + data["summaries"])
+    blackhole = Blackhole()
     results: dict[str, Any] = {"n": args.n, "model": MODEL, "tokenizer": "o200k_base (bpe-openai)",
                                "versions": versions(args.peers_python), "rows": {}}
     try:
@@ -252,14 +286,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     if tool == "ours":
                         res = run_ours(metric, url, examples)
                     else:
-                        res = run_peer(args.peers_python, tool, metric, url, paths[spec["data"]], args.timeout)
+                        res = run_peer(args.peers_python, tool, metric, url, paths[spec["data"]], args.timeout,
+                                       blackhole.url)
                     out[tool] = {"metric": metric, **count(recorder, tool, metric, len(examples)),
                                  "errors": res["errors"], "scores": res["scores"],
+                                 "outside_requests": blackhole.take(),
                                  "seconds": round(time.perf_counter() - start, 1)}
                     print(f"{row:>34} {tool:>9}: {out[tool]['per_example']} {res['errors'][:1]}", file=sys.stderr)
                 results["rows"][row] = out
     finally:
         recorder.close()
+        blackhole.sock.close()
     if args.dump:
         os.makedirs(args.dump, exist_ok=True)
         for key, run in recorder.runs.items():
@@ -270,6 +307,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     with open(args.out, "w") as f:
         json.dump(results, f, indent=1, default=str)
     print(table(results))
+    outside = sorted({a for tools_ in results["rows"].values() for r in tools_.values() for a in r["outside_requests"]})
+    print(f"\nrequests for anywhere but 127.0.0.1 (sent to a closed loopback proxy instead): {outside or 'none'}")
     print(f"\nresults: {args.out}")
     return results
 

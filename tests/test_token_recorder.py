@@ -85,3 +85,16 @@ def test_forced_tool_with_refs_and_schema_in_prompt(recorder):
                                 "response_format": {"type": "json_object"}})["content"])
     assert out == {"questions": ["The bridge opened in 1937.", "It is red."]}
     assert len(recorder.run("ragas", "context_recall").requests) == 2
+
+
+def test_blackhole_lists_a_request_for_anywhere_else():
+    from tokens_vs_peers import Blackhole
+
+    hole = Blackhole()
+    try:
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({"http": hole.url}))
+        with pytest.raises(OSError):
+            opener.open("http://example.org/telemetry", timeout=5)
+    finally:
+        hole.sock.close()
+    assert hole.take() == ["GET http://example.org/telemetry HTTP/1.1"]
