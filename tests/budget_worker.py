@@ -6,6 +6,9 @@ request's text names its row, so that every row is a request of its own (its own
 
 import os
 import pickle
+import time
+
+import aiohttp  # noqa: F401 (imported before the timed run: the judge's transport)
 
 from textgen_metrics.judges import JudgeRequest
 
@@ -27,9 +30,12 @@ def requests(rows, pad=0):
 def run(judge_bytes, rows, pad=0):
     """Ask the rows' requests with the pickled judge; what came of them."""
     judge = pickle.loads(judge_bytes)
+    start = time.perf_counter()
     results = judge.judge(requests(rows, pad))
-    return {"pid": os.getpid(), "ok": sum(r.ok for r in results), "errors": [r.error for r in results if not r.ok],
-            "values": [r.value for r in results], "usage": judge.usage_dict()}
+    seconds = time.perf_counter() - start
+    return {"pid": os.getpid(), "seconds": seconds, "ok": sum(r.ok for r in results),
+            "errors": [r.error for r in results if not r.ok], "values": [r.value for r in results],
+            "usage": judge.usage_dict()}
 
 
 def run_to_queue(judge_bytes, rows, queue, pad=0):
