@@ -15,8 +15,8 @@ import pytest
 import budget_worker
 from budget_worker import answer
 from chat_server import AnthropicServer, AzureServer, ChatServer, GeminiServer, _tokens
-from textgen_metrics.cli import _judge_options
-from textgen_metrics.judges import AnthropicJudge, AzureOpenAIJudge, CallableJudge, GeminiJudge, OpenAIJudge, get_judge
+from textgen_metrics.cli import _judge, build_parser
+from textgen_metrics.judges import AnthropicJudge, AzureOpenAIJudge, CallableJudge, GeminiJudge, OpenAIJudge
 from textgen_metrics.judges.budget import BudgetServer, BudgetState, LocalBudget, RemoteBudget
 
 SECRET = "sk-budget-SECRET-77"
@@ -138,10 +138,13 @@ def test_requests_per_minute_held_in_one_process():
 
 
 def test_judge_option_strings_reach_the_budget():
-    """``--judge-option requests_per_minute=600`` (the CLI's parsing) and judge strings."""
-    options = _judge_options(["requests_per_minute=600", "tokens_per_minute=90000.5", "concurrency=4"])
+    """``--judge-option requests_per_minute=600`` on the command line reaches the judge's budget."""
     with serve(Recorder()) as srv:
-        j = get_judge("openai:judge-model", base_url=srv.url, api_key=SECRET, **options)
+        args = build_parser().parse_args([
+            "score", "data.jsonl", "--metrics", "bias", "--judge", "openai:judge-model", "--judge-url", srv.url,
+            "--judge-option", "requests_per_minute=600", "--judge-option", "tokens_per_minute=90000.5",
+            "--judge-option", "concurrency=4", "--judge-option", f"api_key={SECRET}"])
+        j = _judge(args)
     assert j.limits() == {"requests_per_minute": 600.0, "tokens_per_minute": 90000.5, "concurrency": 4}
     assert isinstance(j.rate_budget, LocalBudget)
 
