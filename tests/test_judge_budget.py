@@ -160,6 +160,24 @@ def test_retries_take_budget_slots_too():
     assert min(gaps) >= 60 / RPM * 0.9
 
 
+def test_waiting_for_the_budget_is_not_a_silent_server():
+    """``first_answer_timeout`` counts from the first request admitted: a budget paused by other
+    workers' 429 for longer than it does not make a live server look dead."""
+    rec = Recorder()
+    with serve(rec) as srv:
+        budget = LocalBudget(requests_per_minute=RPM)
+        j = judge_at(srv, first_answer_timeout=0.4).share(budget=budget)
+
+        async def no_probe(ctx):  # only the requests' own answers tell (as for a backend without a probe)
+            return False
+
+        j._probe = no_probe
+        budget.pause(1.0)
+        start = time.monotonic()
+        results = j.judge(budget_worker.requests(range(3)))
+    assert all(r.ok for r in results) and rec.times[0] - start >= 0.95
+
+
 # -- several processes, one budget ------------------------------------------------------------------
 def test_requests_per_minute_held_for_the_sum_of_processes():
     rec = Recorder()

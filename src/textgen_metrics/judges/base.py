@@ -422,7 +422,7 @@ class Judge:
                 if session.fatal is not None:
                     raise session.fatal
                 try:
-                    completion = await session.alive(self._admitted(messages, current, session.ctx, result))
+                    completion = await self._admitted(messages, current, session, result)
                 except JudgeError:
                     raise
                 except Exception as e:  # the backend's failure (a transport, a body, the user's function)
@@ -470,19 +470,24 @@ class Judge:
         """The tokens a request may cost, booked before it is sent (corrected by its usage)."""
         return estimate_tokens(messages, request.max_tokens or self.default_budget())
 
-    async def _admitted(self, messages: list[Message], request: JudgeRequest, ctx: Any,
+    async def _admitted(self, messages: list[Message], request: JudgeRequest, session: JudgeSession,
                         tally: JudgeResult) -> Completion:
-        """``_acomplete`` admitted by the budget: a lease and a slot first, the lease back after
-        with the tokens the answer cost."""
+        """``_acomplete`` (watched by ``session.alive``) admitted by the budget: a lease and a slot
+        first, the lease back after with the tokens the answer cost. The wait for the budget is not
+        the server's: ``first_answer_timeout`` counts from the first request admitted."""
         budget = self.rate_budget
         if budget is None:
-            return await self._acomplete(messages, request, ctx, tally)
+            return await session.alive(self._acomplete(messages, request, session.ctx, tally))
         lease = await budget.acquire(self.estimate_tokens(messages, request))
+        if not session.admitted:
+            session.admitted = True
+            if not session.answered:
+                session.started = asyncio.get_running_loop().time()
         admitted = [budget, lease, 0, messages, request]
         token = _ADMITTED.set(admitted)
         used: int | None = None
         try:
-            completion = await self._acomplete(messages, request, ctx, tally)
+            completion = await session.alive(self._acomplete(messages, request, session.ctx, tally))
             with contextlib.suppress(JudgeError):
                 used = (_count(completion.prompt_tokens) + _count(completion.completion_tokens)) or None
             return completion
@@ -644,7 +649,7 @@ async def gather_or_cancel(aws: list[Awaitable[T]]) -> list[T]:
 class JudgeSession:
     """Requests asked within one ``Judge.session()``: one backend context, one limit."""
 
-    __slots__ = ("judge", "ctx", "sem", "inflight", "fatal", "answered", "started", "usage")
+    __slots__ = ("judge", "ctx", "sem", "inflight", "fatal", "answered", "started", "usage", "admitted")
 
     def __init__(self, judge: Judge, ctx: Any, sem: asyncio.Semaphore) -> None:
         self.judge, self.ctx, self.sem = judge, ctx, sem
@@ -653,6 +658,7 @@ class JudgeSession:
         self.fatal: JudgeFatalError | None = None  # once set, nothing more is sent
         self.answered = False  # a backend call has returned an answer (of any worth)
         self.started = asyncio.get_running_loop().time()
+        self.admitted = False  # a request has been admitted by the judge's rate budget (if it has one)
 
     async def ask(self, request: JudgeRequest) -> JudgeResult:
         return await self.judge._ajudge_one(request, self)
