@@ -178,6 +178,39 @@ def test_waiting_for_the_budget_is_not_a_silent_server():
     assert all(r.ok for r in results) and rec.times[0] - start >= 0.95
 
 
+@pytest.mark.parametrize("server_class, make", [
+    (AzureServer, lambda url: AzureOpenAIJudge("judge-deployment", endpoint=url, api_key=SECRET, backoff=0.01)),
+    (AnthropicServer, lambda url: AnthropicJudge("claude-x", base_url=url, api_key=SECRET, backoff=0.01)),
+    (GeminiServer, lambda url: GeminiJudge("gemini-x", base_url=url, api_key=SECRET, backoff=0.01)),
+], ids=["azure", "anthropic", "gemini"])
+def test_each_wire_formats_retry_after_pauses_the_budget(server_class, make):
+    """Azure's retry-after-ms, Anthropic's retry-after, Gemini's RetryInfo in the body: each
+    pauses the whole budget (here two judges of one process sharing it)."""
+    rec = Recorder(faults={4: ("429", 0.8)})
+    with server_class(answer, fault_fn=rec) as srv:
+        budget = LocalBudget(requests_per_minute=RPM)
+        a, b = make(srv.url).share(budget=budget), make(srv.url).share(budget=budget)
+
+        async def both():
+            return await asyncio.gather(a.ajudge(budget_worker.requests(range(0, 8))),
+                                        b.ajudge(budget_worker.requests(range(8, 16))))
+
+        results = asyncio.run(both())
+    assert all(r.ok for rs in results for r in rs) and budget.stats()["pauses"] == 1
+    t429 = rec.times[4]
+    assert [t for t in rec.times if t429 + 0.15 < t < t429 + 0.75] == []
+
+
+def test_a_long_request_keeps_its_lease():
+    """A request that runs longer than ``lease_seconds`` keeps its lease (its holder renews it):
+    the concurrency limit holds however slow the server is."""
+    with serve(Recorder(), latency=1.0) as srv, BudgetServer(concurrency=1, lease_seconds=0.6) as budget:
+        j = judge_at(srv, concurrency=3).share(budget=budget.client())
+        results = j.judge(budget_worker.requests(range(3)))
+        assert all(r.ok for r in results) and srv.max_in_flight == 1
+        assert budget.stats()["expired"] == 0
+
+
 # -- several processes, one budget ------------------------------------------------------------------
 def test_requests_per_minute_held_for_the_sum_of_processes():
     rec = Recorder()

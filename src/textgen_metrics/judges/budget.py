@@ -537,6 +537,14 @@ class RayBudget(Budget):
         except ray.exceptions.RayActorError as e:
             raise BudgetError(f"budget: the budget actor {self.name!r} is gone ({type(e).__name__})") from None
 
+    def pause(self, seconds: float) -> None:
+        """As ``Budget.pause``, sent without waiting for the actor's answer."""
+        if seconds and seconds > 0:
+            import ray
+
+            with contextlib.suppress(ray.exceptions.RayActorError):
+                self._handle().call.remote("pause", [float(seconds)])
+
     def close(self) -> None:
         """End the actor (the driver, when the job is done)."""
         import ray
