@@ -16,7 +16,14 @@ import budget_worker
 from budget_worker import answer
 from chat_server import AnthropicServer, AzureServer, ChatServer, GeminiServer, _tokens
 from textgen_metrics.cli import _judge, build_parser
-from textgen_metrics.judges import AnthropicJudge, AzureOpenAIJudge, CallableJudge, GeminiJudge, OpenAIJudge
+from textgen_metrics.judges import (
+    AnthropicJudge,
+    AzureOpenAIJudge,
+    CallableJudge,
+    GeminiJudge,
+    JudgeFatalError,
+    OpenAIJudge,
+)
 from textgen_metrics.judges.budget import BudgetServer, BudgetState, LocalBudget, RemoteBudget
 
 SECRET = "sk-budget-SECRET-77"
@@ -154,10 +161,11 @@ def test_retries_take_budget_slots_too():
     rec = Recorder(faults={0: "500", 1: "500"})
     with serve(rec) as srv:
         j = judge_at(srv, concurrency=1, requests_per_minute=RPM)
+        start = time.monotonic()
         [res] = j.judge(budget_worker.requests([0]))
     assert res.ok and res.retries == 2 and len(rec.times) == 3
-    gaps = [b - a for a, b in zip(rec.times, rec.times[1:], strict=False)]
-    assert min(gaps) >= 60 / RPM * 0.9
+    assert j.rate_budget.stats()["granted"] == 3
+    assert rec.times[2] - start >= 2 * 60 / RPM  # the third slot is two intervals after the first
 
 
 def test_waiting_for_the_budget_is_not_a_silent_server():
@@ -204,11 +212,27 @@ def test_each_wire_formats_retry_after_pauses_the_budget(server_class, make):
 def test_a_long_request_keeps_its_lease():
     """A request that runs longer than ``lease_seconds`` keeps its lease (its holder renews it):
     the concurrency limit holds however slow the server is."""
-    with serve(Recorder(), latency=1.0) as srv, BudgetServer(concurrency=1, lease_seconds=0.6) as budget:
-        j = judge_at(srv, concurrency=3).share(budget=budget.client())
-        results = j.judge(budget_worker.requests(range(3)))
+    with serve(Recorder(), latency=0.8) as srv, BudgetServer(concurrency=1, lease_seconds=0.3) as budget:
+        j = judge_at(srv, concurrency=2).share(budget=budget.client())
+        results = j.judge(budget_worker.requests(range(2)))
         assert all(r.ok for r in results) and srv.max_in_flight == 1
         assert budget.stats()["expired"] == 0
+
+
+def test_share_wires_a_copy_and_keeps_the_rest(tmp_path):
+    with serve(Recorder()) as srv:
+        judge = judge_at(srv, requests_per_minute=RPM, cache=str(tmp_path / "c.sqlite"), max_tokens=16)
+        server_budget = LocalBudget(requests_per_minute=60)
+        copy = judge.share(budget=server_budget)
+        assert copy.rate_budget is server_budget and copy.cache is judge.cache and copy.max_tokens == 16
+        assert judge.rate_budget is not server_budget  # the original is untouched
+        shared = judge.share(cache=f"dir:{tmp_path}/shared")
+        assert shared.rate_budget is judge.rate_budget and type(shared.cache).__name__ == "DirectoryCache"
+        assert judge.share(budget=None).rate_budget is None
+        copy.judge(budget_worker.requests([0]))
+        assert copy.usage.requests == 1 and judge.usage.requests == 0  # each counts its own
+        with pytest.raises(TypeError, match="budget"):
+            judge.share(budget=600)
 
 
 # -- several processes, one budget ------------------------------------------------------------------
@@ -246,14 +270,14 @@ def test_retry_after_pauses_every_process():
         assert budget.stats()["pauses"] == 1
     assert sum(r["ok"] for r in reports) == 36 and len(rec.times) == 37
     t429 = rec.times[11]
-    during = [t - t429 for t in rec.times if t429 + 0.2 < t < t429 + 0.95]
+    during = [t - t429 for t in rec.times if t429 + 0.3 < t < t429 + 0.95]
     assert during == []  # at 10 a second, 7 would have come without the pause
     resumed = [t - t429 for t in rec.times if t >= t429 + 0.95]
     assert len(resumed) >= 20 and resumed[0] < 1.3  # then on at the budget's pace
 
 
 def test_tokens_per_minute_held_for_the_sum_of_processes():
-    tpm = 6000  # 100 tokens a second; each request is about 26 tokens
+    tpm = 12000  # 200 tokens a second; each request is about 29 tokens
     rec = Recorder()
     with serve(rec) as srv, BudgetServer(tokens_per_minute=tpm) as budget:
         shared = judge_at(srv, concurrency=4, max_tokens=8).share(budget=budget.client())
@@ -298,6 +322,17 @@ def test_a_dead_workers_leases_come_back():
         assert budget.stats()["expired"] == 2
 
 
+def test_a_budget_server_that_is_gone_stops_the_run():
+    """The driver's budget server gone: no request can be admitted, one JudgeFatalError."""
+    with serve(Recorder()) as srv:
+        budget = BudgetServer(requests_per_minute=RPM)
+        j = judge_at(srv).share(budget=budget.client())
+        budget.close()
+        with pytest.raises(JudgeFatalError, match="cannot reach the budget server"):
+            j.judge(budget_worker.requests(range(3)))
+        assert srv.count == 0
+
+
 def test_remote_budget_refuses_a_wrong_token():
     with BudgetServer(requests_per_minute=RPM) as budget:
         wrong = RemoteBudget(budget.address, "not-the-token")
@@ -308,6 +343,16 @@ def test_remote_budget_refuses_a_wrong_token():
 # -- every judge ships to a worker ----------------------------------------------------------------
 def module_judge(messages, task):
     return answer(None, task)
+
+
+def test_cloudpickle_ships_a_judge_of_a_lambda():
+    """Ray and Spark ship with cloudpickle, which takes what pickle cannot (a lambda)."""
+    import cloudpickle
+
+    judge = CallableJudge(lambda messages, task: answer(None, task), requests_per_minute=RPM)
+    clone = pickle.loads(cloudpickle.dumps(judge))
+    [res] = clone.judge(budget_worker.requests([0]))
+    assert res.ok and clone.limits()["requests_per_minute"] == RPM
 
 
 @pytest.mark.parametrize("server_class, make", [
@@ -348,6 +393,7 @@ def test_local_model_judge_pickles_without_its_model(tmp_path):
     blob = pickle.dumps(judge)
     clone = pickle.loads(blob)
     assert clone._loaded is None and clone._pipe is None
+    assert judge.share(budget=None)._loaded is judge._loaded  # in this process: the same model
     assert len(blob) < 100_000  # no weights in it
     after = clone.judge([ask(i) for i in range(2)])
     assert [(r.text, r.error) for r in after] == [(r.text, r.error) for r in before]

@@ -52,7 +52,6 @@ import asyncio
 import concurrent.futures
 import contextlib
 import contextvars
-import copy
 import dataclasses
 import logging
 import re
@@ -60,7 +59,7 @@ import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
-from .budget import Budget, LocalBudget, estimate_tokens
+from .budget import Budget, BudgetError, LocalBudget, estimate_tokens
 from .cache import AnswerCache, cache_key, resolve_cache
 from .parsing import JudgeParseError, JudgeRunawayError, parse_answer
 from .redaction import Redactor, redacted_error
@@ -478,7 +477,10 @@ class Judge:
         budget = self.rate_budget
         if budget is None:
             return await session.alive(self._acomplete(messages, request, session.ctx, tally))
-        lease = await budget.acquire(self.estimate_tokens(messages, request))
+        try:
+            lease = await budget.acquire(self.estimate_tokens(messages, request))
+        except BudgetError as e:  # the budget's server or actor is gone: no request can be admitted
+            raise JudgeFatalError(str(e)) from None
         if not session.admitted:
             session.admitted = True
             if not session.answered:
@@ -493,7 +495,8 @@ class Judge:
             return completion
         finally:
             _ADMITTED.reset(token)
-            await asyncio.shield(budget.release(lease, used))
+            with contextlib.suppress(BudgetError):  # a lease not given back runs out by itself
+                await asyncio.shield(budget.release(lease, used))
 
     async def _sending(self) -> None:
         """Called by a backend before each HTTP request it sends: the first is the one the
@@ -504,12 +507,16 @@ class Judge:
         admitted[2] += 1
         if admitted[2] > 1:
             budget, lease, _, messages, request = admitted
-            await budget.again(lease, self.estimate_tokens(messages, request))
+            try:
+                await budget.again(lease, self.estimate_tokens(messages, request))
+            except BudgetError as e:
+                raise JudgeFatalError(str(e)) from None
 
     def _pause_budget(self, seconds: float | None) -> None:
         """A server asked to wait ``seconds`` (Retry-After): every user of the budget waits."""
         if seconds is not None and seconds > 0 and self.rate_budget is not None:
-            self.rate_budget.pause(seconds)
+            with contextlib.suppress(BudgetError):  # the budget gone: the next admission says so
+                self.rate_budget.pause(seconds)
 
     def limits(self) -> dict[str, Any]:
         """``requests_per_minute``, ``tokens_per_minute`` and ``concurrency``: what a cluster
@@ -524,7 +531,8 @@ class Judge:
         ``DirectoryCache``...). What is not given is kept. The copy counts its own usage."""
         if budget is not _KEEP and budget is not None and not isinstance(budget, Budget):
             raise TypeError(f"budget: expected a textgen_metrics Budget or None, got {type(budget).__name__}")
-        out = copy.copy(self)
+        out = object.__new__(type(self))  # a shallow copy in this process: its model, locks and cache shared
+        out.__dict__.update(self.__dict__)
         out.__dict__.pop("_redactor", None)
         out.usage = Usage()
         if budget is not _KEEP:

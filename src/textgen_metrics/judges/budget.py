@@ -449,7 +449,7 @@ class BudgetServer:
             return stats
 
     def close(self) -> None:
-        self._server.shutdown()
+        self._finalizer()  # shutdown, once
         self._server.server_close()
 
     def __enter__(self) -> BudgetServer:
