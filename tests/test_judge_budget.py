@@ -8,6 +8,7 @@ The adherence asserts are about counts per window, with the documented tolerance
 import asyncio
 import multiprocessing
 import pickle
+import socket
 import time
 
 import pytest
@@ -23,6 +24,7 @@ from textgen_metrics.judges import (
     GeminiJudge,
     JudgeFatalError,
     OpenAIJudge,
+    cluster_judge,
 )
 from textgen_metrics.judges.budget import BudgetServer, BudgetState, LocalBudget, RemoteBudget
 
@@ -331,6 +333,41 @@ def test_a_budget_server_that_is_gone_stops_the_run():
         with pytest.raises(JudgeFatalError, match="cannot reach the budget server"):
             j.judge(budget_worker.requests(range(3)))
         assert srv.count == 0
+
+
+def test_cluster_judge_on_a_budget_server(tmp_path):
+    """The driver's one call: the workers' judge shares a budget server holding the judge's
+    limits, and the folder cache; the server ends with the block."""
+    rec = Recorder()
+    with serve(rec, latency=0.1) as srv:
+        judge = judge_at(srv, concurrency=2, requests_per_minute=RPM)
+        with cluster_judge(judge, on="server", cache=f"dir:{tmp_path}") as worker_judge:
+            assert isinstance(worker_judge.rate_budget, RemoteBudget)
+            assert worker_judge.rate_budget.limits() == {"requests_per_minute": RPM, "tokens_per_minute": None,
+                                                         "concurrency": 2}
+            reports = in_processes(worker_judge, [range(0, 6), range(6, 12)])
+            address = worker_judge.rate_budget.address
+        assert sum(r["ok"] for r in reports) == 12 and srv.max_in_flight <= 2  # 4 with a budget each
+    with pytest.raises(OSError):
+        socket.create_connection(address, timeout=2)
+    with pytest.raises(ValueError, match="on: 'spark'"):
+        with cluster_judge(judge, on="spark"):
+            pass
+
+
+def test_cluster_judge_leaves_a_local_models_batch_per_worker():
+    from textgen_metrics.judges.cluster import cluster_limits
+
+    class LocalModelJudge(CallableJudge):  # (its backend name is all that counts here)
+        backend = "hf"
+
+    local = LocalModelJudge(module_judge, concurrency=8)
+    assert cluster_limits(local)["concurrency"] is None
+    with cluster_judge(local, on="server") as worker_judge:
+        assert worker_judge.rate_budget is None  # nothing to share: no budget
+    limited = LocalModelJudge(module_judge, concurrency=8, requests_per_minute=RPM)
+    with cluster_judge(limited, on="server") as worker_judge:
+        assert worker_judge.rate_budget.limits()["concurrency"] is None
 
 
 def test_remote_budget_refuses_a_wrong_token():

@@ -14,7 +14,7 @@ import ray
 import budget_worker
 from budget_worker import answer
 from chat_server import ChatServer
-from textgen_metrics.judges import OpenAIJudge
+from textgen_metrics.judges import OpenAIJudge, cluster_judge
 from textgen_metrics.judges.budget import BudgetError, RayBudget
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -125,6 +125,21 @@ def test_a_budget_actor_that_is_gone_is_a_clear_error(cluster):
     budget.close()
     with pytest.raises(BudgetError, match="budget"):
         copy.stats()
+
+
+def test_cluster_judge_on_ray(cluster):
+    """The driver's one call on Ray: a named actor with the judge's limits, ended with the block."""
+    rec = Recorder()
+    with ChatServer(answer, fault_fn=rec) as srv:
+        judge = judge_at(srv, concurrency=4, requests_per_minute=RPM)
+        with cluster_judge(judge, on="ray") as worker_judge:
+            budget = worker_judge.rate_budget
+            assert isinstance(budget, RayBudget) and budget.limits()["requests_per_minute"] == RPM
+            reports = on_two_nodes(worker_judge, [range(0, 10), range(10, 20)])
+            assert budget.stats()["granted"] == 20
+    assert [r["ok"] for r in reports] == [10, 10]
+    with pytest.raises(ValueError):
+        ray.get_actor(budget.name, namespace=budget.namespace)  # the actor ended with the block
 
 
 class ChatServerStub:

@@ -20,6 +20,7 @@ from .base import (
 )
 from .budget import Budget, BudgetError, BudgetServer, LocalBudget, RayBudget, RemoteBudget
 from .cache import JudgeCache
+from .cluster import cluster_judge
 from .parsing import JudgeParseError, JudgeRunawayError, extract_json, parse_answer, validate
 from .shared_cache import DirectoryCache
 
@@ -27,7 +28,7 @@ __all__ = [
     "Completion", "Judge", "JudgeError", "JudgeFatalError", "JudgeRequest", "JudgeResult", "JudgeSession", "Usage",
     "run_sync",
     "JudgeCache", "DirectoryCache", "Budget", "BudgetError", "BudgetServer", "LocalBudget", "RayBudget",
-    "RemoteBudget", "JudgeParseError", "JudgeRunawayError", "extract_json", "parse_answer", "validate",
+    "RemoteBudget", "cluster_judge", "JudgeParseError", "JudgeRunawayError", "extract_json", "parse_answer", "validate",
     "OpenAIJudge", "AzureOpenAIJudge", "GeminiJudge", "AnthropicJudge", "HFJudge", "TinyJudge", "CallableJudge",
     "get_judge", "BACKENDS",
 ]
