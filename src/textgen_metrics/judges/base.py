@@ -502,7 +502,7 @@ class Judge:
         """Called by a backend before each HTTP request it sends: the first is the one the
         budget admitted, each further one (a retry, a step down) waits for a slot of its own."""
         admitted = _ADMITTED.get()
-        if admitted is None:
+        if admitted is None or admitted[0] is not self.rate_budget:  # (another judge's, up the call stack)
             return
         admitted[2] += 1
         if admitted[2] > 1:
