@@ -91,6 +91,7 @@ class Completion:
     completion_tokens: int = 0
     finish_reason: str | None = None  # "stop", "length" (cut off by the token limit), ...
     logprobs: list[dict[str, Any]] | None = None  # [{"token", "logprob", "top_logprobs": [...]}]
+    cached_prompt_tokens: int = 0  # of prompt_tokens, those the provider read from its prompt cache
 
     @property
     def truncated(self) -> bool:
@@ -145,6 +146,7 @@ class JudgeResult:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     logprobs: list[dict[str, Any]] | None = None
+    cached_prompt_tokens: int = 0
     # the failure as an exception: a redacted copy (its type, message and causes; no secret)
     cause: BaseException | None = dataclasses.field(default=None, repr=False, compare=False)
 
@@ -164,12 +166,13 @@ class Usage:
     the cache, tokens; cost from an optional price table ``{model: (price per 1M prompt
     tokens, price per 1M completion tokens)}``."""
 
-    FIELDS = ("requests", "retries", "cached", "prompt_tokens", "completion_tokens")
+    FIELDS = ("requests", "retries", "cached", "prompt_tokens", "completion_tokens", "cached_prompt_tokens")
     requests: int
     retries: int
     cached: int
     prompt_tokens: int
     completion_tokens: int
+    cached_prompt_tokens: int  # of prompt_tokens, read from the provider's prompt cache (where it says)
 
     def __init__(self, **counts: int) -> None:
         for f in self.FIELDS:
@@ -350,7 +353,7 @@ class Judge:
             # the same request is already on its way: share its outcome instead of a second call
             first = await asyncio.shield(shared)
             copy = dataclasses.replace(first, requests=0, retries=0, cached=1, prompt_tokens=0,
-                                       completion_tokens=0)
+                                       completion_tokens=0, cached_prompt_tokens=0)
             self.usage.add(copy)
             session.usage.add(copy)
             return copy
@@ -431,6 +434,7 @@ class Judge:
             await asyncio.sleep(0)
             result.prompt_tokens += _count(completion.prompt_tokens)
             result.completion_tokens += _count(completion.completion_tokens)
+            result.cached_prompt_tokens += _count(completion.cached_prompt_tokens)
             text = self.redact(completion.text if isinstance(completion.text, str) else "") or ""
             result.text, result.logprobs = text, completion.logprobs
             if completion.truncated:
@@ -475,7 +479,7 @@ class Judge:
         first, the lease back after with the tokens the answer cost. The wait for the budget is not
         the server's: ``first_answer_timeout`` counts from the first request admitted."""
         budget = self.rate_budget
-        if budget is None:
+        if budget is None or getattr(self, "batch", False) is True:  # a batch API queues on its own limits
             return await session.alive(self._acomplete(messages, request, session.ctx, tally))
         try:
             lease = await budget.acquire(self.estimate_tokens(messages, request))
