@@ -435,3 +435,19 @@ def test_local_model_judge_pickles_without_its_model(tmp_path):
     after = clone.judge([ask(i) for i in range(2)])
     assert [(r.text, r.error) for r in after] == [(r.text, r.error) for r in before]
     assert clone._loaded is not None
+
+
+def test_batch_mode_is_not_held_to_the_live_budget():
+    """A batch (``batch=True``) goes to the provider's batch queue as one: the live requests per
+    minute do not space its requests out (six requests at 6 a minute would take 50 s)."""
+    from batch_server import OpenAIBatchServer
+
+    with OpenAIBatchServer(answer) as server:
+        judge = OpenAIJudge("gpt-4o-mini", base_url=server.url, api_key=server.key, batch=True,
+                            batch_poll_interval=0.01, batch_window=0.05, requests_per_minute=6)
+        reqs = budget_worker.requests(range(6))
+        start = time.monotonic()
+        results = judge.judge(reqs)
+        assert all(r.ok for r in results), [r.error for r in results]
+        assert server.sizes == [6]
+        assert time.monotonic() - start < 10 and judge.rate_budget.stats()["granted"] == 0
