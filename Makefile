@@ -12,7 +12,7 @@ PY := $(VENV)/bin/python
 # pip's notes about this machine's local indexes are noise, not errors
 PIPQUIET := grep -v -e 'is ignored: it is neither' -e '^$$' || true
 DEMO_APT := wordnet-base wordnet-sense-index
-TEST_APT := $(DEMO_APT) perl libxml-dom-perl chromium fonts-dejavu-core
+TEST_APT := $(DEMO_APT) perl libxml-dom-perl chromium fonts-dejavu-core openjdk-17-jre-headless
 CORE_STAMP := $(VENV)/.installed-core
 DEMO_STAMP := $(VENV)/.installed-demo
 TEST_STAMP := $(VENV)/.installed-test

@@ -271,12 +271,14 @@ class HFJudge(Judge):
     backend = "hf"
     budget_base = 128  # tokens for the answer's JSON object around its list
     budget_per_item = 64  # tokens per item asked for (index, a one-sentence reason, a verdict)
+    _transient = ("_loaded", "_pipe")  # a pickle (a cluster's worker) loads the model again
 
     def __init__(self, model: str, device: Device = None, batch_size: int = 8, max_new_tokens: int = 512,
                  cache: Any = None, max_parse_attempts: int = 3,
                  prices: dict[str, tuple[float, float]] | None = None, temperature: float = 0.0,
                  chat_template: str | None = None, structured: str = "auto", share_prefix: bool = True,
-                 dtype: str = "auto") -> None:
+                 dtype: str = "auto", requests_per_minute: float | None = None,
+                 tokens_per_minute: float | None = None) -> None:
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
             raise ValueError(f"batch_size: {batch_size!r} must be a positive integer")
         if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
@@ -284,7 +286,8 @@ class HFJudge(Judge):
         if not isinstance(temperature, (int, float)) or isinstance(temperature, bool) or temperature < 0:
             raise ValueError(f"temperature: {temperature!r} must be a number >= 0")
         super().__init__(model, concurrency=batch_size, cache=cache,
-                         max_parse_attempts=max_parse_attempts, prices=prices)
+                         max_parse_attempts=max_parse_attempts, prices=prices,
+                         requests_per_minute=requests_per_minute, tokens_per_minute=tokens_per_minute)
         if chat_template is not None and (not isinstance(chat_template, str) or not chat_template.strip()):
             raise ValueError("chat_template: give a Jinja chat template (a string), or None for the model's own")
         if dtype not in DTYPES:

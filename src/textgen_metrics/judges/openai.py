@@ -197,9 +197,11 @@ class OpenAIJudge(Judge):
                  backoff: float = 0.5, max_backoff: float = 30.0, response_format: str = "auto",
                  first_answer_timeout: float | None = None, batch: bool = False, batch_retry: str = "batch",
                  batch_poll_interval: float = 10.0, batch_max_poll_interval: float = 300.0,
-                 batch_window: float = 0.5) -> None:
+                 batch_window: float = 0.5, requests_per_minute: float | None = None,
+                 tokens_per_minute: float | None = None) -> None:
         super().__init__(model, concurrency=concurrency, cache=cache, max_parse_attempts=max_parse_attempts,
-                         prices=prices, first_answer_timeout=first_answer_timeout)
+                         prices=prices, first_answer_timeout=first_answer_timeout,
+                         requests_per_minute=requests_per_minute, tokens_per_minute=tokens_per_minute)
         self._batch_options(batch, batch_retry, batch_poll_interval, batch_max_poll_interval, batch_window)
         if not isinstance(model, str) or not model:
             raise ValueError("model: give the model name the server serves, e.g. 'gpt-4o-mini'")
@@ -420,6 +422,7 @@ class OpenAIJudge(Judge):
         while attempt <= self.max_retries:
             body = self._body(messages, request)
             wait: float | None = None
+            await self._sending()  # the budget's slot for this request (rate limits; budget.py)
             tally.sent(retry=attempt > 0)
             try:
                 async with session.post(url, json=body, headers=self._headers(request)) as resp:
@@ -460,6 +463,7 @@ class OpenAIJudge(Judge):
                                                               f"{_short(quota)}); no retry can help"))
                         last = f"HTTP {status}: {_short(_error_message(text), 120)}"
                         wait = self._retry_after(status, resp.headers, text)
+                        self._pause_budget(wait)  # every user of the budget waits, not only this request
                     else:
                         fatal = self._fatal(status, _short(_error_message(text)))
                         if fatal is not None:
