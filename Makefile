@@ -12,13 +12,13 @@ PY := $(VENV)/bin/python
 # pip's notes about this machine's local indexes are noise, not errors
 PIPQUIET := grep -v -e 'is ignored: it is neither' -e '^$$' || true
 DEMO_APT := wordnet-base wordnet-sense-index
-# Java (17 or later) runs the Spark cluster of tests/test_spark_cluster.py
-TEST_APT := $(DEMO_APT) perl libxml-dom-perl chromium fonts-dejavu-core default-jre-headless
+# Java 17 runs the Spark clusters of the tests (tests/test_spark_cluster.py, tests/test_spark_budget.py)
+TEST_APT := $(DEMO_APT) perl libxml-dom-perl chromium fonts-dejavu-core openjdk-17-jre-headless
 CORE_STAMP := $(VENV)/.installed-core
 DEMO_STAMP := $(VENV)/.installed-demo
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: install install-core install-demo system system-demo test lint bench demo run clean
+.PHONY: install install-core install-demo system system-demo test lint bench bench-peers demo run clean
 
 # apt-get install what is missing of $(1)
 define apt_install
@@ -81,6 +81,15 @@ lint: install
 
 bench: install system
 	$(PY) benchmarks/run.py
+
+# Tokens per judged example against ragas, deepeval and valor-lite (docs/judges.md). The peers pin
+# an older openai than ours, so they live in their own venv; not part of `make bench`.
+PEERS_VENV ?= .peers-venv
+PEERS := ragas==0.4.3 deepeval==4.3.1 valor-lite==0.39.0 'langchain-community<0.4'
+bench-peers: install
+	test -x $(PEERS_VENV)/bin/python || python3 -m venv $(PEERS_VENV)
+	$(PEERS_VENV)/bin/pip install -q $(PEERS) 2>&1 | $(PIPQUIET)
+	$(PY) benchmarks/tokens_vs_peers.py -n 16 --peers-python $(PEERS_VENV)/bin/python
 
 DEMO_SCORE := $(PY) -m textgen_metrics score data/sample_summaries.jsonl --option rouge.use_stemmer=true
 

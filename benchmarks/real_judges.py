@@ -163,10 +163,17 @@ def cmd_run(args) -> dict:
 
 
 def cmd_throughput(args) -> dict:
-    """Generated tokens per second: HFJudge at batch 8, HFJudge one at a time, a pipeline loop."""
+    """Generated tokens per second: HFJudge at batch 8 (shared prompt prefixes, the default, and
+    without), HFJudge one at a time, free decoding, and a pipeline loop. Each run is timed by the
+    wall clock and by the process's CPU time: on a machine other jobs share, CPU seconds at a fixed
+    thread count measure the work, where wall seconds measure the neighbours too."""
+    import torch
+
     from textgen_metrics.judges import JudgeRequest
     from textgen_metrics.llm.prompts import PROMPTS
 
+    if args.threads:
+        torch.set_num_threads(args.threads)
     rows = sample_rows(16)
     prompts: list[JudgeRequest] = []
     for r in rows:
@@ -176,10 +183,17 @@ def cmd_throughput(args) -> dict:
     prompts = prompts[:args.prompts]
     model_file = tiny_model_file(args.model)
     budget = args.max_new_tokens
-    out = {"model": args.model, "prompts": len(prompts), "max_new_tokens": budget, "runs": {}}
+    out = {"model": args.model, "prompts": len(prompts), "max_new_tokens": budget,
+           "threads": torch.get_num_threads(), "dtype": args.dtype, "runs": {}}
 
-    def judged(batch_size: int, structured: str) -> tuple[float, int]:
-        judge = HFJudge(model_file, batch_size=batch_size, structured=structured, max_new_tokens=budget)
+    def record(label: str, wall: float, cpu: float, tokens: int) -> None:
+        out["runs"][label] = {"seconds": wall, "cpu_seconds": cpu, "tokens": tokens,
+                              "tokens_per_second": tokens / wall, "tokens_per_cpu_second": tokens / cpu}
+        print(label, out["runs"][label], flush=True)
+
+    def judged(label: str, batch_size: int, structured: str, share_prefix: bool = True) -> None:
+        judge = HFJudge(model_file, batch_size=batch_size, structured=structured, max_new_tokens=budget,
+                        share_prefix=share_prefix, dtype=args.dtype)
         judge._load()
         reqs = [JudgeRequest(p.messages, schema=p.schema, task=p.task, max_tokens=budget) for p in prompts]
 
@@ -187,32 +201,31 @@ def cmd_throughput(args) -> dict:
             async with judge.session() as session:
                 return await asyncio.gather(*(session.ask(r) for r in reqs))
 
-        start = time.perf_counter()
+        wall, cpu = time.perf_counter(), time.process_time()
         results = asyncio.run(go())
-        return time.perf_counter() - start, sum(r.completion_tokens for r in results)
+        record(label, time.perf_counter() - wall, time.process_time() - cpu,
+               sum(r.completion_tokens for r in results))
 
-    for label, batch, structured in (("hfjudge_batch8", 8, args.structured), ("hfjudge_batch1", 1, args.structured),
-                                     ("hfjudge_batch8_free", 8, "none")):
-        seconds, tokens = judged(batch, structured)
-        out["runs"][label] = {"seconds": seconds, "tokens": tokens, "tokens_per_second": tokens / seconds}
-        print(label, out["runs"][label], flush=True)
+    judged("hfjudge_batch8", 8, args.structured)
+    judged("hfjudge_batch8_unshared", 8, args.structured, share_prefix=False)
+    judged("hfjudge_batch1", 1, args.structured)
+    if not args.skip_free:
+        judged("hfjudge_batch8_free", 8, "none")
 
     from transformers import pipeline
 
     from textgen_metrics.judges.local import merge_system
 
-    loaded = HFJudge(model_file, structured="none")._load()
+    loaded = HFJudge(model_file, structured="none", dtype=args.dtype)._load()
     pipe = pipeline("text-generation", model=loaded.model, tokenizer=loaded.tokenizer)
-    start = time.perf_counter()
+    wall, cpu = time.perf_counter(), time.process_time()
     tokens = 0
     for p in prompts:  # the loop a user writes: one chat at a time, greedy, the same budget
         messages = p.messages if loaded.system_role else merge_system(p.messages)
         generated = pipe(messages, max_new_tokens=budget, do_sample=False, return_full_text=False)
         text = generated[0]["generated_text"]
         tokens += len(loaded.tokenizer(text, add_special_tokens=False)["input_ids"]) + 1
-    seconds = time.perf_counter() - start
-    out["runs"]["pipeline_loop"] = {"seconds": seconds, "tokens": tokens, "tokens_per_second": tokens / seconds}
-    print("pipeline_loop", out["runs"]["pipeline_loop"], flush=True)
+    record("pipeline_loop", time.perf_counter() - wall, time.process_time() - cpu, tokens)
     if args.out:
         Path(args.out).write_text(json.dumps(out, indent=1))
     return out
@@ -222,12 +235,17 @@ def cmd_table(args) -> None:
     for path in args.files:
         report = json.loads(Path(path).read_text())
         if "runs" in report:
-            base = report["runs"]["pipeline_loop"]["tokens_per_second"]
-            print(f"\n{report['model']}, {report['prompts']} prompts, budget {report['max_new_tokens']}\n")
-            print("| run | tokens | seconds | tokens/s | vs pipeline loop |\n|---|---:|---:|---:|---:|")
+            base = report["runs"]["pipeline_loop"]
+            print(f"\n{report['model']}, {report['prompts']} prompts, budget {report['max_new_tokens']}, "
+                  f"{report.get('threads', '?')} threads, dtype {report.get('dtype', 'auto')}\n")
+            print("| run | tokens | seconds | tokens/s | vs pipeline loop | CPU seconds | tokens/CPU s | "
+                  "vs pipeline loop |\n|---|---:|---:|---:|---:|---:|---:|---:|")
             for label, r in report["runs"].items():
+                cpu = r.get("tokens_per_cpu_second")
+                cpu_cells = (f"{r['cpu_seconds']:.1f} | {cpu:.1f} | {cpu / base['tokens_per_cpu_second']:.2f}x"
+                             if cpu else "- | - | -")
                 print(f"| {label} | {r['tokens']} | {r['seconds']:.1f} | {r['tokens_per_second']:.1f} | "
-                      f"{r['tokens_per_second'] / base:.2f}x |")
+                      f"{r['tokens_per_second'] / base['tokens_per_second']:.2f}x | {cpu_cells} |")
             continue
         mods = report["modules"]
         total = sum(m["n"] for m in mods)
@@ -262,6 +280,9 @@ def main(argv: list[str] | None = None) -> None:
     tp.add_argument("--structured", choices=["auto", "xgrammar", "none"], default="auto")
     tp.add_argument("--prompts", type=int, default=32)
     tp.add_argument("--max-new-tokens", type=int, default=256)
+    tp.add_argument("--threads", type=int, default=0, help="torch threads (default: torch's own choice)")
+    tp.add_argument("--dtype", default="auto", help="HFJudge's dtype, also the pipeline loop's model")
+    tp.add_argument("--skip-free", action="store_true", help="leave out the free-decoding run (the longest)")
     tp.add_argument("--out", default=None)
     table = sub.add_parser("table")
     table.add_argument("files", nargs="+")

@@ -386,6 +386,13 @@ _ANTHROPIC_ERRORS = {400: "invalid_request_error", 401: "authentication_error", 
                      429: "rate_limit_error", 500: "api_error", 529: "overloaded_error"}
 
 
+def _text_of(content):
+    """A message's content as text: Anthropic's list of text blocks joined as they read."""
+    if isinstance(content, list):
+        return "\n\n".join(b.get("text", "") for b in content if isinstance(b, dict))
+    return content
+
+
 class AnthropicServer(ChatServer):
     """Anthropic's Messages API: ``POST /v1/messages`` with ``x-api-key`` and
     ``anthropic-version``, ``system`` as a top-level field, ``max_tokens`` required, user and
@@ -430,7 +437,7 @@ class AnthropicServer(ChatServer):
 
     def openai_body(self, raw):
         messages = ([{"role": "system", "content": raw["system"]}] if raw.get("system") else []) + [
-            dict(m) for m in raw.get("messages") or []]
+            dict(m, content=_text_of(m.get("content"))) for m in raw.get("messages") or []]
         body = {"model": raw.get("model"), "messages": messages}
         tools = raw.get("tools") or []
         if tools:

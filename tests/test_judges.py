@@ -49,7 +49,7 @@ def test_structured_output_request_and_usage(server):
     assert body["temperature"] == 0.0 and body["seed"] == 7 and body["max_tokens"] == 64
     assert server.headers[0]["Authorization"] == f"Bearer {SECRET}"
     assert j.usage_dict() == {"requests": 1, "retries": 0, "cached": 0, "prompt_tokens": res.prompt_tokens,
-                              "completion_tokens": res.completion_tokens}
+                              "completion_tokens": res.completion_tokens, "cached_prompt_tokens": 0}
     assert server.headers[0]["X-Textgen-Task"] == "test/verdicts"
     assert rf["json_schema"]["name"] == "test_verdicts"
     assert res.prompt_tokens > 0 and res.completion_tokens > 0

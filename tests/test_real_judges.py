@@ -238,6 +238,32 @@ def test_the_local_judge_reads_a_gguf_path_and_gemmas_turns(smollm2):
         assert out["judge_mode"] == "xgrammar"
 
 
+def test_shared_prompt_prefixes_write_smollm2s_own_answers(smollm2, monkeypatch):
+    """HFJudge on the real model: a batch of the metrics' own requests (two tasks) with their
+    shared prefixes computed once writes the tokens of the plain left-padded batch."""
+    from textgen_metrics.judges import HFJudge, JudgeRequest
+    from textgen_metrics.judges import prefix as prefix_module
+    from textgen_metrics.llm.prompts import PROMPTS
+
+    plans = []
+    real_prefill = prefix_module.prefill
+    monkeypatch.setattr(prefix_module, "prefill", lambda model, plan, *a: plans.append(plan) or real_prefill(
+        model, plan, *a))
+    requests = []
+    for r in ROWS[:3]:
+        requests.append(PROMPTS["faithfulness/claims"].request([("prediction", r["prediction"])]))
+        requests.append(PROMPTS["summary_coherence/score"].request([("source", r["source"]),
+                                                                   ("summary", r["prediction"])]))
+    answers = {}
+    for share in (True, False):
+        judge = HFJudge(smollm2, batch_size=6, share_prefix=share, max_new_tokens=96)
+        results = judge.judge([JudgeRequest(q.messages, schema=q.schema, task=q.task, max_tokens=96)
+                               for q in requests])
+        answers[share] = [(r.text, r.completion_tokens) for r in results]
+    assert len(plans) >= 1 and len(plans[0].lengths) == 2  # one prefix per task
+    assert answers[True] == answers[False]
+
+
 def test_gemma_behind_the_real_server_in_its_chat_format():
     rows = ROWS[10:12]
     with llama_server(tiny_model_file("gemma3"), extra=("--chat_format", "gemma")) as url, \

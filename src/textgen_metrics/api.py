@@ -5,6 +5,7 @@ type checkers read as a re-export.
 """
 
 from .comparison import compare as compare
+from .cost import estimate_cost as estimate_cost
 from .human_agreement import agreement as agreement
 from .judges import get_judge as get_judge
 from .judges.anthropic import AnthropicJudge as AnthropicJudge

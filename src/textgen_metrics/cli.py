@@ -216,6 +216,8 @@ def score(args: argparse.Namespace) -> int:
         from .human_agreement import check_human_columns
 
         check_human_columns(rows, args.human_column, names)
+    if args.dry_run:
+        return _dry_run(args, rows, names, columns, options)
     judge = _judge(args)
     shown: list[str] = []
 
@@ -265,6 +267,33 @@ def score(args: argparse.Namespace) -> int:
         return EXIT_OK
     print("textgen-metrics: exit status 1; pass --allow-errors to exit 0 with scores missing", file=err)
     return EXIT_UNSCORED
+
+
+def _dry_run(args: argparse.Namespace, rows: list[dict[str, Any]], names: list[str], columns: dict[str, str],
+             options: dict[str, dict[str, Any]]) -> int:
+    """``score --dry-run``: the cost estimate of the LLM-guided metrics; no request is sent."""
+    from .cost import estimate_cost, format_estimate
+    from .scoring import columns_from_records
+
+    judged = [n for n in names if METRICS[n].judge]
+    if not judged:
+        raise UsageError(f"--dry-run: none of {', '.join(names)} sends a judge request; nothing to estimate")
+    judge_options = _judge_options(args.judge_option)
+    if args.judge_url:
+        judge_options["base_url"] = args.judge_url
+    inputs: dict[str, Any] = {}
+    for name in judged:
+        inputs.update(columns_from_records(rows, get_metric(name), columns, args.file))
+    estimate = estimate_cost(judged, judge=args.judge, judge_options=judge_options, options=options, **inputs)
+    print(f"{len(rows)} examples from {args.file}")
+    print(format_estimate(estimate))
+    skipped = [n for n in names if n not in judged]
+    if skipped:
+        print(f"not estimated (no judge requests): {', '.join(skipped)}")
+    if args.out:
+        _write(args.out, json.dumps(estimate, indent=2, ensure_ascii=False))
+        print(f"report: {args.out}")
+    return EXIT_OK
 
 
 def common_options() -> argparse.ArgumentParser:
@@ -404,6 +433,9 @@ def _add_score(sub: Any) -> None:
     s.add_argument("--html", help="write an HTML report with a histogram per score here")
     s.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="show a progress bar per metric (default: when stderr is a terminal)")
+    s.add_argument("--dry-run", action="store_true",
+                   help="send no request: print the requests, prompt and completion tokens and the price (live and "
+                        "batch) that the LLM-guided metrics would cost (--out writes it as JSON)")
     s.add_argument("--allow-errors", action="store_true",
                    help="exit 0 even when some examples got no score (default: exit 1)")
     s.set_defaults(run=score)

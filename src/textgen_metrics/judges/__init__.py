@@ -18,13 +18,17 @@ from .base import (
     Usage,
     run_sync,
 )
+from .budget import Budget, BudgetError, BudgetServer, LocalBudget, RayBudget, RemoteBudget
 from .cache import JudgeCache
+from .cluster import cluster_judge
 from .parsing import JudgeParseError, JudgeRunawayError, extract_json, parse_answer, validate
+from .shared_cache import DirectoryCache
 
 __all__ = [
     "Completion", "Judge", "JudgeError", "JudgeFatalError", "JudgeRequest", "JudgeResult", "JudgeSession", "Usage",
     "run_sync",
-    "JudgeCache", "JudgeParseError", "JudgeRunawayError", "extract_json", "parse_answer", "validate",
+    "JudgeCache", "DirectoryCache", "Budget", "BudgetError", "BudgetServer", "LocalBudget", "RayBudget",
+    "RemoteBudget", "cluster_judge", "JudgeParseError", "JudgeRunawayError", "extract_json", "parse_answer", "validate",
     "OpenAIJudge", "AzureOpenAIJudge", "GeminiJudge", "AnthropicJudge", "HFJudge", "TinyJudge", "CallableJudge",
     "get_judge", "BACKENDS",
 ]

@@ -29,7 +29,10 @@ What differs from the OpenAI wire format, and how it is handled:
   ``error.details.error_code`` is ``enforced_spend_limit_reached`` (no retry helps before the
   next month), refused connections and unknown hosts.
 - Usage: ``input_tokens`` plus the prompt-cache reads and writes as prompt tokens,
-  ``output_tokens`` as completion tokens.
+  ``output_tokens`` as completion tokens; the reads (``cache_read_input_tokens``) also as
+  ``cached_prompt_tokens``.
+- Prompt caching: the task text before the data blocks is its own content block marked
+  ``cache_control`` (``prompt_cache=True``, the default).
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .base import Completion, JudgeError, JudgeFatalError, JudgeRequest, Message
+from .batch import AnthropicBatchAPI
 from .openai import OpenAIJudge, _error_object, _retry_after
 
 __all__ = ["AnthropicJudge", "ANTHROPIC_VERSION"]
@@ -68,9 +72,26 @@ def _reset_wait(headers: Mapping[str, str]) -> float | None:
     return min(waits) if waits else None
 
 
+_DATA_START = "\n\n<<<DATA "
+
+
+def _cached_prefix(content: str) -> str | list[dict[str, Any]]:
+    """The first user message as two text blocks, the task (the same for every example of a
+    prompt) marked for Anthropic's prompt cache (``cache_control``), then the data blocks; a
+    message without data blocks stays as it is."""
+    cut = content.find(_DATA_START)
+    if cut <= 0:
+        return content
+    return [{"type": "text", "text": content[:cut], "cache_control": {"type": "ephemeral"}},
+            {"type": "text", "text": content[cut + 2:]}]
+
+
 class AnthropicJudge(OpenAIJudge):
     """A judge over Anthropic's Messages API (Claude). Same options as ``OpenAIJudge``; ``seed``
-    is not sent (the API has none)."""
+    is not sent (the API has none). ``prompt_cache`` (True): the fixed part of each prompt (the
+    system rule and the task with its worked example, before the data) is marked for
+    Anthropic's prompt cache; a prefix shorter than the model's minimum (1,024 or 2,048 tokens)
+    is simply not cached. Cached reads are reported as ``cached_prompt_tokens``."""
 
     backend = "anthropic"
     env_key = "ANTHROPIC_API_KEY"
@@ -79,9 +100,13 @@ class AnthropicJudge(OpenAIJudge):
     key_hosts = ("api.anthropic.com",)
     modes = ("tool", "text")
     default_max_tokens = 4096
+    batch_api = AnthropicBatchAPI
 
     def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None,
-                 **options: Any) -> None:
+                 prompt_cache: bool = True, **options: Any) -> None:
+        if not isinstance(prompt_cache, bool):
+            raise ValueError(f"prompt_cache: {prompt_cache!r} must be True or False")
+        self.prompt_cache = prompt_cache
         super().__init__(model, base_url=base_url, api_key=api_key, **options)
 
     def default_budget(self) -> int | None:
@@ -101,7 +126,10 @@ class AnthropicJudge(OpenAIJudge):
 
     def _body(self, messages: list[Message], request: JudgeRequest) -> dict[str, Any]:
         system = "\n\n".join(m["content"] for m in messages if m.get("role") == "system")
-        turns = [{"role": m["role"], "content": m["content"]} for m in messages if m.get("role") != "system"]
+        turns: list[dict[str, Any]] = [{"role": m["role"], "content": m["content"]} for m in messages
+                                       if m.get("role") != "system"]
+        if self.prompt_cache and turns and isinstance(turns[0]["content"], str):
+            turns[0]["content"] = _cached_prefix(turns[0]["content"])
         body: dict[str, Any] = {"model": self.model, "max_tokens": request.max_tokens or self.default_budget(),
                                 "messages": turns}
         if system:
@@ -141,7 +169,7 @@ class AnthropicJudge(OpenAIJudge):
         prompt = sum(int(usage.get(k) or 0) for k in ("input_tokens", "cache_creation_input_tokens",
                                                       "cache_read_input_tokens"))
         return Completion(text=text, prompt_tokens=prompt, completion_tokens=int(usage.get("output_tokens") or 0),
-                          finish_reason=stop)
+                          finish_reason=stop, cached_prompt_tokens=int(usage.get("cache_read_input_tokens") or 0))
 
     def _retryable(self, status: int) -> bool:
         return status in (408, 409, 429) or status >= 500

@@ -36,6 +36,12 @@ once, and decides what an answer is worth:
   CPU reads a long prompt for seconds, one request at a time) is waited for, as long as each
   request's own ``timeout`` allows.
 
+Rate limits (``requests_per_minute``, ``tokens_per_minute``; ``budget.py``): every request sent,
+retries and re-asks included, is admitted by the judge's ``budget`` first, and a server's
+Retry-After pauses every user of that budget. ``share(budget=..., cache=...)`` gives a copy of
+the judge on a budget and a cache shared with other workers (a cluster); a judge pickles
+without its locks, sessions or loaded model, which come back when first needed.
+
 Token usage is counted per result and in total: ``requests`` is every request sent (retries
 and re-asks included), ``retries`` the transport retries among them.
 """
@@ -45,6 +51,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import contextvars
 import dataclasses
 import logging
 import re
@@ -52,7 +59,8 @@ import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
-from .cache import JudgeCache, cache_key, resolve_cache
+from .budget import Budget, BudgetError, LocalBudget, estimate_tokens
+from .cache import AnswerCache, cache_key, resolve_cache
 from .parsing import JudgeParseError, JudgeRunawayError, parse_answer
 from .redaction import Redactor, redacted_error
 
@@ -83,6 +91,7 @@ class Completion:
     completion_tokens: int = 0
     finish_reason: str | None = None  # "stop", "length" (cut off by the token limit), ...
     logprobs: list[dict[str, Any]] | None = None  # [{"token", "logprob", "top_logprobs": [...]}]
+    cached_prompt_tokens: int = 0  # of prompt_tokens, those the provider read from its prompt cache
 
     @property
     def truncated(self) -> bool:
@@ -137,6 +146,7 @@ class JudgeResult:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     logprobs: list[dict[str, Any]] | None = None
+    cached_prompt_tokens: int = 0
     # the failure as an exception: a redacted copy (its type, message and causes; no secret)
     cause: BaseException | None = dataclasses.field(default=None, repr=False, compare=False)
 
@@ -156,17 +166,24 @@ class Usage:
     the cache, tokens; cost from an optional price table ``{model: (price per 1M prompt
     tokens, price per 1M completion tokens)}``."""
 
-    FIELDS = ("requests", "retries", "cached", "prompt_tokens", "completion_tokens")
+    FIELDS = ("requests", "retries", "cached", "prompt_tokens", "completion_tokens", "cached_prompt_tokens")
     requests: int
     retries: int
     cached: int
     prompt_tokens: int
     completion_tokens: int
+    cached_prompt_tokens: int  # of prompt_tokens, read from the provider's prompt cache (where it says)
 
     def __init__(self, **counts: int) -> None:
         for f in self.FIELDS:
             setattr(self, f, int(counts.get(f, 0)))
         self._lock = threading.Lock()
+
+    def __getstate__(self) -> dict[str, int]:
+        return {f: getattr(self, f) for f in self.FIELDS}
+
+    def __setstate__(self, state: dict[str, int]) -> None:
+        self.__init__(**state)  # type: ignore[misc]
 
     @classmethod
     def of(cls, obj: Any) -> Usage:
@@ -239,13 +256,22 @@ def _with_brevity(messages: list[Message]) -> list[Message]:
     return out
 
 
+# the admission of the request being sent by this task: (budget, lease, requests sent under it)
+_ADMITTED: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar("judge_admitted", default=None)
+_KEEP: Any = object()
+
+
 class Judge:
     """Base of the judge backends. Subclasses set ``backend`` and implement ``_acomplete``."""
 
     backend = "base"
+    # attributes a pickle leaves out (a loaded model, a pipeline): made again when first needed
+    _transient: tuple[str, ...] = ()
+
     def __init__(self, model: str, concurrency: int = 1, cache: Any = None, max_parse_attempts: int = 3,
                  prices: dict[str, tuple[float, float]] | None = None,
-                 first_answer_timeout: float | None = None) -> None:
+                 first_answer_timeout: float | None = None, requests_per_minute: float | None = None,
+                 tokens_per_minute: float | None = None) -> None:
         if not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 1:
             raise ValueError(f"concurrency: {concurrency!r} must be a positive integer")
         if (not isinstance(max_parse_attempts, int) or isinstance(max_parse_attempts, bool)
@@ -258,7 +284,12 @@ class Judge:
         self.model = model
         self.concurrency = concurrency
         self.first_answer_timeout = first_answer_timeout
-        self.cache: JudgeCache | None = resolve_cache(cache)
+        # the rate limits; a budget admits each request (None: no limit but ``concurrency``)
+        self.rate_budget: Budget | None = (LocalBudget(requests_per_minute, tokens_per_minute)
+                                      if requests_per_minute is not None or tokens_per_minute is not None else None)
+        self.requests_per_minute = None if self.rate_budget is None else self.rate_budget.state.requests_per_minute
+        self.tokens_per_minute = None if self.rate_budget is None else self.rate_budget.state.tokens_per_minute
+        self.cache: AnswerCache | None = resolve_cache(cache)
         self.max_parse_attempts = max_parse_attempts
         self.prices = prices
         self.usage = Usage()
@@ -322,7 +353,7 @@ class Judge:
             # the same request is already on its way: share its outcome instead of a second call
             first = await asyncio.shield(shared)
             copy = dataclasses.replace(first, requests=0, retries=0, cached=1, prompt_tokens=0,
-                                       completion_tokens=0)
+                                       completion_tokens=0, cached_prompt_tokens=0)
             self.usage.add(copy)
             session.usage.add(copy)
             return copy
@@ -393,7 +424,7 @@ class Judge:
                 if session.fatal is not None:
                     raise session.fatal
                 try:
-                    completion = await session.alive(self._acomplete(messages, current, session.ctx, result))
+                    completion = await self._admitted(messages, current, session, result)
                 except JudgeError:
                     raise
                 except Exception as e:  # the backend's failure (a transport, a body, the user's function)
@@ -403,6 +434,7 @@ class Judge:
             await asyncio.sleep(0)
             result.prompt_tokens += _count(completion.prompt_tokens)
             result.completion_tokens += _count(completion.completion_tokens)
+            result.cached_prompt_tokens += _count(completion.cached_prompt_tokens)
             text = self.redact(completion.text if isinstance(completion.text, str) else "") or ""
             result.text, result.logprobs = text, completion.logprobs
             if completion.truncated:
@@ -435,6 +467,104 @@ class Judge:
                 # the completion's fields with the redacted text (a shallow copy: no asdict walk)
                 self.cache.stage(key, dict(vars(completion), text=text))
             return
+
+    # -- rate limits (budget.py) -------------------------------------------------------------
+    def estimate_tokens(self, messages: list[Message], request: JudgeRequest) -> int:
+        """The tokens a request may cost, booked before it is sent (corrected by its usage)."""
+        return estimate_tokens(messages, request.max_tokens or self.default_budget())
+
+    async def _admitted(self, messages: list[Message], request: JudgeRequest, session: JudgeSession,
+                        tally: JudgeResult) -> Completion:
+        """``_acomplete`` (watched by ``session.alive``) admitted by the budget: a lease and a slot
+        first, the lease back after with the tokens the answer cost. The wait for the budget is not
+        the server's: ``first_answer_timeout`` counts from the first request admitted."""
+        budget = self.rate_budget
+        if budget is None or getattr(self, "batch", False) is True:  # a batch API queues on its own limits
+            return await session.alive(self._acomplete(messages, request, session.ctx, tally))
+        try:
+            lease = await budget.acquire(self.estimate_tokens(messages, request))
+        except BudgetError as e:  # the budget's server or actor is gone: no request can be admitted
+            raise JudgeFatalError(str(e)) from None
+        if not session.admitted:
+            session.admitted = True
+            if not session.answered:
+                session.started = asyncio.get_running_loop().time()
+        admitted = [budget, lease, 0, messages, request]
+        token = _ADMITTED.set(admitted)
+        used: int | None = None
+        try:
+            completion = await session.alive(self._acomplete(messages, request, session.ctx, tally))
+            with contextlib.suppress(JudgeError):
+                used = (_count(completion.prompt_tokens) + _count(completion.completion_tokens)) or None
+            return completion
+        finally:
+            _ADMITTED.reset(token)
+            with contextlib.suppress(BudgetError):  # a lease not given back runs out by itself
+                await asyncio.shield(budget.release(lease, used))
+
+    async def _sending(self) -> None:
+        """Called by a backend before each HTTP request it sends: the first is the one the
+        budget admitted, each further one (a retry, a step down) waits for a slot of its own."""
+        admitted = _ADMITTED.get()
+        if admitted is None or admitted[0] is not self.rate_budget:  # (another judge's, up the call stack)
+            return
+        admitted[2] += 1
+        if admitted[2] > 1:
+            budget, lease, _, messages, request = admitted
+            try:
+                await budget.again(lease, self.estimate_tokens(messages, request))
+            except BudgetError as e:
+                raise JudgeFatalError(str(e)) from None
+
+    def _pause_budget(self, seconds: float | None) -> None:
+        """A server asked to wait ``seconds`` (Retry-After): every user of the budget waits."""
+        if seconds is not None and seconds > 0 and self.rate_budget is not None:
+            with contextlib.suppress(BudgetError):  # the budget gone: the next admission says so
+                self.rate_budget.pause(seconds)
+
+    def limits(self) -> dict[str, Any]:
+        """``requests_per_minute``, ``tokens_per_minute`` and ``concurrency``: what a cluster
+        budget for this judge holds for the sum of its workers (``RayBudget.for_judge``)."""
+        return {"requests_per_minute": self.requests_per_minute, "tokens_per_minute": self.tokens_per_minute,
+                "concurrency": self.concurrency}
+
+    def share(self, budget: Any = _KEEP, cache: Any = _KEEP) -> Judge:
+        """A copy of this judge that admits its requests through ``budget`` (a ``Budget``:
+        ``RayBudget``, ``RemoteBudget``...; None: no limit but ``concurrency``) and keeps its
+        answers in ``cache`` (anything ``cache=`` takes: ``"dir:/shared/path"``, a
+        ``DirectoryCache``...). What is not given is kept. The copy counts its own usage."""
+        if budget is not _KEEP and budget is not None and not isinstance(budget, Budget):
+            raise TypeError(f"budget: expected a textgen_metrics Budget or None, got {type(budget).__name__}")
+        out = object.__new__(type(self))  # a shallow copy in this process: its model, locks and cache shared
+        out.__dict__.update(self.__dict__)
+        out.__dict__.pop("_redactor", None)
+        out.usage = Usage()
+        if budget is not _KEEP:
+            out.rate_budget = budget
+        if cache is not _KEEP:
+            out.cache = resolve_cache(cache)
+        return out
+
+    def __getstate__(self) -> dict[str, Any]:
+        """A pickle for another process (a Ray or Spark worker): no lock, no loaded model, no
+        cached redactor; the SQLite cache as its path, the budget as its address (or, a
+        ``LocalBudget``, its limits). The API key travels (the worker needs it) and is never
+        written anywhere by the package."""
+        state = dict(self.__dict__)
+        state.pop("_redactor", None)
+        for name in self._transient:
+            if name in state:
+                state[name] = None
+        for name, value in list(state.items()):
+            if isinstance(value, _LOCKS):
+                state[name] = _Lock(isinstance(value, _RLOCK))
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            if isinstance(value, _Lock):
+                state[name] = threading.RLock() if value.reentrant else threading.Lock()
+        self.__dict__.update(state)
 
     @contextlib.asynccontextmanager
     async def session(self) -> AsyncIterator[JudgeSession]:
@@ -485,6 +615,17 @@ class Judge:
         return f"{type(self).__name__}(model={self.model!r}, concurrency={self.concurrency})"
 
 
+_RLOCK = type(threading.RLock())
+_LOCKS = (type(threading.Lock()), _RLOCK)
+
+
+class _Lock:
+    """A lock in a pickled judge: made again where the judge is loaded."""
+
+    def __init__(self, reentrant: bool) -> None:
+        self.reentrant = reentrant
+
+
 def _count(value: Any) -> int:
     """A token count as a backend gave it (an int, or a string of digits from a user's client)."""
     if isinstance(value, bool):
@@ -520,7 +661,7 @@ async def gather_or_cancel(aws: list[Awaitable[T]]) -> list[T]:
 class JudgeSession:
     """Requests asked within one ``Judge.session()``: one backend context, one limit."""
 
-    __slots__ = ("judge", "ctx", "sem", "inflight", "fatal", "answered", "started", "usage")
+    __slots__ = ("judge", "ctx", "sem", "inflight", "fatal", "answered", "started", "usage", "admitted")
 
     def __init__(self, judge: Judge, ctx: Any, sem: asyncio.Semaphore) -> None:
         self.judge, self.ctx, self.sem = judge, ctx, sem
@@ -529,6 +670,7 @@ class JudgeSession:
         self.fatal: JudgeFatalError | None = None  # once set, nothing more is sent
         self.answered = False  # a backend call has returned an answer (of any worth)
         self.started = asyncio.get_running_loop().time()
+        self.admitted = False  # a request has been admitted by the judge's rate budget (if it has one)
 
     async def ask(self, request: JudgeRequest) -> JudgeResult:
         return await self.judge._ajudge_one(request, self)

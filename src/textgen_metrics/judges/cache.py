@@ -28,9 +28,20 @@ import sqlite3
 import threading
 import time
 import warnings
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["JudgeCache", "resolve_cache", "cache_key", "default_cache_path"]
+__all__ = ["JudgeCache", "AnswerCache", "resolve_cache", "cache_key", "default_cache_path"]
+
+
+@runtime_checkable
+class AnswerCache(Protocol):
+    """What the judge engine asks of a cache: ``JudgeCache`` (SQLite, one machine) and
+    ``shared_cache.DirectoryCache`` (one file per answer, many machines)."""
+
+    def get(self, key: str) -> Any | None: ...
+    def put(self, key: str, value: Any) -> None: ...
+    def stage(self, key: str, value: Any) -> None: ...
+    def flush(self) -> None: ...
 
 logger = logging.getLogger("textgen_metrics.judges")
 
@@ -263,15 +274,30 @@ class JudgeCache:
     def __repr__(self) -> str:
         return f"JudgeCache({self.path!r})"
 
+    def __getstate__(self) -> dict[str, Any]:  # another process opens the file again
+        self.flush()
+        return {"path": self.path}
 
-def resolve_cache(cache: Any) -> JudgeCache | None:
-    """None/False: off; True: the default file; a path; or a JudgeCache."""
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["path"])  # type: ignore[misc]
+
+
+def resolve_cache(cache: Any) -> AnswerCache | None:
+    """None/False: off; True: the default file; a path (SQLite); ``"dir:<folder>"`` (a
+    ``DirectoryCache``, shared by many machines); a JudgeCache or DirectoryCache."""
     if cache is None or cache is False:
         return None
     if cache is True:
         return JudgeCache(default_cache_path())
     if isinstance(cache, JudgeCache):
         return cache
+    if isinstance(cache, str) and cache.startswith("dir:"):
+        from .shared_cache import DirectoryCache
+
+        return DirectoryCache(cache[len("dir:"):])
     if isinstance(cache, (str, os.PathLike)):
         return JudgeCache(cache)
-    raise TypeError(f"cache: expected None, True, a path or a JudgeCache, got {type(cache).__name__}")
+    if isinstance(cache, AnswerCache) and not isinstance(cache, type):
+        return cache
+    raise TypeError(f"cache: expected None, True, a path, 'dir:<folder>', a JudgeCache or a DirectoryCache, got "
+                    f"{type(cache).__name__}")

@@ -50,12 +50,14 @@ class CallableJudge(Judge):
 
     def __init__(self, fn: Callable[..., Any], concurrency: int = 1, cache: Any = None, max_parse_attempts: int = 3,
                  model: str | None = None, prices: dict[str, tuple[float, float]] | None = None,
-                 max_tokens: int | None = None) -> None:
+                 max_tokens: int | None = None, requests_per_minute: float | None = None,
+                 tokens_per_minute: float | None = None) -> None:
         if not callable(fn):
             raise TypeError(f"judge: expected a callable messages -> str, got {type(fn).__name__}")
         name = model or getattr(fn, "model", None) or getattr(fn, "__qualname__", None) or type(fn).__name__
         super().__init__(str(name), concurrency=concurrency, cache=cache,
-                         max_parse_attempts=max_parse_attempts, prices=prices)
+                         max_parse_attempts=max_parse_attempts, prices=prices,
+                         requests_per_minute=requests_per_minute, tokens_per_minute=tokens_per_minute)
         self.fn = fn
         self._takes_task = _takes_task(fn)
         self._takes_budget = _takes(fn, "max_tokens")

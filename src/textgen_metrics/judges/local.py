@@ -47,6 +47,16 @@ How a request is answered:
   answer that ends is complete and well formed: with the verdicts keyed by item number, no
   answer is asked again for its structure. ``judge_mode`` is ``"xgrammar"`` (``"text"`` with
   ``structured="none"``). The decision and its figures: docs/real_judges.md.
+- Rows of a batch that start alike (every request of a metric starts with the same system text,
+  task and worked example) have that prefix computed once, not once per row
+  (``judges/prefix.py``; ``share_prefix=False`` turns it off): the answers are the tokens the
+  plain left-padded batch writes, and the prefill, most of a constrained batch's cost on a CPU,
+  shrinks by the shared share. A model with sliding-window layers shares only where the whole row
+  fits in its window.
+- ``dtype`` sets the weights' dtype: ``"auto"`` (the model's own; a GGUF file dequantizes to
+  float32), ``"bfloat16"`` (half the memory; faster on CPUs with AVX-512 BF16 or AMX and on
+  GPUs), ``"float16"`` or ``"float32"``. Other weights write other answers, so a dtype other than
+  ``"auto"`` is part of the cache key.
 - A request that asks for log-probabilities (G-Eval's weighting) gets the top alternatives of
   each token of the answer from the model's distribution before any grammar mask, as llama.cpp
   and OpenAI report them.
@@ -62,6 +72,7 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Union
 
+from . import prefix as _prefix
 from .base import Completion, Judge, JudgeError, JudgeFatalError, JudgeRequest, JudgeResult, Message
 
 if TYPE_CHECKING:  # imported at run time only when a model is loaded
@@ -155,6 +166,7 @@ class _Loaded:
     context: int | None  # the model's maximal sequence length, when its config says
     system_role: bool  # the chat template renders a system message
     vocab_size: int = 0  # the width of the model's logits
+    window: int | None = None  # the attention window of a model with sliding-window layers
     grammars: Any = None  # grammar.Grammars when decoding is constrained to the schema
 
 
@@ -187,13 +199,18 @@ def _torch_device(device: Device) -> torch.device:
     return torch.device(f"cuda:{device}")
 
 
-def _dtype_option() -> dict[str, Any]:
-    """``dtype="auto"`` under the keyword this transformers version reads."""
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+
+
+def _dtype_option(dtype: str = "auto") -> dict[str, Any]:
+    """The weights' dtype (``"auto"``: the model's own; a GGUF file dequantizes to float32) under
+    the keyword this transformers version reads."""
+    import torch
     import transformers
     from packaging.version import Version
 
     key = "dtype" if Version(transformers.__version__) >= Version("4.56") else "torch_dtype"
-    return {key: "auto"}
+    return {key: "auto" if dtype == "auto" else getattr(torch, dtype)}
 
 
 def _ids(value: Any) -> set[int]:
@@ -254,11 +271,14 @@ class HFJudge(Judge):
     backend = "hf"
     budget_base = 128  # tokens for the answer's JSON object around its list
     budget_per_item = 64  # tokens per item asked for (index, a one-sentence reason, a verdict)
+    _transient = ("_loaded", "_pipe")  # a pickle (a cluster's worker) loads the model again
 
     def __init__(self, model: str, device: Device = None, batch_size: int = 8, max_new_tokens: int = 512,
                  cache: Any = None, max_parse_attempts: int = 3,
                  prices: dict[str, tuple[float, float]] | None = None, temperature: float = 0.0,
-                 chat_template: str | None = None, structured: str = "auto") -> None:
+                 chat_template: str | None = None, structured: str = "auto", share_prefix: bool = True,
+                 dtype: str = "auto", requests_per_minute: float | None = None,
+                 tokens_per_minute: float | None = None) -> None:
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
             raise ValueError(f"batch_size: {batch_size!r} must be a positive integer")
         if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
@@ -266,9 +286,12 @@ class HFJudge(Judge):
         if not isinstance(temperature, (int, float)) or isinstance(temperature, bool) or temperature < 0:
             raise ValueError(f"temperature: {temperature!r} must be a number >= 0")
         super().__init__(model, concurrency=batch_size, cache=cache,
-                         max_parse_attempts=max_parse_attempts, prices=prices)
+                         max_parse_attempts=max_parse_attempts, prices=prices,
+                         requests_per_minute=requests_per_minute, tokens_per_minute=tokens_per_minute)
         if chat_template is not None and (not isinstance(chat_template, str) or not chat_template.strip()):
             raise ValueError("chat_template: give a Jinja chat template (a string), or None for the model's own")
+        if dtype not in DTYPES:
+            raise ValueError(f"dtype: {dtype!r} is not one of {list(DTYPES)}")
         if structured not in ("auto", "xgrammar", "none"):
             raise ValueError(f"structured: {structured!r} is not one of ['auto', 'xgrammar', 'none']")
         from .grammar import available
@@ -285,6 +308,8 @@ class HFJudge(Judge):
         self.batch_size = batch_size
         self.max_new_tokens = int(max_new_tokens)
         self.temperature = float(temperature)
+        self.share_prefix = bool(share_prefix)
+        self.dtype = dtype
         self._loaded: _Loaded | None = None
         self._pipe: Any = None
         self._load_lock = threading.Lock()
@@ -295,6 +320,8 @@ class HFJudge(Judge):
         s.update(max_new_tokens=self.max_new_tokens, temperature=self.temperature, structured=self.structured)
         if self.chat_template is not None:
             s["chat_template"] = self.chat_template
+        if self.dtype != "auto":  # other weights, other answers (left out at "auto": earlier keys hold)
+            s["dtype"] = self.dtype
         return s
 
     # -- budgets ---------------------------------------------------------------------------
@@ -331,7 +358,7 @@ class HFJudge(Judge):
         tokenizer = AutoTokenizer.from_pretrained(self.path, local_files_only=True, **where)
         device = _torch_device(self.device)
         model: Any = AutoModelForCausalLM.from_pretrained(self.path, local_files_only=True, **where,
-                                                          **_dtype_option())
+                                                          **_dtype_option(self.dtype))
         model = model.to(device).eval()
         if self.chat_template is not None:
             tokenizer.chat_template = self.chat_template
@@ -353,7 +380,8 @@ class HFJudge(Judge):
         context = getattr(text_config, "max_position_embeddings", None) or getattr(text_config, "n_positions", None)
         vocab = int(getattr(text_config, "vocab_size", 0) or model.get_output_embeddings().weight.shape[0])
         loaded = _Loaded(model=model, tokenizer=tokenizer, device=device, eos_ids=frozenset(eos), pad_id=int(pad),
-                         context=int(context) if context else None, system_role=True, vocab_size=vocab)
+                         context=int(context) if context else None, system_role=True, vocab_size=vocab,
+                         window=_prefix.sliding_window(text_config))
         loaded.system_role = self._renders_system(tokenizer)
         if self.structured == "xgrammar":
             from .grammar import Grammars
@@ -446,9 +474,17 @@ class HFJudge(Judge):
         from transformers import StoppingCriteriaList
 
         loaded = self._load()
-        width = max(len(j.ids) for j in jobs)
-        rows = [[loaded.pad_id] * (width - len(j.ids)) + j.ids for j in jobs]
-        masks = [[0] * (width - len(j.ids)) + [1] * len(j.ids) for j in jobs]
+        shared = _prefix.plan([j.ids for j in jobs]) if self.share_prefix else None
+        if shared is not None and loaded.window is not None and \
+                shared.prefix_width + shared.suffix_width + max(j.budget for j in jobs) >= loaded.window:
+            shared = None  # padding inside a sliding window would hide tokens the row sees without it
+        if shared is not None:
+            rows, masks = shared.layout([j.ids for j in jobs], loaded.pad_id)
+        else:
+            width = max(len(j.ids) for j in jobs)
+            rows = [[loaded.pad_id] * (width - len(j.ids)) + j.ids for j in jobs]
+            masks = [[0] * (width - len(j.ids)) + [1] * len(j.ids) for j in jobs]
+        width = len(rows[0])
         input_ids = torch.tensor(rows, dtype=torch.long, device=loaded.device)
         attention_mask = torch.tensor(masks, dtype=torch.long, device=loaded.device)
         budgets = [j.budget for j in jobs]
@@ -482,6 +518,9 @@ class HFJudge(Judge):
 
             options["logits_processor"] = LogitsProcessorList(processors)
         with self._gen_lock, torch.inference_mode():
+            if shared is not None:
+                cache = _prefix.prefill(loaded.model, shared, [j.ids for j in jobs], loaded.pad_id, loaded.device)
+                options[_prefix.cache_argument(loaded.model)] = cache
             out = loaded.model.generate(input_ids=input_ids, attention_mask=attention_mask,
                                         stopping_criteria=StoppingCriteriaList([criteria]), **options)
         new = out[:, width:].tolist()

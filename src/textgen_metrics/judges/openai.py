@@ -56,6 +56,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .base import Completion, Judge, JudgeError, JudgeFatalError, JudgeRequest, JudgeResult, Message, logger
+from .batch import AzureBatchAPI, BatchAPI, BatchContext, BatchRun, OpenAIBatchAPI
 
 __all__ = ["OpenAIJudge", "AzureOpenAIJudge", "GeminiJudge", "classify_400", "DIALECTS"]
 
@@ -187,15 +188,21 @@ class OpenAIJudge(Judge):
     default_url = "https://api.openai.com/v1"
     key_hosts: tuple[str, ...] = ("api.openai.com",)  # servers that answer nothing without a key
     modes: tuple[str, ...] = DIALECTS  # how answers are asked for, best first; a refusal steps down
+    batch_api: type[BatchAPI] | None = OpenAIBatchAPI  # the provider's batch wire format (batch=True)
 
     def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None,
                  temperature: float | None = 0.0, seed: int | None = None, max_tokens: int | None = None,
                  timeout: float = 60, max_retries: int = 5, concurrency: int = 8, cache: Any = None,
                  max_parse_attempts: int = 3, prices: dict[str, tuple[float, float]] | None = None,
                  backoff: float = 0.5, max_backoff: float = 30.0, response_format: str = "auto",
-                 first_answer_timeout: float | None = None) -> None:
+                 first_answer_timeout: float | None = None, batch: bool = False, batch_retry: str = "batch",
+                 batch_poll_interval: float = 10.0, batch_max_poll_interval: float = 300.0,
+                 batch_window: float = 0.5, requests_per_minute: float | None = None,
+                 tokens_per_minute: float | None = None) -> None:
         super().__init__(model, concurrency=concurrency, cache=cache, max_parse_attempts=max_parse_attempts,
-                         prices=prices, first_answer_timeout=first_answer_timeout)
+                         prices=prices, first_answer_timeout=first_answer_timeout,
+                         requests_per_minute=requests_per_minute, tokens_per_minute=tokens_per_minute)
+        self._batch_options(batch, batch_retry, batch_poll_interval, batch_max_poll_interval, batch_window)
         if not isinstance(model, str) or not model:
             raise ValueError("model: give the model name the server serves, e.g. 'gpt-4o-mini'")
         if response_format != "auto":
@@ -221,6 +228,28 @@ class OpenAIJudge(Judge):
         if self.mode not in self.modes:
             self.mode = self.modes[0]
         self.send_temperature = temperature is not None
+
+    def _batch_options(self, batch: Any, retry: Any, poll: Any, max_poll: Any, window: Any) -> None:
+        """Batch mode (``judges/batch.py``): the provider's batch API at half the price."""
+        if not isinstance(batch, bool):
+            raise ValueError(f"batch: {batch!r} must be True or False")
+        if batch and self.batch_api is None:
+            raise ValueError(f"batch: {type(self).__name__} has no batch API; batch=True is for OpenAIJudge, "
+                             "AzureOpenAIJudge and AnthropicJudge")
+        if retry not in ("batch", "live"):
+            raise ValueError(f"batch_retry: {retry!r} is not one of ['batch', 'live']")
+        for name, value in (("batch_poll_interval", poll), ("batch_max_poll_interval", max_poll),
+                            ("batch_window", window)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+                raise ValueError(f"{name}: {value!r} must be a number of seconds > 0")
+        if batch and self.first_answer_timeout is not None:
+            raise ValueError("first_answer_timeout: not with batch=True (a batch may take up to 24 h)")
+        self.batch, self.batch_retry = batch, retry
+        self.batch_poll_interval, self.batch_max_poll_interval = float(poll), float(max_poll)
+        self.batch_window = float(window)
+        self.live_concurrency = self.concurrency  # the live requests' limit (batch_retry="live")
+        if batch:  # every request of a stage waits in the batch at once
+            self.concurrency = 1 << 30
 
     @property
     def _api_key(self) -> str | None:
@@ -253,9 +282,11 @@ class OpenAIJudge(Judge):
     @property
     def judge_mode(self) -> str:
         dropped = self.temperature is not None and not self.send_temperature
-        return self.mode + (", temperature not sent" if dropped else "")
+        return self.mode + (", temperature not sent" if dropped else "") + (", batch" if self.batch else "")
 
-    def _open(self) -> _HTTPClient:
+    def _open(self) -> contextlib.AbstractAsyncContextManager[Any]:
+        if self.batch and self.batch_api is not None:
+            return BatchContext(self, self.batch_api(self))
         return _HTTPClient(self.timeout)
 
     # -- the wire format (Azure, Gemini and Anthropic override these) ------------------------
@@ -379,6 +410,11 @@ class OpenAIJudge(Judge):
                          tally: JudgeResult) -> Completion:
         import aiohttp
 
+        if isinstance(session, BatchRun):  # batch mode: the request waits for its stage's batch
+            if self.batch_retry == "live" and tally.attempts > 1:  # a re-ask, sent live
+                async with session.live:
+                    return await self._acomplete(messages, request, session.http, tally)
+            return await session.ask(self._body(messages, request), request, tally)
         url = self._url()
         last = "no attempt"
         attempt = 0
@@ -386,6 +422,7 @@ class OpenAIJudge(Judge):
         while attempt <= self.max_retries:
             body = self._body(messages, request)
             wait: float | None = None
+            await self._sending()  # the budget's slot for this request (rate limits; budget.py)
             tally.sent(retry=attempt > 0)
             try:
                 async with session.post(url, json=body, headers=self._headers(request)) as resp:
@@ -426,6 +463,7 @@ class OpenAIJudge(Judge):
                                                               f"{_short(quota)}); no retry can help"))
                         last = f"HTTP {status}: {_short(_error_message(text), 120)}"
                         wait = self._retry_after(status, resp.headers, text)
+                        self._pause_budget(wait)  # every user of the budget waits, not only this request
                     else:
                         fatal = self._fatal(status, _short(_error_message(text)))
                         if fatal is not None:
@@ -464,6 +502,7 @@ class AzureOpenAIJudge(OpenAIJudge):
     key_hosts = ()
     modes = _HOSTED
     default_api_version = "2024-10-21"
+    batch_api = AzureBatchAPI
 
     def __init__(self, deployment: str, endpoint: str | None = None, api_version: str | None = None,
                  api_key: str | None = None, azure_ad_token: str | None = None, **options: Any) -> None:
@@ -530,6 +569,7 @@ class GeminiJudge(OpenAIJudge):
     default_url = "https://generativelanguage.googleapis.com/v1beta/openai"
     key_hosts = ("generativelanguage.googleapis.com",)
     modes = _HOSTED
+    batch_api = None
 
     def _fatal(self, status: int, message: str) -> JudgeFatalError | None:
         if status == 404:
@@ -583,9 +623,11 @@ def _completion(payload: Any) -> Completion:
                      "top_logprobs": [{"token": x.get("token"), "logprob": x.get("logprob")}
                                       for x in (t.get("top_logprobs") or [])]}
                     for t in lp["content"]]
+    details = usage.get("prompt_tokens_details")
+    cached = int(details.get("cached_tokens") or 0) if isinstance(details, dict) else 0
     return Completion(text=content, prompt_tokens=int(usage.get("prompt_tokens") or 0),
                       completion_tokens=int(usage.get("completion_tokens") or 0),
-                      finish_reason=choice.get("finish_reason"), logprobs=logprobs)
+                      finish_reason=choice.get("finish_reason"), logprobs=logprobs, cached_prompt_tokens=cached)
 
 
 class _HTTPClient(contextlib.AbstractAsyncContextManager):  # type: ignore[type-arg]

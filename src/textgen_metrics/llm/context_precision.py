@@ -18,8 +18,8 @@ from .prompts import CONTEXT_FORMAT, prompt
 __all__ = ["ContextPrecision"]
 
 _USEFUL = """\
-The data blocks hold a query, a ground truth answer to it and $n retrieved contexts \
-(context_1 to context_$n). For each context, decide whether it was useful for arriving at the \
+The data blocks hold a query, a ground truth answer to it and the retrieved \
+contexts (context_1, context_2 and so on). For each context, decide whether it was useful for arriving at the \
 ground truth answer to the query: "yes" if it contains information that the answer uses, "no" \
 otherwise.
 """ + CONTEXT_FORMAT

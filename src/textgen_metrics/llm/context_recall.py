@@ -18,7 +18,7 @@ __all__ = ["ContextRecall"]
 
 _ATTRIBUTABLE = """\
 The data block "statements" lists numbered statements from a ground truth answer, and the \
-blocks context_1 to context_$n hold retrieved contexts. For each statement, decide whether it can \
+blocks context_1, context_2 and so on hold retrieved contexts. For each statement, decide whether it can \
 be attributed to the contexts: "yes" if the contexts state it or directly support it, "no" \
 otherwise. Use no prior knowledge: take the contexts at face value and judge only what they say.
 """ + VERDICT_FORMAT

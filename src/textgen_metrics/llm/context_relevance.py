@@ -9,7 +9,7 @@ from .prompts import CONTEXT_FORMAT, prompt
 __all__ = ["ContextRelevance"]
 
 _RELEVANT = """\
-The data blocks hold a query and $n retrieved contexts (context_1 to context_$n). For each \
+The data blocks hold a query and the retrieved contexts (context_1, context_2 and so on). For each \
 context, decide whether it is relevant to the query: "yes" if any part of it helps answer the \
 query, even if most of it does not; "no" otherwise.
 """ + CONTEXT_FORMAT

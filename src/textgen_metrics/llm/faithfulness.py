@@ -29,8 +29,8 @@ Answer: {"claims": ["Albert Einstein was born in Ulm.", "Albert Einstein was bor
 "Albert Einstein won the Nobel Prize in Physics."]}"""
 
 _IMPLIED = """\
-The data block "claims" lists numbered claims from a text, and the blocks context_1 to \
-context_$n hold retrieved contexts. For each claim, decide whether the contexts imply it: \
+The data block "claims" lists numbered claims from a text, and the blocks context_1, \
+context_2 and so on hold retrieved contexts. For each claim, decide whether the contexts imply it: \
 "yes" only if the claim can be verified from the contexts, "no" otherwise. A claim that \
 contradicts a context is "no"; a claim that is unrelated to the contexts (neither implied nor \
 contradicted) is also "no". Use no prior knowledge: take the contexts at face value, even where \

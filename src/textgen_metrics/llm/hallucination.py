@@ -15,7 +15,7 @@ from .prompts import CONTEXT_FORMAT, prompt
 __all__ = ["Hallucination"]
 
 _CONTRADICTS = """\
-The data blocks hold a text ("prediction") and $n contexts (context_1 to context_$n). For each \
+The data blocks hold a text ("prediction") and the contexts (context_1, context_2 and so on). For each \
 context, decide whether the text contradicts it: "yes" only if the text directly contradicts \
 something the context states; "no" if the text agrees with it, does not address it, or lacks \
 detail. Speculative or hedged language ("may", "might", "possibly") is not a contradiction. Use \

@@ -1,0 +1,565 @@
+"""Rate limits for judges: one budget of requests per minute, tokens per minute and requests in
+flight, held for every user of it: the requests of one judge (``LocalBudget``), of every worker
+process of a Ray cluster (``RayBudget``, a named actor) or of any processes that reach a small
+TCP service (``BudgetServer`` and its client ``RemoteBudget``: Spark executors, multiprocessing).
+
+How a request is admitted (``Budget.acquire`` before it is sent, ``Budget.release`` after):
+
+- **Requests per minute** and **tokens per minute** are booked on a virtual schedule (the generic
+  cell rate algorithm): a request may start at ``max(now, next request slot, next token slot,
+  end of a pause)``; booking it moves the request slot ``60 / requests_per_minute`` seconds on
+  and the token slot ``estimate * 60 / tokens_per_minute`` seconds on. No credit builds up while
+  the budget is idle, so no burst goes over the limit after a quiet spell: over any window of
+  ``W`` seconds at most ``W * requests_per_minute / 60 + 1`` requests start.
+- The token **estimate** of a request is its prompt's characters / 4 plus its answer budget
+  (``max_tokens``, else 256); ``release`` corrects the schedule with the tokens the server
+  reported (prompt + completion), so a steady run is held to what it really used.
+- **Concurrency**: a request holds one of ``concurrency`` leases from ``acquire`` to
+  ``release``. A remote lease is time-limited (``lease_seconds``) and renewed by its holder
+  while the request runs: a worker that dies with leases in hand (a killed Ray actor, a lost
+  executor) gives them back when they run out, never holds them for good.
+- **Pause**: ``pause(seconds)`` (a 429 whose Retry-After says how long) moves every slot past
+  the pause: every user of the budget waits, not only the one that got the 429.
+- A booking is made at most ``horizon`` seconds ahead of its start (0.05 s); a request whose
+  slot is further away asks again later. A pause therefore holds back everything but at most
+  ``horizon`` seconds of requests already booked.
+
+The budget's clock is its holder's (the actor's, the server's): callers are told how long to
+wait, never a time, so machines' clocks need not agree.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import itertools
+import json
+import math
+import os
+import secrets
+import socket
+import socketserver
+import threading
+import time
+import weakref
+from typing import Any
+
+__all__ = ["Budget", "BudgetState", "Lease", "LocalBudget", "RemoteBudget", "BudgetServer", "RayBudget",
+           "BudgetError", "estimate_tokens"]
+
+DEFAULT_ANSWER_TOKENS = 256  # the answer's share of a token estimate when a request names no budget
+_POLL_MIN, _POLL_MAX = 0.005, 0.05  # seconds between asks for a lease while all are taken
+
+
+class BudgetError(RuntimeError):
+    """The budget cannot be reached (its server or actor is gone): nothing can be admitted."""
+
+
+def _limit(name: str, value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name}: {value!r} must be a positive number, or None for no limit")
+    return float(value)
+
+
+def _slots(name: str, value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name}: {value!r} must be a positive integer, or None for no limit")
+    return value
+
+
+def estimate_tokens(messages: Any, max_tokens: int | None) -> int:
+    """What a request may cost in tokens before it is sent: its text's characters / 4 (about a
+    token each for English) plus the answer's budget."""
+    chars = 0
+    for m in messages or []:
+        content = m.get("content") if isinstance(m, dict) else m
+        chars += len(content) if isinstance(content, str) else len(json.dumps(content, default=str))
+    return chars // 4 + 1 + (max_tokens if max_tokens else DEFAULT_ANSWER_TOKENS)
+
+
+class BudgetState:
+    """The bookkeeping of one budget, with no clock of its own (every call gets ``now``) and no
+    lock (its holder serializes calls). Every front (local, actor, server) wraps one."""
+
+    def __init__(self, requests_per_minute: float | None = None, tokens_per_minute: float | None = None,
+                 concurrency: int | None = None, lease_seconds: float | None = 30.0,
+                 horizon: float = 0.05) -> None:
+        self.requests_per_minute = _limit("requests_per_minute", requests_per_minute)
+        self.tokens_per_minute = _limit("tokens_per_minute", tokens_per_minute)
+        self.concurrency = _slots("concurrency", concurrency)
+        self.lease_seconds = _limit("lease_seconds", lease_seconds)
+        self.horizon = float(horizon)
+        self.next_request = -math.inf  # the first time the next request may start
+        self.next_token = -math.inf  # the time the tokens booked so far are paid for
+        self.paused_until = -math.inf
+        self.leases: dict[str, float] = {}  # lease id -> when it runs out (inf: never)
+        self._ids = itertools.count()
+        self.granted = 0  # requests booked, for reports and tests
+        self.pauses = 0
+        self.expired = 0  # leases that ran out in their holder's hands (a dead worker)
+
+    def limits(self) -> dict[str, Any]:
+        return {"requests_per_minute": self.requests_per_minute, "tokens_per_minute": self.tokens_per_minute,
+                "concurrency": self.concurrency}
+
+    def _expire(self, now: float) -> None:
+        if self.lease_seconds is None:
+            return
+        dead = [k for k, until in self.leases.items() if until < now]
+        for k in dead:
+            del self.leases[k]
+        self.expired += len(dead)
+
+    def _start(self, now: float) -> float:
+        return max(now, self.next_request, self.next_token, self.paused_until)
+
+    def _book(self, start: float, tokens: int) -> None:
+        if self.requests_per_minute is not None:
+            self.next_request = start + 60.0 / self.requests_per_minute
+        if self.tokens_per_minute is not None:
+            self.next_token = max(self.next_token, start) + tokens * 60.0 / self.tokens_per_minute
+        self.granted += 1
+
+    def _until(self, now: float) -> float:
+        return now + self.lease_seconds if self.lease_seconds is not None else math.inf
+
+    def acquire(self, tokens: int, now: float) -> tuple[str | None, float]:
+        """``(lease id, seconds to wait before sending)``, or ``(None, seconds before asking
+        again)`` when every lease is taken or the request's slot is further than ``horizon``."""
+        self._expire(now)
+        if self.concurrency is not None and len(self.leases) >= self.concurrency:
+            return None, 0.0  # the caller polls (its own back-off)
+        start = self._start(now)
+        if start > now + self.horizon:
+            return None, start - now - self.horizon / 2
+        self._book(start, tokens)
+        lease = f"{os.getpid()}-{next(self._ids)}"
+        self.leases[lease] = self._until(now)
+        return lease, start - now
+
+    def again(self, lease: str, tokens: int, now: float) -> tuple[bool, float]:
+        """Book one more request under a lease held (a retry of the same request):
+        ``(booked, seconds to wait)``; not booked: ask again after that many seconds."""
+        self._expire(now)
+        start = self._start(now)
+        if start > now + self.horizon:
+            return False, start - now - self.horizon / 2
+        self._book(start, tokens)
+        self.leases[lease] = self._until(now)  # (back, if it had run out meanwhile)
+        return True, start - now
+
+    def release(self, lease: str, estimate: int, used: int | None, now: float) -> None:
+        """The lease back; ``used`` (tokens the server reported, None: unknown) corrects what
+        ``estimate`` booked."""
+        self.leases.pop(lease, None)
+        if used is not None and self.tokens_per_minute is not None:
+            self.next_token += (used - estimate) * 60.0 / self.tokens_per_minute
+
+    def renew(self, leases: list[str], now: float) -> None:
+        for lease in leases:
+            if lease in self.leases:
+                self.leases[lease] = self._until(now)
+
+    def pause(self, seconds: float, now: float) -> None:
+        if seconds > 0:
+            self.paused_until = max(self.paused_until, now + seconds)
+            self.pauses += 1
+
+    def stats(self, now: float) -> dict[str, Any]:
+        self._expire(now)
+        return dict(self.limits(), granted=self.granted, pauses=self.pauses, expired=self.expired,
+                    in_flight=len(self.leases), paused_for=max(0.0, self.paused_until - now))
+
+
+class Lease:
+    """One request's admission: a concurrency lease and the tokens its booking estimated."""
+
+    __slots__ = ("id", "estimate", "keeper")
+
+    def __init__(self, lease_id: str, estimate: int) -> None:
+        self.id, self.estimate = lease_id, estimate
+        self.keeper: asyncio.Task[None] | None = None
+
+
+class Budget:
+    """What the judge engine asks of a budget. Subclasses implement ``_call(op, *args)``: one
+    operation of ``BudgetState`` (``acquire``, ``again``, ``release``, ``renew``, ``pause``,
+    ``stats``, ``limits``), done where the state lives, ``now`` supplied there."""
+
+    renews = False  # the holder renews its leases while a request runs (remote, time-limited leases)
+    lease_seconds: float | None = None
+
+    # -- what a subclass provides ---------------------------------------------------------
+    def _call(self, op: str, *args: Any) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    async def _acall(self, op: str, *args: Any) -> Any:
+        """``_call`` without holding up the event loop (a remote call runs in a thread)."""
+        return await asyncio.to_thread(self._call, op, *args)
+
+    # -- the engine's side ----------------------------------------------------------------
+    async def acquire(self, tokens: int = 0) -> Lease:
+        """Wait for a lease and a slot for one request of about ``tokens`` tokens; return when
+        it may be sent."""
+        poll = _POLL_MIN
+        while True:
+            lease, wait = await self._acall("acquire", int(tokens))
+            if lease is not None:
+                held = Lease(lease, int(tokens))
+                if self.renews:
+                    held.keeper = asyncio.ensure_future(self._keep(held))
+                if wait > 0:
+                    await asyncio.sleep(wait)
+                return held
+            if wait > 0:  # the slot is further off: ask again nearer to it
+                await asyncio.sleep(wait)
+                poll = _POLL_MIN
+            else:  # every lease is taken: ask again soon, less often the longer it lasts
+                await asyncio.sleep(poll)
+                poll = min(poll * 1.5, _POLL_MAX)
+
+    async def again(self, lease: Lease, tokens: int | None = None) -> None:
+        """Wait for a slot for one more request under ``lease`` (a retry of the same request)."""
+        tokens = lease.estimate if tokens is None else int(tokens)
+        while True:
+            booked, wait = await self._acall("again", lease.id, tokens)
+            if wait > 0:
+                await asyncio.sleep(wait)
+            if booked:
+                lease.estimate += tokens
+                return
+
+    async def release(self, lease: Lease, used_tokens: int | None = None) -> None:
+        """Give ``lease`` back; ``used_tokens``: the tokens the requests really cost (None: unknown,
+        the estimate stands)."""
+        if lease.keeper is not None:
+            lease.keeper.cancel()
+            lease.keeper = None
+        await self._acall("release", lease.id, lease.estimate, used_tokens)
+
+    def pause(self, seconds: float) -> None:
+        """Hold back every request of every user of this budget for ``seconds`` (a 429's
+        Retry-After)."""
+        if seconds and seconds > 0:
+            self._call("pause", float(seconds))
+
+    def stats(self) -> dict[str, Any]:
+        """The limits, requests granted, pauses, leases in flight and leases that ran out."""
+        stats: dict[str, Any] = self._call("stats")
+        return stats
+
+    def limits(self) -> dict[str, Any]:
+        limits: dict[str, Any] = self._call("limits")
+        return limits
+
+    async def _keep(self, lease: Lease) -> None:
+        period = (self.lease_seconds or 30.0) / 3
+        with contextlib.suppress(asyncio.CancelledError):
+            while True:
+                await asyncio.sleep(period)
+                with contextlib.suppress(BudgetError):
+                    await self._acall("renew", [lease.id])
+
+
+class LocalBudget(Budget):
+    """A budget held in this process (every thread and event loop of it): what a judge made
+    with ``requests_per_minute=`` or ``tokens_per_minute=`` uses. Sent to another process (a
+    pickle), it is a new budget with the same limits there: for the sum of several processes use
+    ``RayBudget`` or ``BudgetServer``."""
+
+    def __init__(self, requests_per_minute: float | None = None, tokens_per_minute: float | None = None,
+                 concurrency: int | None = None) -> None:
+        self.state = BudgetState(requests_per_minute, tokens_per_minute, concurrency, lease_seconds=None)
+        self._lock = threading.Lock()
+
+    def _call(self, op: str, *args: Any) -> Any:
+        with self._lock:
+            return _apply(self.state, op, list(args))
+
+    async def _acall(self, op: str, *args: Any) -> Any:
+        return self._call(op, *args)  # a lock held for microseconds: no thread needed
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"limits": self.state.limits()}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(**state["limits"])  # type: ignore[misc]
+
+    def __repr__(self) -> str:
+        return f"LocalBudget({self.state.limits()})"
+
+
+_NOW_OPS = ("acquire", "again", "release", "renew", "pause", "stats")
+
+
+def _apply(state: BudgetState, op: str, args: list[Any]) -> Any:
+    if op == "limits":
+        return state.limits()
+    if op not in _NOW_OPS:
+        raise ValueError(f"unknown budget operation {op!r}")
+    return getattr(state, op)(*args, time.monotonic())
+
+
+# -- a budget over TCP: the driver runs the server, any process that reaches it is a client ------
+class _Handler(socketserver.StreamRequestHandler):
+    server: _TCPServer
+
+    def setup(self) -> None:
+        super().setup()
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def handle(self) -> None:
+        authed = False
+        for line in self.rfile:
+            try:
+                msg = json.loads(line)
+                if not authed:
+                    if not hmac.compare_digest(str(msg.get("token", "")), self.server.token):
+                        self._send({"error": "bad token"})
+                        return
+                    authed = True
+                    self._send({"ok": True})
+                    continue
+                with self.server.lock:
+                    result = _apply(self.server.state, msg["op"], msg.get("args") or [])
+                self._send({"result": result})
+            except (ValueError, KeyError, TypeError) as e:
+                self._send({"error": f"{type(e).__name__}: {e}"})
+
+    def _send(self, payload: dict[str, Any]) -> None:
+        self.wfile.write(json.dumps(payload).encode() + b"\n")
+        self.wfile.flush()
+
+
+class _TCPServer(socketserver.ThreadingTCPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, address: tuple[str, int], state: BudgetState, token: str) -> None:
+        self.state, self.token, self.lock = state, token, threading.Lock()
+        super().__init__(address, _Handler)
+
+
+class RemoteBudget(Budget):
+    """A client of a ``BudgetServer``: picklable (its address and access token), so every
+    process a judge is shipped to speaks to the same budget. One connection per thread."""
+
+    renews = True
+
+    def __init__(self, address: tuple[str, int], token: str, lease_seconds: float = 30.0,
+                 timeout: float = 30.0) -> None:
+        self.address = (str(address[0]), int(address[1]))
+        self.token = token
+        self.lease_seconds = lease_seconds
+        self.timeout = timeout
+        self._local = threading.local()
+
+    def _connect(self) -> tuple[socket.socket, Any]:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            try:
+                sock = socket.create_connection(self.address, timeout=self.timeout)
+            except OSError as e:
+                raise BudgetError(f"budget: cannot reach the budget server at {self.address[0]}:{self.address[1]} "
+                                  f"({e}); it runs in the driver, which must be alive") from None
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            reader = sock.makefile("rb")
+            conn = (sock, reader)
+            self._local.conn = conn
+            reply = self._exchange(conn, {"token": self.token})
+            if "error" in reply:
+                self._drop()
+                raise BudgetError(f"budget: the server at {self.address[0]}:{self.address[1]} refused the access "
+                                  "token")
+        return conn
+
+    def _exchange(self, conn: tuple[socket.socket, Any], payload: dict[str, Any]) -> dict[str, Any]:
+        sock, reader = conn
+        sock.sendall(json.dumps(payload).encode() + b"\n")
+        line = reader.readline()
+        if not line:
+            raise OSError("the budget server closed the connection")
+        reply: dict[str, Any] = json.loads(line)
+        return reply
+
+    def _drop(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        self._local.conn = None
+        if conn is not None:
+            with contextlib.suppress(OSError):
+                conn[1].close()
+                conn[0].close()
+
+    def _call(self, op: str, *args: Any) -> Any:
+        for attempt in (0, 1):  # a connection dropped since its last use: one more on a new one
+            conn = self._connect()
+            try:
+                reply = self._exchange(conn, {"op": op, "args": list(args)})
+            except (OSError, ValueError) as e:
+                self._drop()
+                if attempt:
+                    raise BudgetError(f"budget: the budget server at {self.address[0]}:{self.address[1]} "
+                                      f"failed ({e})") from None
+                continue
+            if "error" in reply:
+                raise BudgetError(f"budget: {reply['error']}")
+            return reply["result"]
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"address": self.address, "token": self.token, "lease_seconds": self.lease_seconds,
+                "timeout": self.timeout}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(**state)  # type: ignore[misc]
+
+    def __repr__(self) -> str:
+        return f"RemoteBudget({self.address[0]}:{self.address[1]})"
+
+
+class BudgetServer:
+    """A budget served over TCP by the process that starts it (a Spark driver): every process
+    that reaches ``host:port`` and holds the access token (a ``client()``, picklable) shares it.
+    Binds to 127.0.0.1 unless told ``host=`` (the driver's address on a multi-machine cluster).
+    ``with BudgetServer(...) as server:`` stops it at the end."""
+
+    def __init__(self, requests_per_minute: float | None = None, tokens_per_minute: float | None = None,
+                 concurrency: int | None = None, host: str = "127.0.0.1", port: int = 0,
+                 lease_seconds: float = 30.0) -> None:
+        self.state = BudgetState(requests_per_minute, tokens_per_minute, concurrency, lease_seconds=lease_seconds)
+        self.lease_seconds = lease_seconds
+        self.token = secrets.token_hex(16)
+        self._server = _TCPServer((host, port), self.state, self.token)
+        self.address: tuple[str, int] = self._server.server_address[:2]  # type: ignore[assignment]
+        self._thread = threading.Thread(target=self._server.serve_forever, name="judge-budget", daemon=True)
+        self._thread.start()
+        self._finalizer = weakref.finalize(self, _TCPServer.shutdown, self._server)
+
+    def client(self) -> RemoteBudget:
+        return RemoteBudget(self.address, self.token, lease_seconds=self.lease_seconds)
+
+    def stats(self) -> dict[str, Any]:
+        with self._server.lock:
+            stats: dict[str, Any] = self.state.stats(time.monotonic())
+            return stats
+
+    def close(self) -> None:
+        self._finalizer()  # shutdown, once
+        self._server.server_close()
+
+    def __enter__(self) -> BudgetServer:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"BudgetServer({self.address[0]}:{self.address[1]}, {self.state.limits()})"
+
+
+# -- a budget held by a named Ray actor ---------------------------------------------------------
+class _BudgetActor:
+    """The Ray actor that holds a budget (its methods run one at a time)."""
+
+    def __init__(self, limits: dict[str, Any], lease_seconds: float) -> None:
+        self.state = BudgetState(**limits, lease_seconds=lease_seconds)
+
+    def call(self, op: str, args: list[Any]) -> Any:
+        return _apply(self.state, op, args)
+
+
+class RayBudget(Budget):
+    """A budget held by a named Ray actor, shared by every worker of the cluster: the driver
+    makes it (``RayBudget.create(...)``, or ``RayBudget.for_judge(judge)`` with the judge's own
+    limits), workers find it by name (a pickled ``RayBudget`` is its name and namespace). The
+    actor lives as long as the driver's job (or until ``close()``)."""
+
+    renews = True
+
+    def __init__(self, name: str, namespace: str | None = None, lease_seconds: float = 30.0) -> None:
+        self.name, self.namespace, self.lease_seconds = name, namespace, lease_seconds
+        self._actor: Any = None
+
+    @classmethod
+    def create(cls, requests_per_minute: float | None = None, tokens_per_minute: float | None = None,
+               concurrency: int | None = None, name: str | None = None, lease_seconds: float = 30.0) -> RayBudget:
+        import ray
+
+        limits = BudgetState(requests_per_minute, tokens_per_minute, concurrency).limits()  # checks them
+        if not ray.is_initialized():
+            ray.init()
+        name = name or f"textgen-metrics-budget-{secrets.token_hex(6)}"
+        namespace = ray.get_runtime_context().namespace
+        actor_class: Any = ray.remote(_BudgetActor)
+        actor = actor_class.options(num_cpus=0, max_concurrency=1, name=name, namespace=namespace,
+                                    get_if_exists=True).remote(limits, lease_seconds)
+        budget = cls(name, namespace, lease_seconds)
+        budget._actor = actor
+        ray.get(actor.call.remote("limits", []))  # started and answering
+        return budget
+
+    @classmethod
+    def for_judge(cls, judge: Any, name: str | None = None, lease_seconds: float = 30.0) -> RayBudget:
+        """A cluster budget with the judge's limits (``requests_per_minute``,
+        ``tokens_per_minute`` and ``concurrency``), held for the sum of every worker."""
+        return cls.create(**judge.limits(), name=name, lease_seconds=lease_seconds)
+
+    def _handle(self) -> Any:
+        if self._actor is None:
+            import ray
+
+            try:
+                self._actor = ray.get_actor(self.name, namespace=self.namespace)
+            except ValueError as e:
+                raise BudgetError(f"budget: no Ray actor named {self.name!r} ({e}); the driver that made it "
+                                  "must still be running") from None
+        return self._actor
+
+    def _call(self, op: str, *args: Any) -> Any:
+        import ray
+
+        try:
+            return ray.get(self._handle().call.remote(op, list(args)))
+        except ray.exceptions.RayActorError as e:
+            raise BudgetError(f"budget: the budget actor {self.name!r} is gone ({type(e).__name__})") from None
+
+    async def _acall(self, op: str, *args: Any) -> Any:
+        import ray
+
+        ref = self._handle().call.remote(op, list(args))
+        try:
+            return await asyncio.wrap_future(ref.future())
+        except ray.exceptions.RayActorError as e:
+            raise BudgetError(f"budget: the budget actor {self.name!r} is gone ({type(e).__name__})") from None
+
+    def pause(self, seconds: float) -> None:
+        """As ``Budget.pause``, sent without waiting for the actor's answer."""
+        if seconds and seconds > 0:
+            import ray
+
+            with contextlib.suppress(ray.exceptions.RayActorError):
+                self._handle().call.remote("pause", [float(seconds)])
+
+    def close(self) -> None:
+        """End the actor (the driver, when the job is done)."""
+        import ray
+
+        if self._actor is not None or ray.is_initialized():
+            with contextlib.suppress(Exception):
+                ray.kill(self._handle())
+        self._actor = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"name": self.name, "namespace": self.namespace, "lease_seconds": self.lease_seconds}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(**state)  # type: ignore[misc]
+
+    def __repr__(self) -> str:
+        return f"RayBudget({self.name!r})"
+

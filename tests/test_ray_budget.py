@@ -1,0 +1,148 @@
+"""One judge budget for a real Ray cluster: two raylets on this machine (``ray.cluster_utils``,
+every node on 127.0.0.1), a named actor holding the budget (``RayBudget``), a task on each
+node asking its share of requests at a loopback chat server that records each arrival. The
+limits hold for the sum of both nodes; a 429's Retry-After pauses both; a shared folder cache
+makes a rerun on the cluster send nothing."""
+
+import os
+import pickle
+import time
+
+import pytest
+import ray
+
+import budget_worker
+from budget_worker import answer
+from chat_server import ChatServer
+from textgen_metrics.judges import OpenAIJudge, cluster_judge
+from textgen_metrics.judges.budget import BudgetError, RayBudget
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.join(os.path.dirname(HERE), "src")
+RPM = 600
+MB = 1024 * 1024
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # every node on 127.0.0.1
+    from ray.cluster_utils import Cluster
+
+    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "object_store_memory": 80 * MB,
+                                                      "include_dashboard": False})
+    c.add_node(num_cpus=1, object_store_memory=80 * MB)
+    ray.init(address=c.address, runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join([SRC, HERE])}},
+             logging_level="ERROR", log_to_driver=False)
+    try:
+        yield c
+    finally:
+        ray.shutdown()
+        c.shutdown()
+
+
+@ray.remote(num_cpus=1)
+def work(blob, rows, pad=0):
+    """A share of rows on one node (num_cpus=1 each: the two tasks run on the two nodes)."""
+    report = budget_worker.run(blob, rows, pad)
+    report["node"] = ray.get_runtime_context().get_node_id()
+    return report
+
+
+class Recorder:
+    def __init__(self, faults=None):
+        self.times, self.faults = [], faults or {}
+
+    def __call__(self, body, task):
+        self.times.append(time.monotonic())
+        return self.faults.get(len(self.times) - 1)
+
+
+def judge_at(srv, **kw):
+    kw.setdefault("backoff", 0.01)
+    return OpenAIJudge("judge-model", base_url=srv.url, api_key="sk-ray-SECRET", **kw)
+
+
+def on_two_nodes(judge, shares, check=True):
+    blob = pickle.dumps(judge)
+    reports = ray.get([work.options(scheduling_strategy="SPREAD").remote(blob, rows) for rows in shares])
+    if check:  # (a rerun from the cache is over too soon for the second task to need the second node)
+        assert len({r["node"] for r in reports}) == 2  # really two raylets
+    return reports
+
+
+def test_requests_per_minute_held_across_two_nodes(cluster):
+    rec = Recorder()
+    budget = RayBudget.for_judge(judge_at(ChatServerStub, requests_per_minute=RPM, concurrency=16))
+    try:
+        with ChatServer(answer, fault_fn=rec) as srv:
+            shared = judge_at(srv, concurrency=4).share(budget=budget)
+            reports = on_two_nodes(shared, [range(0, 25), range(25, 50)])
+        stats = budget.stats()
+    finally:
+        budget.close()
+    assert [r["ok"] for r in reports] == [25, 25] and stats["granted"] == 50
+    assert stats["concurrency"] == 16 and stats["requests_per_minute"] == RPM
+    times = sorted(rec.times)
+    assert (len(times) - 1) / (times[-1] - times[0]) == pytest.approx(RPM / 60, rel=0.05)
+    assert max(sum(1 for u in times if t <= u < t + 2.0) for t in times) <= 2 * RPM / 60 * 1.05 + 1
+
+
+def test_retry_after_pauses_both_nodes(cluster):
+    rec = Recorder(faults={11: ("429", 1.0)})
+    budget = RayBudget.create(requests_per_minute=RPM)
+    try:
+        with ChatServer(answer, fault_fn=rec) as srv:
+            reports = on_two_nodes(judge_at(srv, concurrency=4).share(budget=budget), [range(0, 15), range(15, 30)])
+        assert budget.stats()["pauses"] == 1
+    finally:
+        budget.close()
+    assert sum(r["ok"] for r in reports) == 30 and len(rec.times) == 31
+    t429 = rec.times[11]
+    assert [t - t429 for t in rec.times if t429 + 0.3 < t < t429 + 0.95] == []  # 6 would have come
+    assert len([t for t in rec.times if t >= t429 + 0.95]) >= 15
+
+
+def test_concurrency_held_across_two_nodes_and_the_shared_cache(cluster, tmp_path):
+    rec = Recorder()
+    budget = RayBudget.create(concurrency=3)
+    try:
+        with ChatServer(answer, latency=0.1, fault_fn=rec) as srv:
+            shared = judge_at(srv, concurrency=4).share(budget=budget, cache=f"dir:{tmp_path}/shared")
+            reports = on_two_nodes(shared, [range(0, 12), range(12, 24)])
+            assert srv.max_in_flight == 3  # 8 without the budget
+            assert budget.stats()["in_flight"] == 0
+            first = srv.count
+            rerun = on_two_nodes(shared, [range(12, 24), range(0, 12)], check=False)
+            assert srv.count == first == 24  # the rerun on the cluster: every answer from the shared folder
+    finally:
+        budget.close()
+    assert [r["ok"] for r in reports] == [12, 12] and [r["usage"]["cached"] for r in rerun] == [12, 12]
+
+
+def test_a_budget_actor_that_is_gone_is_a_clear_error(cluster):
+    budget = RayBudget.create(requests_per_minute=RPM)
+    copy = pickle.loads(pickle.dumps(budget))
+    budget.close()
+    with pytest.raises(BudgetError, match="budget"):
+        copy.stats()
+
+
+def test_cluster_judge_on_ray(cluster):
+    """The driver's one call on Ray: a named actor with the judge's limits, ended with the block."""
+    rec = Recorder()
+    with ChatServer(answer, fault_fn=rec) as srv:
+        judge = judge_at(srv, concurrency=4, requests_per_minute=RPM)
+        with cluster_judge(judge, on="ray") as worker_judge:
+            budget = worker_judge.rate_budget
+            assert isinstance(budget, RayBudget) and budget.limits()["requests_per_minute"] == RPM
+            reports = on_two_nodes(worker_judge, [range(0, 10), range(10, 20)])
+            assert budget.stats()["granted"] == 20
+    assert [r["ok"] for r in reports] == [10, 10]
+    with pytest.raises(ValueError):
+        ray.get_actor(budget.name, namespace=budget.namespace)  # the actor ended with the block
+
+
+class ChatServerStub:
+    """A URL for a judge that only gives its limits (it sends nothing)."""
+
+    url = "http://127.0.0.1:9/v1"
