@@ -157,3 +157,25 @@ def test_bad_column_and_option_fail_before_any_work(cluster):
         tgm_ray.evaluate(ds, ["rouge"], columns={"predictions": "answer"})
     with pytest.raises(ValueError, match="n_gram"):
         tgm_ray.evaluate(ds, ["rouge"], options={"rouge": {"n_gram": 3}})
+
+
+def test_a_cluster_judge_with_a_shared_cache_serves_every_actor_and_a_rerun_sends_nothing(cluster, server,
+                                                                                          tmp_path):
+    from textgen_metrics import ray as tgm_ray
+    from textgen_metrics.judges import OpenAIJudge, cluster_judge
+
+    data = rows(16, seed=7)
+    judge_options = {"base_url": server.url, "api_key": "k"}
+    expected = library("faithfulness", data, judge="openai:judge-1", judge_options=judge_options)
+    ds = cluster.data.from_items(data, override_num_blocks=4)
+    judge = OpenAIJudge("judge-1", **judge_options, requests_per_minute=6000, concurrency=4)
+    with cluster_judge(judge, on="ray", cache=f"dir:{tmp_path / 'cache'}") as shared:
+        sent = server.count
+        first = tgm_ray.evaluate(ds, ["faithfulness"], judge=shared, concurrency=2, batch_size=4)["faithfulness"]
+        assert server.count - sent == 2 * len(data)
+        again = tgm_ray.evaluate(ds, ["faithfulness"], judge=shared, concurrency=2, batch_size=4)["faithfulness"]
+        assert server.count - sent == 2 * len(data)  # every answer from the shared folder
+    assert first == expected
+    assert again["judge_usage"]["cached"] == 2 * len(data)
+    assert {k: v for k, v in again.items() if k != "judge_usage"} == {
+        k: v for k, v in expected.items() if k != "judge_usage"}

@@ -177,8 +177,9 @@ def _cell(value: Any, kind: str) -> Any:
 def _worker_judge(judge: Any, judge_options: Mapping[str, Any] | None, context: str) -> Any:
     """The judge a worker process gives its LLM-guided metrics: made once per process from the
     plan's (a string and its options, a judge object or a function). ``context`` says where
-    (``"ray"``, ``"spark"``, ``"driver"``). The one place where a cluster's shared budget and
-    cache are to be wired in (``judge.share(budget=..., cache=...)``)."""
+    (``"ray"``, ``"spark"``, ``"driver"``). A judge of ``judges.cluster_judge(...)`` arrives
+    here already sharing the cluster's budget and cache (``judge.share(budget=..., cache=...)``);
+    the one place where the adapters hand a judge to a worker."""
     if judge is None:
         return None
     from .scoring import resolve_judge
