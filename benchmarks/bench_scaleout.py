@@ -121,11 +121,14 @@ def main() -> dict:
             judged = [{"prediction": f"Answer {i}: the capital of France is Paris, with many museums.",
                        "contexts": [f"Context {i}: Paris is the capital of France."]} for i in range(JUDGED_ROWS)]
             judge_options = {"base_url": server.url, "api_key": "unused", "concurrency": CONCURRENCY}
-            common = {"judge": "openai:bench", "judge_options": judge_options}
+            # each worker holds its own 4 in flight: the adapters' scaling, not the cluster budget's
+            # (bench_cluster_budget.py measures that one)
+            common = {"judge": "openai:bench", "judge_options": judge_options, "share_budget": False}
             import textgen_metrics
 
             expected_f = textgen_metrics.faithfulness(predictions=[r["prediction"] for r in judged],
-                                                      contexts=[r["contexts"] for r in judged], **common)
+                                                      contexts=[r["contexts"] for r in judged],
+                                                      judge=common["judge"], judge_options=judge_options)
             jds = ray.data.from_items(judged, override_num_blocks=BATCHES).materialize()
             jdf = spark.createDataFrame([(r["prediction"], r["contexts"]) for r in judged],
                                         "prediction string, contexts array<string>").cache()

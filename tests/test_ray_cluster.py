@@ -179,3 +179,29 @@ def test_a_cluster_judge_with_a_shared_cache_serves_every_actor_and_a_rerun_send
     assert again["judge_usage"]["cached"] == 2 * len(data)
     assert {k: v for k, v in again.items() if k != "judge_usage"} == {
         k: v for k, v in expected.items() if k != "judge_usage"}
+
+
+def test_the_judges_limits_hold_for_all_actors_together(cluster):
+    """A judge's ``concurrency`` and ``requests_per_minute`` are the cluster's by default (one
+    named actor hands them out); ``share_budget=False`` gives each actor its own."""
+    import time
+
+    from textgen_metrics import ray as tgm_ray
+
+    data = rows(20, seed=6)
+    ds = cluster.data.from_items(data, override_num_blocks=4).materialize()
+    with ChatServer(respond, latency=0.05) as slow:
+        judge_options = {"base_url": slow.url, "api_key": "k", "concurrency": 1, "requests_per_minute": 1200}
+        expected = library("faithfulness", data, judge="openai:judge-1", judge_options=judge_options)
+        start = time.monotonic()
+        got = tgm_ray.evaluate(ds, ["faithfulness"], judge="openai:judge-1", judge_options=judge_options,
+                               concurrency=2, batch_size=5)
+        elapsed = time.monotonic() - start
+        assert got["faithfulness"] == expected
+        assert slow.max_in_flight == 1  # one request at a time on the whole cluster
+        assert elapsed >= (2 * len(data) - 1) / 20  # 40 requests at 20 a second for the sum of the actors
+        slow.max_in_flight = 0
+        got = tgm_ray.evaluate(ds, ["faithfulness"], judge="openai:judge-1", judge_options=judge_options,
+                               concurrency=2, batch_size=5, share_budget=False)
+        assert got["faithfulness"] == expected
+        assert slow.max_in_flight == 2  # each actor its own request at a time

@@ -144,3 +144,28 @@ def test_bad_column_and_option_fail_before_any_work(spark):
         tgm_spark.evaluate(df, ["rouge"], columns={"predictions": "answer"})
     with pytest.raises(ValueError, match="n_gram"):
         tgm_spark.score(df, ["rouge"], options={"rouge": {"n_gram": 3}})
+
+
+def test_the_judges_limits_hold_for_all_executors_together(spark):
+    """A judge's ``concurrency`` and ``requests_per_minute`` are the cluster's by default (a
+    budget server in the driver hands them out); ``share_budget=False`` gives each Python worker
+    its own."""
+    from textgen_metrics import spark as tgm_spark
+
+    data = rows(20, seed=6)
+    df = frame(spark, data, 4).cache()
+    df.count()
+    with ChatServer(respond, latency=0.05) as slow:
+        judge_options = {"base_url": slow.url, "api_key": "k", "concurrency": 1, "requests_per_minute": 1200}
+        expected = library("faithfulness", data, judge="openai:judge-1", judge_options=judge_options)
+        start = time.monotonic()
+        got = tgm_spark.evaluate(df, ["faithfulness"], judge="openai:judge-1", judge_options=judge_options)
+        elapsed = time.monotonic() - start
+        assert got["faithfulness"] == expected
+        assert slow.max_in_flight == 1  # one request at a time on the whole cluster
+        assert elapsed >= (2 * len(data) - 1) / 20  # 40 requests at 20 a second for the sum of the executors
+        slow.max_in_flight = 0
+        got = tgm_spark.evaluate(df, ["faithfulness"], judge="openai:judge-1", judge_options=judge_options,
+                                 share_budget=False)
+        assert got["faithfulness"] == expected
+        assert slow.max_in_flight == 2  # each executor its own request at a time

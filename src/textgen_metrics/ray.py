@@ -23,7 +23,19 @@ from typing import Any
 import pandas as pd
 import ray.data
 
-from .scaleout import COUNT, STATS, Plan, check_table, make_plan, merge, pack, process_scorer, results
+from .scaleout import (
+    COUNT,
+    STATS,
+    Plan,
+    check_table,
+    lasting_shared_judge,
+    make_plan,
+    merge,
+    pack,
+    process_scorer,
+    results,
+    shared_judge,
+)
 
 __all__ = ["Scorer", "score", "evaluate"]
 
@@ -73,12 +85,14 @@ def _check_schema(ds: ray.data.Dataset, plan: Plan) -> None:
 def score(ds: ray.data.Dataset, metrics: Sequence[str] | str, columns: Mapping[str, str] | None = None,
           options: Mapping[str, Mapping[str, Any]] | None = None, judge: Any = None,
           judge_options: Mapping[str, Any] | None = None, concurrency: int | tuple[int, int] = 1,
-          batch_size: int | None = None, num_cpus: float = 1) -> ray.data.Dataset:
+          batch_size: int | None = None, num_cpus: float = 1, share_budget: bool = True) -> ray.data.Dataset:
     """``ds`` with a column ``<metric>.<key>`` per score (lazy, as ``map_batches``); the
     arguments as :func:`evaluate`'s. A score column holds each row's per-example score (None
-    where the metric gives the row none)."""
+    where the metric gives the row none). The judge's budget (a named actor) lasts until the
+    driver's job ends, since the Dataset runs later."""
     plan = make_plan(metrics, columns, options, judge, judge_options)
     _check_schema(ds, plan)
+    plan = lasting_shared_judge(plan, "ray", share_budget)
     return ds.map_batches(Scorer, fn_constructor_kwargs={"metrics": plan.metrics, "columns": plan.columns,
                                                          "options": plan.options, "judge": plan.judge,
                                                          "judge_options": plan.judge_options},
@@ -89,7 +103,8 @@ def score(ds: ray.data.Dataset, metrics: Sequence[str] | str, columns: Mapping[s
 def evaluate(ds: ray.data.Dataset, metrics: Sequence[str] | str, columns: Mapping[str, str] | None = None,
              options: Mapping[str, Mapping[str, Any]] | None = None, judge: Any = None,
              judge_options: Mapping[str, Any] | None = None, concurrency: int | tuple[int, int] = 1,
-             batch_size: int | None = None, num_cpus: float = 1) -> dict[str, dict[str, Any]]:
+             batch_size: int | None = None, num_cpus: float = 1,
+             share_budget: bool = True) -> dict[str, dict[str, Any]]:
     """``{metric: result dict}`` over the rows of ``ds``, each equal to the library function's
     result over the same rows in the Dataset's order (``textgen_metrics.<metric>(...)``).
 
@@ -101,17 +116,21 @@ def evaluate(ds: ray.data.Dataset, metrics: Sequence[str] | str, columns: Mappin
     best); ``concurrency``: the actors (or ``(min, max)``); ``batch_size``: rows per batch;
     ``num_cpus``: each actor's CPUs (a fraction packs more actors whose judge mostly waits).
     Leave CPUs for the stages before (a read): actors holding every CPU of the cluster wait
-    for a read that cannot start.
+    for a read that cannot start. ``share_budget`` (default): the judge's
+    ``requests_per_minute``, ``tokens_per_minute`` and ``concurrency`` hold for all actors
+    together (a named actor hands out the budget, and a Retry-After pauses every actor);
+    ``False``: each actor holds them on its own.
     """
     plan = make_plan(metrics, columns, options, judge, judge_options)
     _check_schema(ds, plan)
-    parts = ds.map_batches(_Statistics, fn_constructor_kwargs={"plan": plan}, compute=_actors(concurrency),
-                           batch_format="pandas", batch_size=batch_size, num_cpus=num_cpus)
-    execution = parts.context.execution_options
-    keep = execution.preserve_order
-    execution.preserve_order = True  # the batches come back in the Dataset's order, for this run
-    try:
-        rows = parts.take_all()
-    finally:
-        execution.preserve_order = keep
+    with shared_judge(plan, "ray", share_budget) as plan:
+        parts = ds.map_batches(_Statistics, fn_constructor_kwargs={"plan": plan}, compute=_actors(concurrency),
+                               batch_format="pandas", batch_size=batch_size, num_cpus=num_cpus)
+        execution = parts.context.execution_options
+        keep = execution.preserve_order
+        execution.preserve_order = True  # the batches come back in the Dataset's order, for this run
+        try:
+            rows = parts.take_all()
+        finally:
+            execution.preserve_order = keep
     return results(plan, merge((i, int(row[COUNT]), str(row[STATS])) for i, row in enumerate(rows)))

@@ -26,19 +26,21 @@ setup (BERTScore's model, a local judge) is paid once per actor or executor proc
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import dataclasses
 import hashlib
 import json
 import pickle
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from .errors import OptionError
 from .metric import Metric, Stats
 from .registry import column_fields, get_metric
 
-__all__ = ["Plan", "make_plan", "BatchScorer", "process_scorer", "score_names", "pack", "merge", "results",
-           "resolve_fields", "ORDER", "COUNT", "STATS"]
+__all__ = ["Plan", "make_plan", "BatchScorer", "process_scorer", "shared_judge", "lasting_shared_judge",
+           "score_names", "pack", "merge", "results", "resolve_fields", "ORDER", "COUNT", "STATS"]
 
 # the columns of a batch's statistics as a row: its order key, its number of rows, its statistics (JSON)
 ORDER, COUNT, STATS = "order", "count", "stats"
@@ -236,6 +238,40 @@ def _values(column: Any) -> list[Any]:
 
 
 _PROCESS: dict[str, BatchScorer] = {}
+
+
+@contextlib.contextmanager
+def shared_judge(plan: Plan, on: str, share: bool = True, host: str = "127.0.0.1") -> Iterator[Plan]:
+    """The plan whose workers hold one judge budget for all of them, for the block.
+
+    The judge's ``requests_per_minute``, ``tokens_per_minute`` and ``concurrency`` are the
+    cluster's (SPEC: held for the sum of all workers): the driver resolves the judge and
+    :func:`~textgen_metrics.judges.cluster.cluster_judge` (``on``: ``"ray"``, a named actor, or
+    ``"server"``, a budget server in the driver) hands the workers a copy wired to that budget.
+    A plan without an LLM-guided metric, or ``share=False`` (each worker holds the limits on
+    its own), is left as it is."""
+    if not share or plan.judge is None or not any(spec.judge for spec in plan.specs()):
+        yield plan
+        return
+    from .judges import Judge
+    from .judges.cluster import cluster_judge
+    from .scoring import resolve_judge
+
+    judge = resolve_judge(plan.judge, plan.judge_options)
+    if not isinstance(judge, Judge):
+        yield plan
+        return
+    with cluster_judge(judge, on=on, host=host) as worker_judge:
+        yield dataclasses.replace(plan, judge=worker_judge, judge_options=None)
+
+
+def lasting_shared_judge(plan: Plan, on: str, share: bool = True, host: str = "127.0.0.1") -> Plan:
+    """:func:`shared_judge` for a lazy result (``score``): the budget lasts until this process
+    ends (a Ray actor ends with the driver's job, a budget server with the driver)."""
+    stack = contextlib.ExitStack()
+    shared = stack.enter_context(shared_judge(plan, on, share, host))
+    atexit.register(stack.close)
+    return shared
 
 
 def process_scorer(plan: Plan, context: str) -> BatchScorer:

@@ -31,6 +31,7 @@ from .scaleout import (
     STATS,
     Plan,
     check_table,
+    lasting_shared_judge,
     make_plan,
     merge,
     pack,
@@ -38,6 +39,7 @@ from .scaleout import (
     resolve_fields,
     results,
     score_names,
+    shared_judge,
 )
 
 __all__ = ["score", "evaluate"]
@@ -55,10 +57,12 @@ def _plan(df: DataFrame, metrics: Sequence[str] | str, columns: Mapping[str, str
 
 def score(df: DataFrame, metrics: Sequence[str] | str, columns: Mapping[str, str] | None = None,
           options: Mapping[str, Mapping[str, Any]] | None = None, judge: Any = None,
-          judge_options: Mapping[str, Any] | None = None) -> DataFrame:
+          judge_options: Mapping[str, Any] | None = None, share_budget: bool = True) -> DataFrame:
     """``df`` with a double column ``<metric>.<key>`` per score (null where the metric gives a
-    row none); the arguments as :func:`evaluate`'s."""
-    plan = _plan(df, metrics, columns, options, judge, judge_options)
+    row none); the arguments as :func:`evaluate`'s. The judge's budget server lasts as long as
+    the driver, since the DataFrame runs later."""
+    plan = lasting_shared_judge(_plan(df, metrics, columns, options, judge, judge_options), "server", share_budget,
+                                host=_driver_host(df))
     names = score_names(plan)
     schema = StructType(list(df.schema.fields) + [StructField(n, DoubleType(), True) for n in names])
 
@@ -75,7 +79,7 @@ def score(df: DataFrame, metrics: Sequence[str] | str, columns: Mapping[str, str
 
 def evaluate(df: DataFrame, metrics: Sequence[str] | str, columns: Mapping[str, str] | None = None,
              options: Mapping[str, Mapping[str, Any]] | None = None, judge: Any = None,
-             judge_options: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+             judge_options: Mapping[str, Any] | None = None, share_budget: bool = True) -> dict[str, dict[str, Any]]:
     """``{metric: result dict}`` over the rows of ``df``, each equal to the library function's
     result over the same rows in the DataFrame's order (``textgen_metrics.<metric>(...)``).
 
@@ -84,9 +88,24 @@ def evaluate(df: DataFrame, metrics: Sequence[str] | str, columns: Mapping[str, 
     line's ``--column`` (unmapped inputs are read from the column of that name or its singular);
     ``options``: ``{metric: {option: value}}``; ``judge`` (and ``judge_options``): the judge of
     the LLM-guided metrics, made once per executor Python worker (a string such as
-    ``"openai:<model>"`` travels best).
+    ``"openai:<model>"`` travels best). ``share_budget`` (default): the judge's
+    ``requests_per_minute``, ``tokens_per_minute`` and ``concurrency`` hold for all executors
+    together (a budget server in the driver, on the address Spark's driver binds:
+    ``spark.driver.host``; a Retry-After pauses every executor); ``False``: each Python worker
+    holds them on its own.
     """
-    plan = _plan(df, metrics, columns, options, judge, judge_options)
+    with shared_judge(_plan(df, metrics, columns, options, judge, judge_options), "server",
+                      share_budget, host=_driver_host(df)) as plan:
+        return _evaluate(df, plan)
+
+
+def _driver_host(df: DataFrame) -> str:
+    """The address executors reach the driver at (where its budget server listens)."""
+    conf = df.sparkSession.sparkContext.getConf()
+    return conf.get("spark.driver.host", "127.0.0.1") or "127.0.0.1"
+
+
+def _evaluate(df: DataFrame, plan: Plan) -> dict[str, dict[str, Any]]:
 
     def statistics(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         scorer = process_scorer(plan, "spark")
