@@ -133,15 +133,10 @@ class BatchAPI:
                         raise JudgeError(judge.redact(f"{what}: HTTP {resp.status}: {message}") or "")
                     last = f"HTTP {resp.status}: {message}"
                     wait = judge._retry_after(resp.status, resp.headers, raw.decode("utf-8", "replace"))
-            except aiohttp.ClientConnectorError as e:
-                from .openai import _reason, _unreachable
-
-                if _unreachable(e):
-                    raise JudgeFatalError(f"cannot reach {judge.base_url} ({_reason(e)}): check the URL and that the "
-                                          "server is running") from None
-                last = f"{type(e).__name__}: {_short(str(e))}"
             except (asyncio.TimeoutError, aiohttp.ClientError) as e:
-                last = f"{type(e).__name__}: {_short(str(e)) or 'timed out'}"
+                from .openai import transport_failure
+
+                last = transport_failure(e, judge.base_url)
             if attempt < judge.max_retries:
                 await asyncio.sleep(judge._delay(attempt, wait))
         raise JudgeError(judge.redact(f"{what}: no answer after {judge.max_retries + 1} tries ({last})") or "")

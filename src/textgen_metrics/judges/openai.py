@@ -469,13 +469,8 @@ class OpenAIJudge(Judge):
                         if fatal is not None:
                             raise JudgeFatalError(self.redact(str(fatal)))
                         raise JudgeError(f"{self.base_url} answered HTTP {status}: {_short(_error_message(text))}")
-            except aiohttp.ClientConnectorError as e:
-                if _unreachable(e):
-                    raise JudgeFatalError(f"cannot reach {self.base_url} ({_reason(e)}): check the URL "
-                                          "and that the server is running") from None
-                last = f"{type(e).__name__}: {_short(str(e))}"
             except (asyncio.TimeoutError, aiohttp.ClientError) as e:
-                last = f"{type(e).__name__}: {_short(str(e)) or 'timed out'}"
+                last = transport_failure(e, self.base_url)
             if attempt < self.max_retries:
                 await asyncio.sleep(self._delay(attempt, wait))
             attempt += 1
@@ -583,6 +578,17 @@ def _log_once(judge: Judge, what: str, message: str) -> None:
     if what not in seen:
         seen.add(what)
         logger.warning("judge %s: %s", judge.model, judge.redact(message))
+
+
+def transport_failure(e: Exception, base_url: str) -> str:
+    """What a request that got no HTTP answer says, for the retry log; a server that cannot be
+    reached (a refused connection, a host name that does not resolve) stops the run at once."""
+    import aiohttp
+
+    if isinstance(e, aiohttp.ClientConnectorError) and _unreachable(e):
+        raise JudgeFatalError(f"cannot reach {base_url} ({_reason(e)}): check the URL and that the server "
+                              "is running") from None
+    return f"{type(e).__name__}: {_short(str(e)) or 'timed out'}"
 
 
 def _unreachable(e: Exception) -> bool:
