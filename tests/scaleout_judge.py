@@ -63,6 +63,34 @@ class KillOnce:
         return answer(messages, task)
 
 
+class KillAfter:
+    """``answer`` as a function judge that logs each request it answers (one line per answer:
+    its task and a hash of its messages, appended to ``log``) and kills its own worker process at
+    its ``after + 1``-th request in that process while ``marker`` is absent: a worker lost after
+    some of its answers were validated."""
+
+    model = "stand-in"
+
+    def __init__(self, marker=None, log=None, after=0):
+        self.marker, self.log, self.after = marker, log, after
+        self.asked = 0
+
+    def __call__(self, messages, task):
+        import hashlib
+
+        self.asked += 1
+        if self.marker is not None and self.asked > self.after and not os.path.exists(self.marker):
+            with open(self.marker, "w") as f:
+                f.write(str(os.getpid()))
+            os.kill(os.getpid(), signal.SIGKILL)
+        out = answer(messages, task)
+        if self.log is not None:
+            digest = hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()[:16]
+            with open(self.log, "a") as f:
+                f.write(f"{task} {digest}\n")
+        return out
+
+
 class SlowOn:
     """``answer`` as a function judge that waits ``seconds`` before answering a request whose data
     holds the word ``word`` (rows made slow on purpose: their batch finishes last)."""

@@ -254,12 +254,13 @@ def shared_judge(plan: Plan, on: str, share: bool = True, host: str = "127.0.0.1
         yield plan
         return
     from .judges import Judge
+    from .judges.budget import RayBudget, RemoteBudget
     from .judges.cluster import cluster_judge
     from .scoring import resolve_judge
 
     judge = resolve_judge(plan.judge, plan.judge_options)
-    if not isinstance(judge, Judge):
-        yield plan
+    if not isinstance(judge, Judge) or isinstance(judge.rate_budget, (RayBudget, RemoteBudget)):
+        yield plan  # a judge of cluster_judge(...) already holds a budget its workers share
         return
     with cluster_judge(judge, on=on, host=host) as worker_judge:
         yield dataclasses.replace(plan, judge=worker_judge, judge_options=None)
