@@ -549,7 +549,7 @@ class RayBudget(Budget):
         """End the actor (the driver, when the job is done)."""
         import ray
 
-        if self._actor is not None or ray.is_initialized():
+        if ray.is_initialized():  # else the actor ended with the job (and a call would start a new Ray)
             with contextlib.suppress(Exception):
                 ray.kill(self._handle())
         self._actor = None
