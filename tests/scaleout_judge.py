@@ -106,6 +106,41 @@ class SlowOn:
         return answer(messages, task)
 
 
+def assert_limits_shared(evaluate, library, rows_count):
+    """The judge's ``concurrency=1`` and ``requests_per_minute=1200`` hold for all workers together
+    by default and per worker with ``share_budget=False``: ``evaluate(judge_options, share_budget)``
+    is the engine's faithfulness result, ``library(judge_options)`` the library's."""
+    from chat_server import ChatServer
+
+    with ChatServer(respond, latency=0.05) as slow:
+        judge_options = {"base_url": slow.url, "api_key": "k", "concurrency": 1, "requests_per_minute": 1200}
+        expected = library(judge_options)
+        start = time.monotonic()
+        got = evaluate(judge_options, True)
+        elapsed = time.monotonic() - start
+        assert got == expected
+        assert slow.max_in_flight == 1  # one request at a time on the whole cluster
+        assert elapsed >= (2 * rows_count - 1) / 20  # two requests per row at 20 a second for all workers
+        slow.max_in_flight = 0
+        assert evaluate(judge_options, False) == expected
+        assert slow.max_in_flight == 2  # each worker its own request at a time
+
+
+def assert_resumed_from_the_cache(got, expected, marker, log, rows_count):
+    """A worker killed (``marker``) after some validated answers: none lost, none asked twice but,
+    at most, the one answer the dying worker had received and not yet validated (one request in
+    flight per worker), the rest read from the shared cache; the result equals the library's."""
+    assert os.path.exists(marker) and int(open(marker).read()) != os.getpid()  # a worker process died
+    with open(log) as f:
+        answered = f.read().splitlines()
+    assert len(set(answered)) == 2 * rows_count  # none lost
+    assert len(answered) - len(set(answered)) <= 1
+    usage = got["judge_usage"]
+    assert usage["cached"] >= 4 and usage["requests"] + usage["cached"] >= 2 * rows_count
+    assert {k: v for k, v in got.items() if k != "judge_usage"} == {
+        k: v for k, v in expected.items() if k != "judge_usage"}
+
+
 def sentence(rng):
     return " ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 9)))
 

@@ -13,7 +13,15 @@ import pytest
 
 import textgen_metrics
 from chat_server import ChatServer
-from scaleout_judge import KillAfter, KillOnce, columns, respond, rows
+from scaleout_judge import (
+    KillAfter,
+    KillOnce,
+    assert_limits_shared,
+    assert_resumed_from_the_cache,
+    columns,
+    respond,
+    rows,
+)
 from textgen_metrics.registry import get_metric
 
 HERE = Path(__file__).resolve().parent
@@ -155,42 +163,23 @@ def test_the_judges_limits_hold_for_all_executors_together(spark):
     data = rows(20, seed=6)
     df = frame(spark, data, 4).cache()
     df.count()
-    with ChatServer(respond, latency=0.05) as slow:
-        judge_options = {"base_url": slow.url, "api_key": "k", "concurrency": 1, "requests_per_minute": 1200}
-        expected = library("faithfulness", data, judge="openai:judge-1", judge_options=judge_options)
-        start = time.monotonic()
-        got = tgm_spark.evaluate(df, ["faithfulness"], judge="openai:judge-1", judge_options=judge_options)
-        elapsed = time.monotonic() - start
-        assert got["faithfulness"] == expected
-        assert slow.max_in_flight == 1  # one request at a time on the whole cluster
-        assert elapsed >= (2 * len(data) - 1) / 20  # 40 requests at 20 a second for the sum of the executors
-        slow.max_in_flight = 0
-        got = tgm_spark.evaluate(df, ["faithfulness"], judge="openai:judge-1", judge_options=judge_options,
-                                 share_budget=False)
-        assert got["faithfulness"] == expected
-        assert slow.max_in_flight == 2  # each executor its own request at a time
-
+    assert_limits_shared(
+        lambda judge_options, share: tgm_spark.evaluate(df, ["faithfulness"], judge="openai:judge-1",
+                                                        judge_options=judge_options,
+                                                        share_budget=share)["faithfulness"],
+        lambda judge_options: library("faithfulness", data, judge="openai:judge-1", judge_options=judge_options),
+        len(data))
 
 
 def test_a_worker_killed_after_some_answers_resends_only_what_was_never_validated(spark, tmp_path):
     """With a judge cache every worker shares, the retried batch of a killed worker reads the
     answers validated before the kill: no validated answer is asked again, none is lost, and the
     result equals the library's."""
-    from textgen_metrics import spark as engine
+    from textgen_metrics import spark as tgm_spark
 
     data = rows(24, seed=8)
     marker, log = tmp_path / "killed", tmp_path / "answered"
     judge_options = {"cache": f"dir:{tmp_path / 'cache'}", "concurrency": 1}
-    expected = library("faithfulness", data, judge=KillAfter())
-    got = engine.evaluate(frame(spark, data, 4), ["faithfulness"], judge=KillAfter(str(marker), str(log), after=5),
-                          judge_options=judge_options, share_budget=False)["faithfulness"]
-    assert marker.exists() and int(marker.read_text()) != os.getpid()  # a worker process died
-    answered = log.read_text().splitlines()
-    assert len(set(answered)) == 2 * len(data)  # none lost
-    # none twice but, at most, the one answer the dying worker had received and not yet validated
-    # (one request in flight per worker: concurrency=1)
-    assert len(answered) - len(set(answered)) <= 1
-    usage = got["judge_usage"]
-    assert usage["cached"] >= 4 and usage["requests"] + usage["cached"] >= 2 * len(data)
-    assert {k: v for k, v in got.items() if k != "judge_usage"} == {
-        k: v for k, v in expected.items() if k != "judge_usage"}
+    got = tgm_spark.evaluate(frame(spark, data, 4), ["faithfulness"], judge=KillAfter(str(marker), str(log), after=5),
+                             judge_options=judge_options, share_budget=False)["faithfulness"]
+    assert_resumed_from_the_cache(got, library("faithfulness", data, judge=KillAfter()), marker, log, len(data))
