@@ -51,6 +51,8 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from textgen_metrics.judges.schema import inline_definitions
+
 
 def _tokens(text):
     return max(1, len(str(text)) // 4)
@@ -103,10 +105,10 @@ def request_schema(body):
     """The JSON schema a request asks for, in whichever dialect it uses (None: none)."""
     fmt = body.get("response_format") or {}
     if fmt.get("type") == "json_schema":
-        return (fmt.get("json_schema") or {}).get("schema")
+        return inline_definitions((fmt.get("json_schema") or {}).get("schema"))
     if fmt.get("type") == "json_object" and "schema" in fmt:
-        return fmt["schema"]
-    return body.get("guided_json")
+        return inline_definitions(fmt["schema"])
+    return inline_definitions(body.get("guided_json"))
 
 
 def is_verdict_map(prop):

@@ -17,7 +17,7 @@ import threading
 
 from chat_server import AnthropicServer, AzureServer, ChatServer, GeminiServer
 
-BLOCK = re.compile(r"<<<DATA (\w+) ([0-9a-f]{8})>>>\n(.*?)\n<<<END \1 \2>>>", re.S)
+BLOCK = re.compile(r"<<<DATA (\w+) (\d{9})>>>\n(.*?)\n<<<END \1 \2>>>", re.S)
 WORDS = ("Paris Lyon Rome Berlin Madrid Oslo Vienna Prague Lisbon Dublin capital river museum bridge "
          "tower market station harbour castle garden").split()
 

@@ -17,7 +17,7 @@ import re
 import signal
 import time
 
-BLOCK = re.compile(r"<<<DATA (\w+) ([0-9a-f]{8})>>>\n(.*?)\n<<<END \1 \2>>>", re.S)
+BLOCK = re.compile(r"<<<DATA (\w+) (\d{9})>>>\n(.*?)\n<<<END \1 \2>>>", re.S)
 WORDS = ("the cat sat on a mat dog ran fast slow red blue sky green tree river stone city light "
          "paris france capital people river bank old new").split()
 

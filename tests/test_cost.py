@@ -116,3 +116,28 @@ def test_cli_dry_run_sends_nothing_and_writes_the_estimate(tmp_path):
     again = textgen_metrics.estimate_cost("faithfulness", judge="openai:gpt-4o-mini",
                                           predictions=PREDICTIONS, contexts=CONTEXTS)
     assert written["total"] == again["total"]
+
+
+def test_a_rerun_s_estimate_counts_only_what_the_cache_does_not_answer(tmp_path):
+    """Answers validated by an earlier run cost nothing: the estimate sends what the rerun sends."""
+    with ChatServer(schema_answer) as server:
+        options = {"base_url": server.url, "api_key": "k", "cache": str(tmp_path / "judge.sqlite")}
+        first = textgen_metrics.faithfulness(predictions=PREDICTIONS[:1], contexts=CONTEXTS[:1],
+                                             judge="openai:gpt-4o-mini", judge_options=options)
+        assert first["errors"] == [] and server.count == 2
+        scratch = textgen_metrics.estimate_cost("faithfulness", judge="openai:gpt-4o-mini",
+                                                predictions=PREDICTIONS, contexts=CONTEXTS)
+        estimate = textgen_metrics.estimate_cost("faithfulness", judge="openai:gpt-4o-mini", judge_options=options,
+                                                 predictions=PREDICTIONS, contexts=CONTEXTS)
+        assert server.count == 2  # the estimate sent nothing
+        rerun = textgen_metrics.faithfulness(predictions=PREDICTIONS, contexts=CONTEXTS,
+                                             judge="openai:gpt-4o-mini", judge_options=options)
+    sent = server.count - 2
+    assert rerun["judge_usage"]["cached"] == 2 and sent == 2
+    assert estimate["total"]["requests"] == sent and estimate["total"]["cached"] == 2
+    assert scratch["total"]["requests"] == 4 and scratch["total"]["cached"] == 0
+    # the first example's requests are the ones left out, and the second's cost what they did before
+    for task in ("faithfulness/claims", "faithfulness/verdicts"):
+        assert estimate["metrics"]["faithfulness"]["stages"][task]["cached"] == 1
+    assert estimate["total"]["prompt_tokens"] < scratch["total"]["prompt_tokens"]
+    assert "2 requests answered from the judge's cache" in " ".join(estimate["notes"])

@@ -20,6 +20,7 @@ import textgen_metrics
 from chat_server import ChatServer, is_verdict_map, schema_answer
 from judge_faults import FAULTS, examples, good_answer, run_faults
 from textgen_metrics.judges import JudgeCache, JudgeError, JudgeFatalError, OpenAIJudge
+from textgen_metrics.judges.schema import inline_definitions
 from textgen_metrics.llm import METRICS
 from textgen_metrics.llm.prompts import PROMPTS
 
@@ -430,16 +431,19 @@ def test_every_module_sends_rendered_prompts_with_reason_first_and_an_example():
             assert "Example." in user and "<<<DATA" in user
             schema = body["response_format"]["json_schema"]
             assert schema["name"] == task.replace("/", "_")
-            for prop in schema["schema"]["properties"].values():
+            full = inline_definitions(schema["schema"])  # the wire form defines a repeated verdict once
+            for prop in full["properties"].values():
                 if is_verdict_map(prop):  # keyed by item number, every number required, reason first
                     assert list(prop["properties"]) == [str(i) for i in range(1, len(prop["properties"]) + 1)]
                     assert prop["required"] == list(prop["properties"]) and prop["additionalProperties"] is False
                     for entry in prop["properties"].values():
                         assert list(entry["properties"]) == ["reason", "verdict"], task
-            if "score" in schema["schema"]["properties"]:
-                assert list(schema["schema"]["properties"]) == ["reason", "score"]
-            if "verdict" in schema["schema"]["properties"]:
-                assert list(schema["schema"]["properties"]) == ["reason", "verdict"]
+                    if len(prop["properties"]) > 1:
+                        assert "$defs" in schema["schema"], task
+            if "score" in full["properties"]:
+                assert list(full["properties"]) == ["reason", "score"]
+            if "verdict" in full["properties"]:
+                assert list(full["properties"]) == ["reason", "verdict"]
 
 
 @pytest.mark.parametrize("bad, error", [

@@ -58,7 +58,7 @@ def test_every_prompt_s_fixed_part_is_byte_identical_across_examples():
             prefix = fixed.pop()
             assert prefix.startswith("system: " + conversations[0][0]["content"])
             checked[task] = tok.count(prefix)
-    assert len(checked) >= 16 and min(checked.values()) > 150
+    assert len(checked) >= 16 and min(checked.values()) > 80  # system rule, task and example
 
 
 def test_openai_cached_prompt_tokens_reach_judge_usage():

@@ -25,6 +25,7 @@ from textgen_metrics.judges import (
     get_judge,
 )
 from textgen_metrics.judges.bedrock import BedrockConverse, converse_judge
+from textgen_metrics.llm.prompts import SYSTEM
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET = "sk-provider-SECRET-31c7"
@@ -370,7 +371,7 @@ def test_bedrock_recipe_with_a_stand_in_client(tmp_path):
                                             judge_options={"base_url": ref.url, "api_key": "k"}, use_aggregator=False)
     # the cut-off answer was asked again with twice the budget; the throttled call failed one example
     assert [r["inferenceConfig"]["maxTokens"] for r in client.requests].count(600) == 1
-    assert client.requests[0]["system"][0]["text"].startswith("You are a careful")
+    assert client.requests[0]["system"][0]["text"] == SYSTEM
     assert client.requests[0]["inferenceConfig"]["temperature"] == 0.0
     assert len(out["errors"]) == 1 and "ThrottlingException" in out["errors"][0]["error"]
     assert all(s == w for s, w in zip(out["faithfulness"], want["faithfulness"], strict=True) if s is not None)

@@ -18,7 +18,7 @@ from textgen_metrics.aggregation import bootstrap_interval
 from textgen_metrics.judges import JudgeError, OpenAIJudge
 from textgen_metrics.llm.geval import weighted_score
 
-BLOCK = re.compile(r"<<<DATA (\w+) ([0-9a-f]{8})>>>\n(.*?)\n<<<END \1 \2>>>", re.S)
+BLOCK = re.compile(r"<<<DATA (\w+) (\d{9})>>>\n(.*?)\n<<<END \1 \2>>>", re.S)
 CRITERIA = "Faithfulness: the summary states only what the source says."
 
 

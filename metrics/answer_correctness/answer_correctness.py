@@ -32,10 +32,10 @@ Examples:
     ...     if task == "answer_correctness/statements":
     ...         return json.dumps({"statements": ["The Eiffel Tower is in Paris", "It was built in 1889"]})
     ...     return json.dumps({
-    ...         "prediction_verdicts": [{"index": 1, "reason": "stated", "verdict": "yes"},
-    ...                                 {"index": 2, "reason": "height not given", "verdict": "no"}],
-    ...         "ground_truth_verdicts": [{"index": 1, "reason": "stated", "verdict": "yes"},
-    ...                                   {"index": 2, "reason": "year missing", "verdict": "no"}]})
+    ...         "prediction": [{"index": 1, "reason": "stated", "verdict": "yes"},
+    ...                        {"index": 2, "reason": "height not given", "verdict": "no"}],
+    ...         "ground_truth": [{"index": 1, "reason": "stated", "verdict": "yes"},
+    ...                          {"index": 2, "reason": "year missing", "verdict": "no"}]})
     >>> import evaluate
     >>> metric = evaluate.load("./metrics/answer_correctness", judge=judge)
     >>> results = metric.compute(predictions=["The Eiffel Tower is in Paris and is 330 m tall."],

@@ -18,8 +18,10 @@ approximation that names itself (``judges.prices.tokenizer_for``), and include t
 and the answer's schema; completion tokens are those of the stand-in's answers, an estimate.
 Prices come from ``prices=`` or the judge's ``prices``, else the table of
 ``judges.prices.PRICES``; the batch price is half the live one (OpenAI's Batch API, Anthropic's
-Message Batches). Requests already in the judge's cache are not counted out: the estimate is of
-a run from scratch, re-asks of unusable answers not included.
+Message Batches). A request whose validated answer is already in the judge's cache (the
+``cache=`` of the judge or its options) costs nothing and is counted apart (``cached``), and its
+cached answer is what the next stage is asked on, as in a rerun: a rerun's estimate counts only
+what the rerun will send. Re-asks of unusable answers are not included.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from typing import Any
 
 from .judges import get_judge
 from .judges.base import Completion, Judge, JudgeFatalError, JudgeRequest, JudgeResult, Message
+from .judges.cache import cache_key
 from .judges.prices import BATCH_DISCOUNT, Tokenizer, chat_tokens, price_for, tokenizer_for
 
 __all__ = ["estimate_cost", "format_estimate", "REASON_ESTIMATE"]
@@ -52,32 +55,53 @@ class _Stage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     depends_on_answers: bool = False
+    cached: int = 0  # requests answered from the judge's cache: not sent, not paid
 
 
 class _DryRunJudge(Judge):
     """Answers every request with a schema-shaped stand-in answer and counts what was asked."""
 
-    def __init__(self, backend: str, model: str, mode: str, tokenizer: Tokenizer) -> None:
+    def __init__(self, backend: str, model: str, mode: str, tokenizer: Tokenizer, source: Judge | None = None) -> None:
         super().__init__(model, concurrency=1024)
         self.backend = backend
         self.mode = mode
         self.tokenizer = tokenizer
+        self.source = source  # the real judge: its cache holds the answers a rerun would not ask for
         self.stages: dict[str, _Stage] = {}
-        self._lists: set[str] = set()  # the numbered item lists answered so far
+        self._lists: set[str] = set()  # the numbered item lists the stand-in answered so far
+
+    def _cached(self, request: JudgeRequest) -> str | None:
+        """The text of a validated answer to ``request`` in the real judge's cache, else None."""
+        source = self.source
+        if source is None or source.cache is None:
+            return None
+        hit = source.cache.get(cache_key(source.backend, source.model, request.messages, source.settings(request)))
+        if hit is None:
+            return None
+        try:
+            text = Completion(**hit).text
+            source._accept(text, request)
+        except Exception:  # an entry the run could not use either: it asks again
+            return None
+        return text
 
     async def _acomplete(self, messages: list[Message], request: JudgeRequest, ctx: Any,
                          tally: JudgeResult) -> Completion:
         from .llm.prompts import items_block
 
         tally.sent()
-        text = str(messages[-1].get("content", "")) if messages else ""
-        blocks = [m.group(3) for m in _DATA.finditer(text)]
-        answer = self._answer(request.schema, blocks[0] if blocks else "")
-        body = json.dumps(answer, ensure_ascii=False)
         stage = self.stages.setdefault(request.task, _Stage())
         dependent = any(m.group(0) in self._lists for m in _NUMBERED.finditer(
             "\n".join(str(m.get("content", "")) for m in messages)))
         stage.depends_on_answers = stage.depends_on_answers or dependent
+        cached = self._cached(request)
+        if cached is not None:
+            stage.cached += 1
+            return Completion(text=cached, prompt_tokens=0, completion_tokens=0, finish_reason="stop")
+        text = str(messages[-1].get("content", "")) if messages else ""
+        blocks = [m.group(3) for m in _DATA.finditer(text)]
+        answer = self._answer(request.schema, blocks[0] if blocks else "")
+        body = json.dumps(answer, ensure_ascii=False)
         prompt = chat_tokens(self.tokenizer, messages, request.schema)
         completion = self.tokenizer.count(body)
         stage.requests += 1
@@ -115,8 +139,10 @@ def _lists(value: Any) -> list[list[str]]:
     return []
 
 
-def _judge_identity(judge: Any, judge_options: Mapping[str, Any] | None) -> tuple[str, str, Any, str]:
-    """(backend, model, prices, mode) of the judge, without a request and without needing a key."""
+def _judge_identity(judge: Any, judge_options: Mapping[str, Any] | None
+                    ) -> tuple[str, str, Any, str, Judge | None]:
+    """(backend, model, prices, mode, the judge itself or None) of the judge, without a request
+    and without needing a key (without one there is no judge, and so no cache to read)."""
     if isinstance(judge, str):
         backend, sep, model = judge.partition(":")
         try:
@@ -124,10 +150,10 @@ def _judge_identity(judge: Any, judge_options: Mapping[str, Any] | None) -> tupl
         except JudgeFatalError:  # no key or endpoint: the estimate needs neither
             if not sep or not model:
                 raise
-            return backend, model, (judge_options or {}).get("prices"), "json_schema"
+            return backend, model, (judge_options or {}).get("prices"), "json_schema", None
         judge = made
     made = get_judge(judge, **dict(judge_options or {})) if not isinstance(judge, Judge) else judge
-    return made.backend, made.model, made.prices, made.judge_mode
+    return made.backend, made.model, made.prices, made.judge_mode, made
 
 
 def estimate_cost(metrics: str | Sequence[str], *, judge: Any, options: Mapping[str, Mapping[str, Any]] | None = None,
@@ -140,15 +166,16 @@ def estimate_cost(metrics: str | Sequence[str], *, judge: Any, options: Mapping[
     scoring. ``prices``: ``{model: (USD per 1M prompt tokens, per 1M completion tokens)}``.
 
     Returns ``{"judge", "tokenizer", "price", "metrics": {name: {"examples", "requests",
-    "prompt_tokens", "completion_tokens", "cost", "batch_cost", "stages": {task: {...}}}}, "total",
-    "notes"}`` (costs in USD; None without a price)."""
+    "prompt_tokens", "completion_tokens", "cached", "cost", "batch_cost", "stages": {task: {...}}}},
+    "total", "notes"}`` (costs in USD; None without a price; ``requests`` and the tokens are what
+    would be sent, ``cached`` the requests the judge's cache answers instead)."""
     from .registry import get_metric
 
     names = [metrics] if isinstance(metrics, str) else list(metrics)
     if not names:
         raise ValueError("metrics: name at least one LLM-guided metric")
     options = options or {}
-    backend, model, judge_prices, mode = _judge_identity(judge, judge_options)
+    backend, model, judge_prices, mode, made = _judge_identity(judge, judge_options)
     price, source = price_for(backend, model, {**(judge_prices or {}), **(prices or {})})
     tokenizer = tokenizer_for(backend, model)
     out: dict[str, Any] = {"judge": f"{backend}:{model}", "tokenizer": tokenizer.name, "tokens_exact": tokenizer.exact,
@@ -163,18 +190,19 @@ def estimate_cost(metrics: str | Sequence[str], *, judge: Any, options: Mapping[
         opts = {k: v for k, v in dict(options.get(name, {})).items() if k not in ("judge", "judge_options")}
         kinds = {**spec.columns, **getattr(spec, "optional_columns", {})}
         given = {c: inputs[c] for c in kinds if inputs.get(c) is not None}
-        dry = _DryRunJudge(backend, model, mode, tokenizer)
+        dry = _DryRunJudge(backend, model, mode, tokenizer, source=made)
         metric = spec(judge=dry, **dict(opts, on_error="raise"))
         stats = metric.statistics(given)
         stages = {task: dataclasses.asdict(s) for task, s in dry.stages.items()}
         entry: dict[str, Any] = {"examples": stats.count, "requests": sum(s.requests for s in dry.stages.values()),
                                  "prompt_tokens": sum(s.prompt_tokens for s in dry.stages.values()),
-                                 "completion_tokens": sum(s.completion_tokens for s in dry.stages.values())}
+                                 "completion_tokens": sum(s.completion_tokens for s in dry.stages.values()),
+                                 "cached": sum(s.cached for s in dry.stages.values())}
         entry.update(_costs(entry, price))
         entry["stages"] = {t: dict(s, **_costs(s, price)) for t, s in stages.items()}
         out["metrics"][name] = entry
     total = {k: sum(m[k] for m in out["metrics"].values())
-             for k in ("examples", "requests", "prompt_tokens", "completion_tokens")}
+             for k in ("examples", "requests", "prompt_tokens", "completion_tokens", "cached")}
     total.update(_costs(total, price))
     out["total"] = total
     out["notes"] = _notes(out, tokenizer)
@@ -196,27 +224,30 @@ def _notes(out: Mapping[str, Any], tokenizer: Tokenizer) -> list[str]:
     if dependent:
         notes.append(f"{', '.join(dependent)}: asked on the judge's earlier answers (the items it extracts); "
                      "estimated with one item per sentence of the text")
-    notes.append("a run from scratch: re-asks of unusable or cut-off answers are not included, answers already in "
-                 "the judge's cache are (a rerun does not pay for them)")
+    cached = out["total"]["cached"]
+    notes.append(f"{cached} requests answered from the judge's cache: not sent, not counted" if cached else
+                 "no answer in the judge's cache: every request counted")
+    notes.append("re-asks of unusable or cut-off answers are not included")
     return notes
 
 
 def format_estimate(estimate: Mapping[str, Any]) -> str:
     """The estimate as a table (the command line's ``--dry-run``)."""
-    rows = [["metric / stage", "requests", "prompt tokens", "completion tokens", "live USD", "batch USD"]]
+    rows = [["metric / stage", "requests", "cached", "prompt tokens", "completion tokens", "live USD", "batch USD"]]
 
     def money(v: Any) -> str:
         return "-" if v is None else f"{v:.4f}"
 
     for name, m in estimate["metrics"].items():
-        rows.append([name, str(m["requests"]), str(m["prompt_tokens"]), str(m["completion_tokens"]),
+        rows.append([name, str(m["requests"]), str(m["cached"]), str(m["prompt_tokens"]), str(m["completion_tokens"]),
                      money(m["cost"]), money(m["batch_cost"])])
         for task, s in m["stages"].items():
             mark = " (*)" if s["depends_on_answers"] else ""
-            rows.append([f"  {task}{mark}", str(s["requests"]), str(s["prompt_tokens"]), str(s["completion_tokens"]),
+            rows.append([f"  {task}{mark}", str(s["requests"]), str(s["cached"]), str(s["prompt_tokens"]),
+                         str(s["completion_tokens"]),
                          money(s["cost"]), money(s["batch_cost"])])
     t = estimate["total"]
-    rows.append(["total", str(t["requests"]), str(t["prompt_tokens"]), str(t["completion_tokens"]),
+    rows.append(["total", str(t["requests"]), str(t["cached"]), str(t["prompt_tokens"]), str(t["completion_tokens"]),
                  money(t["cost"]), money(t["batch_cost"])])
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))

@@ -45,6 +45,7 @@ from typing import Any
 from .base import Completion, JudgeError, JudgeFatalError, JudgeRequest, Message
 from .batch import AnthropicBatchAPI
 from .openai import OpenAIJudge, _error_object, _retry_after
+from .schema import define_once
 
 __all__ = ["AnthropicJudge", "ANTHROPIC_VERSION"]
 
@@ -137,7 +138,7 @@ class AnthropicJudge(OpenAIJudge):
         if self.send_temperature:
             body["temperature"] = self.temperature
         if request.schema is not None and self.mode == "tool":
-            body["tools"] = [{"name": request.schema_name, "input_schema": request.schema,
+            body["tools"] = [{"name": request.schema_name, "input_schema": define_once(request.schema),
                               "description": "Give your answer: every field, in the order of the schema."}]
             body["tool_choice"] = {"type": "tool", "name": request.schema_name}
         return body

@@ -57,6 +57,7 @@ from typing import Any
 
 from .base import Completion, Judge, JudgeError, JudgeFatalError, JudgeRequest, JudgeResult, Message, logger
 from .batch import AzureBatchAPI, BatchAPI, BatchContext, BatchRun, OpenAIBatchAPI
+from .schema import define_once
 
 __all__ = ["OpenAIJudge", "AzureOpenAIJudge", "GeminiJudge", "classify_400", "DIALECTS"]
 
@@ -318,7 +319,7 @@ class OpenAIJudge(Judge):
             mode = self.mode
             if mode == "json_schema":
                 body["response_format"] = {"type": "json_schema", "json_schema": {
-                    "name": request.schema_name, "strict": True, "schema": _strict_schema(request.schema)}}
+                    "name": request.schema_name, "strict": True, "schema": define_once(_strict_schema(request.schema))}}
             elif mode == "json_object_schema":
                 body["response_format"] = {"type": "json_object", "schema": _strict_schema(request.schema, True)}
             elif mode == "guided_json":

@@ -24,6 +24,8 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .schema import define_once
+
 __all__ = ["PRICES", "PRICES_AS_OF", "BATCH_DISCOUNT", "price_for", "Tokenizer", "tokenizer_for",
            "chat_tokens"]
 
@@ -112,10 +114,11 @@ def tokenizer_for(backend: str, model: str) -> Tokenizer:
 def chat_tokens(tokenizer: Tokenizer, messages: list[dict[str, Any]], schema: Any = None) -> int:
     """Prompt tokens of a chat request: each message's text and its framing (OpenAI's: 3 tokens
     per message and 3 that open the answer), plus the answer's JSON schema, which a provider
-    adds to the prompt (OpenAI's structured outputs, Anthropic's tool definition)."""
+    adds to the prompt (OpenAI's structured outputs, Anthropic's tool definition), with its
+    repeated parts defined once as the hosted judges send it (``schema.define_once``)."""
     total = 3
     for m in messages:
         total += 3 + tokenizer.count(str(m.get("role", ""))) + tokenizer.count(str(m.get("content", "")))
     if schema is not None:
-        total += tokenizer.count(json.dumps(schema, ensure_ascii=False, separators=(",", ":")))
+        total += tokenizer.count(json.dumps(define_once(schema), ensure_ascii=False, separators=(",", ":")))
     return total

@@ -18,26 +18,15 @@ from .prompts import STATEMENTS, STATEMENTS_EXAMPLE, items_block, prompt
 __all__ = ["AnswerCorrectness"]
 
 _CORRECTNESS = """\
-Compare a predicted answer with a ground truth answer, statement by statement. The data block \
-"prediction_statements" lists the numbered statements of the prediction, and \
-"ground_truth_statements" those of the ground truth; the full texts are in the blocks \
-"prediction" and "ground_truth". For each prediction statement, decide whether the ground truth \
-supports it ("yes") or not ("no"). For each ground truth statement, decide whether the \
-prediction states it too ("yes") or misses it ("no"). Judge meaning, not wording.
-Answer with a JSON object {"prediction_verdicts": {...}, "ground_truth_verdicts": {...}}, each \
-with exactly one entry per numbered statement of its block, keyed by the statement's number \
-("1", "2", ... in order): {"reason": one short sentence, "verdict": "yes" or "no"}. Write the \
-reason first, then the verdict that follows from it."""
+Blocks "prediction" and "ground_truth" number the statements of two answers. Per prediction \
+statement: "yes" if the ground truth supports it; per ground truth statement: "yes" if the \
+prediction states it; else "no". Judge meaning, not wording."""
 
 _CORRECTNESS_EXAMPLE = """\
 Example.
-Prediction statements: 1. The sun is powered by nuclear fission. 2. The sun is a star.
-Ground truth statements: 1. The sun is a star. 2. The sun is powered by nuclear fusion.
-Answer: {"prediction_verdicts": {"1": {"reason": "The ground truth says fusion, not \
-fission.", "verdict": "no"}, "2": {"reason": "The ground truth says the sun is a star.", \
-"verdict": "yes"}}, "ground_truth_verdicts": {"1": {"reason": "The prediction says it \
-is a star.", "verdict": "yes"}, "2": {"reason": "The prediction says fission instead.", \
-"verdict": "no"}}}"""
+Prediction: 1. The sun is a star. 2. It is cold. Ground truth: 1. The sun is a star.
+Answer: {"prediction":{"1":{"reason":"Same.","verdict":"yes"},"2":{"reason":"Absent.",\
+"verdict":"no"}},"ground_truth":{"1":{"reason":"Same.","verdict":"yes"}}}"""
 
 
 class AnswerCorrectness(JudgedMetric):
@@ -56,7 +45,7 @@ class AnswerCorrectness(JudgedMetric):
     columns = {"predictions": "text", "references": "text_or_list"}
     prompts = {"statements": prompt("items", STATEMENTS, STATEMENTS_EXAMPLE, keys=("statements",)),
                 "verdicts": prompt("verdicts", _CORRECTNESS, _CORRECTNESS_EXAMPLE,
-                                   keys=("prediction_verdicts", "ground_truth_verdicts"))}
+                                   keys=("prediction", "ground_truth"))}
 
     async def score_example(self, session: JudgeSession, example: Example) -> tuple[float, Details]:
         pred = example["predictions"]
@@ -68,18 +57,17 @@ class AnswerCorrectness(JudgedMetric):
             ref_st = await ask_items(session, extract, [("ground_truth", ref)], block="ground_truth")
             if not pred_st:
                 return 0.0, {"statements": ref_st, "tp": 0, "fp": 0, "fn": len(ref_st)}
-            counts = {"prediction_verdicts": len(pred_st), "ground_truth_verdicts": len(ref_st)}
-            blocks = [("prediction", pred), ("ground_truth", ref),
-                      ("prediction_statements", items_block(pred_st)),
-                      ("ground_truth_statements", items_block(ref_st) if ref_st else "(none)")]
+            counts = {"prediction": len(pred_st), "ground_truth": len(ref_st)}
+            blocks = [("prediction", items_block(pred_st)),
+                      ("ground_truth", items_block(ref_st) if ref_st else "(none)")]
             value = (await ask(session, verdicts_prompt, blocks, counts)).value
-            tp = count_yes(value["prediction_verdicts"])
+            tp = count_yes(value["prediction"])
             fp = len(pred_st) - tp
-            fn = len(ref_st) - count_yes(value["ground_truth_verdicts"])
+            fn = len(ref_st) - count_yes(value["ground_truth"])
             f1 = tp / (tp + 0.5 * (fp + fn)) if tp else 0.0
             return f1, {"statements": ref_st, "tp": tp, "fp": fp, "fn": fn,
-                        "prediction_verdicts": pair(pred_st, value["prediction_verdicts"]),
-                        "ground_truth_verdicts": pair(ref_st, value["ground_truth_verdicts"])}
+                        "prediction_verdicts": pair(pred_st, value["prediction"]),
+                        "ground_truth_verdicts": pair(ref_st, value["ground_truth"])}
 
         per_ref = await asyncio.gather(*(per_reference(r) for r in example["references"]))
         return max(s for s, _ in per_ref), {"prediction_statements": pred_st,

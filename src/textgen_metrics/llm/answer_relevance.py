@@ -13,19 +13,15 @@ from .prompts import STATEMENTS, STATEMENTS_EXAMPLE, VERDICT_FORMAT, prompt, ver
 __all__ = ["AnswerRelevance"]
 
 _RELEVANCE = """\
-The data block "statements" lists numbered statements taken from an answer to the query in the \
-data block "query". For each statement, decide whether it is relevant to answering the query: \
-"yes" if it helps answer the query, "no" if it is off topic, filler or does not address it. An \
-ambiguous statement that could help answer the query counts as relevant.
+Block "statements" lists numbered statements of an answer to the query in block "query". For \
+each: "yes" if it helps or could help answer the query, "no" if it is off topic or filler.
 """ + VERDICT_FORMAT
 
 _RELEVANCE_EXAMPLE = """\
 Example.
-Query: "Where is the Eiffel Tower?"
-Statements: 1. Sure! 2. The Eiffel Tower is in Paris. 3. Paris has great cheese.
-Answer: {"verdicts": {"1": {"reason": "Filler that answers nothing.", "verdict": "no"}, \
-"2": {"reason": "It gives the location asked for.", "verdict": "yes"}, \
-"3": {"reason": "Cheese does not answer where the tower is.", "verdict": "no"}}}"""
+Query: "Where is the Eiffel Tower?" Statements: 1. Sure! 2. It is in Paris.
+Answer: {"verdicts":{"1":{"reason":"Filler.","verdict":"no"},"2":{"reason":"The location.",\
+"verdict":"yes"}}}"""
 
 
 class AnswerRelevance(ItemsProportion):

@@ -18,20 +18,16 @@ from .prompts import CONTEXT_FORMAT, prompt
 __all__ = ["ContextPrecision"]
 
 _USEFUL = """\
-The data blocks hold a query, a ground truth answer to it and the retrieved \
-contexts (context_1, context_2 and so on). For each context, decide whether it was useful for arriving at the \
-ground truth answer to the query: "yes" if it contains information that the answer uses, "no" \
-otherwise.
+The blocks hold a query, its ground truth answer and contexts (context_1, ...). For each \
+context: "yes" if the answer uses information in it, "no" otherwise.
 """ + CONTEXT_FORMAT
 
 _USEFUL_EXAMPLE = """\
 Example.
-Query: "Who won the 2018 World Cup?" Ground truth: "France won the 2018 World Cup."
-context_1: "France beat Croatia 4-2 in the 2018 World Cup final." context_2: "The 2014 World \
-Cup was held in Brazil."
-Answer: {"verdicts": {"1": {"reason": "It names France as the 2018 winner.", \
-"verdict": "yes"}, "2": {"reason": "It is about 2014, not the winner in 2018.", \
-"verdict": "no"}}}"""
+Query: "Who won in 2018?" Ground truth: "France." context_1: "France won in 2018." context_2: \
+"Brazil hosted in 2014."
+Answer: {"verdicts":{"1":{"reason":"Names France.","verdict":"yes"},"2":{"reason":"About 2014.",\
+"verdict":"no"}}}"""
 
 
 class ContextPrecision(JudgedMetric):

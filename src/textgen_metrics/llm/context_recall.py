@@ -17,22 +17,17 @@ from .prompts import STATEMENTS, STATEMENTS_EXAMPLE, VERDICT_FORMAT, items_block
 __all__ = ["ContextRecall"]
 
 _ATTRIBUTABLE = """\
-The data block "statements" lists numbered statements from a ground truth answer, and the \
-blocks context_1, context_2 and so on hold retrieved contexts. For each statement, decide whether it can \
-be attributed to the contexts: "yes" if the contexts state it or directly support it, "no" \
-otherwise. Use no prior knowledge: take the contexts at face value and judge only what they say.
+Block "statements" lists numbered statements of a ground truth answer; blocks context_1, \
+context_2 and so on hold contexts. For each statement: "yes" if the contexts state or directly \
+support it, "no" otherwise. Take the contexts at face value, without prior knowledge.
 """ + VERDICT_FORMAT
 
 _ATTRIBUTABLE_EXAMPLE = """\
 Example.
-Contexts: context_1: "Albert Einstein was a German-born theoretical physicist who developed \
-the theory of relativity."
-Statements: 1. Einstein was born in Germany. 2. Einstein developed relativity. 3. Einstein \
-won the Nobel Prize in 1921.
-Answer: {"verdicts": {"1": {"reason": "context_1 says he was German-born.", \
-"verdict": "yes"}, "2": {"reason": "context_1 says he developed the theory of \
-relativity.", "verdict": "yes"}, "3": {"reason": "No context mentions the prize.", \
-"verdict": "no"}}}"""
+Context: "Einstein was a German-born physicist." Statements: 1. Einstein was born in Germany. 2. \
+He won a Nobel Prize.
+Answer: {"verdicts":{"1":{"reason":"German-born.","verdict":"yes"},"2":{"reason":"Not mentioned.",\
+"verdict":"no"}}}"""
 
 
 class ContextRecall(JudgedMetric):

@@ -9,19 +9,15 @@ from .prompts import CONTEXT_FORMAT, prompt
 __all__ = ["ContextRelevance"]
 
 _RELEVANT = """\
-The data blocks hold a query and the retrieved contexts (context_1, context_2 and so on). For each \
-context, decide whether it is relevant to the query: "yes" if any part of it helps answer the \
-query, even if most of it does not; "no" otherwise.
+The blocks hold a query and contexts (context_1, ...). For each context: "yes" \
+if any part of it helps answer the query, "no" otherwise.
 """ + CONTEXT_FORMAT
 
 _RELEVANT_EXAMPLE = """\
 Example.
-Query: "What is the capital of Japan?"
-context_1: "Tokyo, Japan's capital, is its largest city. Japan has many islands." context_2: \
-"Kyoto is famous for its temples."
-Answer: {"verdicts": {"1": {"reason": "It says Tokyo is the capital.", \
-"verdict": "yes"}, "2": {"reason": "Temples in Kyoto do not say what the capital is.", \
-"verdict": "no"}}}"""
+Query: "Japan's capital?" context_1: "Tokyo is the capital." context_2: "Kyoto has temples."
+Answer: {"verdicts":{"1":{"reason":"Names it.","verdict":"yes"},"2":{"reason":"Off topic.",\
+"verdict":"no"}}}"""
 
 
 class ContextRelevance(PerContext):

@@ -15,35 +15,28 @@ from .prompts import VERDICT_FORMAT, items_block, prompt, verdict_prompt
 __all__ = ["Faithfulness"]
 
 _CLAIMS = """\
-Extract every claim that the text in the data block "prediction" makes. A claim is a piece of \
-information the text presents as true (a fact, a figure, a relation), written as one short \
-self-contained sentence with pronouns resolved. Take the text at face value: a claim that is \
-false is still a claim. Questions, greetings, filler and opinions that assert nothing checkable \
-are not claims. A text that asserts nothing has no claims.
-Answer with a JSON object {"claims": [...]}: a list of strings."""
+List the claims of the text in block "prediction": what it presents as true, false or not, as \
+short self-contained sentences, pronouns resolved. Questions, greetings, filler and opinions are \
+not claims.
+Answer {"claims": [strings]}."""
 
 _CLAIMS_EXAMPLE = """\
 Example.
-Text: "Hi! Albert Einstein, born in Ulm in 1879, won the Nobel Prize in Physics. What a genius."
-Answer: {"claims": ["Albert Einstein was born in Ulm.", "Albert Einstein was born in 1879.", \
-"Albert Einstein won the Nobel Prize in Physics."]}"""
+Text: "Hi! Einstein, born in 1879, won a Nobel Prize."
+Answer: {"claims":["Einstein was born in 1879.","Einstein won a Nobel Prize."]}"""
 
 _IMPLIED = """\
-The data block "claims" lists numbered claims from a text, and the blocks context_1, \
-context_2 and so on hold retrieved contexts. For each claim, decide whether the contexts imply it: \
-"yes" only if the claim can be verified from the contexts, "no" otherwise. A claim that \
-contradicts a context is "no"; a claim that is unrelated to the contexts (neither implied nor \
-contradicted) is also "no". Use no prior knowledge: take the contexts at face value, even where \
-you believe them to be wrong, and judge only what they say.
+Block "claims" lists numbered claims; blocks context_1, context_2 and so on hold contexts. \
+For each claim: "yes" if the contexts imply it, "no" if it contradicts them or they do not say it. \
+Take the contexts at face value, without prior knowledge.
 """ + VERDICT_FORMAT
 
 _IMPLIED_EXAMPLE = """\
 Example.
-Contexts: context_1: "Einstein won the Nobel Prize in Physics in 1921."
-Claims: 1. Einstein won a Nobel Prize. 2. Einstein won it in 1922. 3. Einstein played the violin.
-Answer: {"verdicts": {"1": {"reason": "context_1 says he won the Nobel Prize.", \
-"verdict": "yes"}, "2": {"reason": "context_1 gives 1921, a contradiction.", \
-"verdict": "no"}, "3": {"reason": "The contexts do not mention the violin.", "verdict": "no"}}}"""
+Context: "Einstein won the Nobel Prize in 1921." Claims: 1. Einstein won a Nobel Prize. 2. It \
+was in 1922.
+Answer: {"verdicts":{"1":{"reason":"Stated.","verdict":"yes"},"2":{"reason":"It says 1921.",\
+"verdict":"no"}}}"""
 
 
 class Faithfulness(JudgedMetric):

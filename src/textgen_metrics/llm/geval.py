@@ -56,43 +56,29 @@ _INPUTS = (("queries", "query", 'the query the text answers ("query")'),
 _STEPS_MEMO: weakref.WeakKeyDictionary[Any, dict[str, list[str]]] = weakref.WeakKeyDictionary()
 
 _G_EVAL_STEPS = """\
-The data block "criteria" holds the criteria on which an evaluator will rate a text on an \
-integer scale from $low (worst) to $high (best). Write the evaluation steps for this rating \
-(G-Eval's chain of thought): 3 to 6 short, concrete steps in the order the evaluator follows them, \
-each one sentence, saying what to read, what to check or compare, and how the findings turn into \
-a score from $low to $high. The evaluator will see $inputs, and nothing else: refer only to \
-these. The steps put the criteria into practice; they add no criteria of their own.
-Answer with a JSON object {"steps": [...]}: a list of strings, one step each, without numbers."""
+Block "criteria" holds the criteria on which an evaluator will rate a text from $low (worst) to \
+$high (best). Write the evaluation steps (G-Eval's chain of thought): 3 to 6 short, concrete \
+steps in order, each one sentence: what to read, what to check or compare, how the findings give \
+the score. The evaluator sees only $inputs: refer only to these. Add no criteria of your own.
+Answer {"steps": [strings]}, without numbers."""
 
 _G_EVAL_STEPS_EXAMPLE = """\
 Example.
-Criteria: "Conciseness: the response says what the query needs and no more, without repetition \
-or filler."
-Answer: {"steps": ["Read the query and note what it asks for.", "Read the response and mark every \
-sentence that repeats an earlier one or does not help answer the query.", "Check that nothing the \
-query needs was left out to save words.", "Give the highest score to a response with no repetition \
-or filler, and a lower score the more of it is padding."]}"""
+Criteria: "Conciseness: no repetition or filler."
+Answer: {"steps":["Read the query and the response.","Mark each sentence that repeats or does \
+not help answer the query.","Give the highest score when nothing is marked, less the more is."]}"""
 
 _G_EVAL_SCORE = """\
-Rate the text in the data block "prediction" on the evaluation criteria below, on an integer \
-scale from $low (worst) to $high (best).$inputs
-
-Evaluation criteria:
-$criteria
-
-Evaluation steps:
-$steps
-
-Follow the evaluation steps and judge only on the criteria: do not reward length, confidence or \
-style that the criteria do not ask for.
-Answer with a JSON object {"reason": "...", "score": n}: first a short reason that follows the \
-evaluation steps, then the integer score from $low to $high."""
+Rate the text in block "prediction" from $low (worst) to $high (best) on the criteria, \
+following the steps. Do not reward length, confidence or style the criteria do not ask for.$inputs
+Criteria: $criteria
+Steps:
+$steps"""
 
 _G_EVAL_SCORE_EXAMPLE = """\
 Example.
-Criteria: "Correctness: every fact the text states is true." Scale: $low to $high.
-Text: "The Eiffel Tower is in Rome and was finished in 1889."
-Answer: {"reason": "The tower is in Paris, not Rome, so the main fact is wrong.", "score": $low}"""
+Criteria: "Correctness." Text: "The Eiffel Tower is in Rome."
+Answer: {"reason":"It is in Paris.","score":$low}"""
 
 
 def _check_steps(value: dict[str, Any]) -> dict[str, Any]:
@@ -124,7 +110,7 @@ def _describe(columns: Sequence[str]) -> str:
 def _others(columns: Sequence[str]) -> str:
     """The sentence naming the data blocks beside the prediction ('' when there are none)."""
     parts = [words for col, _, words in _INPUTS if col in columns]
-    return f" The other data blocks hold {_and(parts)}." if parts else ""
+    return f" Also given: {_and(parts)}." if parts else ""
 
 
 # -- the options -------------------------------------------------------------------------------

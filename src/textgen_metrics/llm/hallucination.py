@@ -15,22 +15,18 @@ from .prompts import CONTEXT_FORMAT, prompt
 __all__ = ["Hallucination"]
 
 _CONTRADICTS = """\
-The data blocks hold a text ("prediction") and the contexts (context_1, context_2 and so on). For each \
-context, decide whether the text contradicts it: "yes" only if the text directly contradicts \
-something the context states; "no" if the text agrees with it, does not address it, or lacks \
-detail. Speculative or hedged language ("may", "might", "possibly") is not a contradiction. Use \
-no prior knowledge: take each context at face value, even where you believe it to be wrong.
+The blocks hold a text ("prediction") and contexts (context_1, ...). For each \
+context: "yes" only if the text directly contradicts it; "no" if the text agrees, does not \
+address it, lacks detail or only hedges ("may", "might"). Take each context at face value, \
+without prior knowledge.
 """ + CONTEXT_FORMAT
 
 _CONTRADICTS_EXAMPLE = """\
 Example.
-Text: "Einstein won the Nobel Prize in 1922 and may have played the violin."
-context_1: "Einstein won the Nobel Prize in 1921." context_2: "Einstein never played the \
-piano." context_3: "Einstein disliked music."
-Answer: {"verdicts": {"1": {"reason": "The text gives 1922, the context 1921.", \
-"verdict": "yes"}, "2": {"reason": "The text does not mention the piano.", \
-"verdict": "no"}, "3": {"reason": "'May have played' is speculative, not a direct \
-contradiction.", "verdict": "no"}}}"""
+Text: "It opened in 1922 and may have a cafe." context_1: "It opened in 1921." context_2: "It \
+has no cafe."
+Answer: {"verdicts":{"1":{"reason":"1922, not 1921.","verdict":"yes"},"2":{"reason":"Hedged.",\
+"verdict":"no"}}}"""
 
 
 class Hallucination(PerContext):

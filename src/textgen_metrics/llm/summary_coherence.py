@@ -14,32 +14,15 @@ from .prompts import prompt
 __all__ = ["SummaryCoherence"]
 
 _COHERENCE = """\
-You will be given a source text (data block "source") and a summary of it (data block \
-"summary"). Rate the summary on one metric: coherence.
-
-Evaluation criteria. Coherence (1-5) is the collective quality of all sentences. The summary \
-should be well structured and well organised. It should not just be a heap of related \
-information, but should build from sentence to sentence a coherent body of information about \
-the topic, and hit the key points of the source.
-
-Evaluation steps:
-1. Read the source text carefully and identify its main topic and key points.
-2. Read the summary and compare it to the source. Check whether the summary covers the main \
-topic and key points of the source, and whether it presents them in a clear and logical order.
-3. Assign a coherence score from 1 to 5, where 1 is the lowest and 5 the highest, based on the \
-evaluation criteria: 1 = not coherent at all, 5 = extremely coherent given the source.
-
-Answer with a JSON object {"reason": "...", "score": n}: first a short reason that follows the \
-evaluation steps, then the integer score from 1 to 5."""
+Rate the coherence, 1 to 5, of the summary in block "summary" of block "source": a \
+well-organised body of information on the source's key points, not a heap of facts.
+Steps: 1. Find the source's key points. 2. Check the summary covers them in a clear, logical \
+order. 3. Score 1 (incoherent) to 5 (fully coherent)."""
 
 _COHERENCE_EXAMPLE = """\
 Example.
-Source: "The council approved a new bus line. It will link the station to the hospital from \
-May. Tickets stay at two euros."
-Summary: "A new bus line was approved. It links the station and hospital from May, at the same \
-price."
-Answer: {"reason": "It covers the approval, the route, the date and the price in a clear order.", \
-"score": 5}"""
+Source: "A bus line opens in May." Summary: "A bus line opens in May."
+Answer: {"reason":"Clear.","score":5}"""
 
 
 class SummaryCoherence(JudgedMetric):
