@@ -15,9 +15,9 @@ from .prompts import VERDICT_FORMAT, items_block, prompt, verdict_prompt
 __all__ = ["Faithfulness"]
 
 _CLAIMS = """\
-List the claims of the text in block "prediction": what it presents as true, false or not, as \
-short self-contained sentences, pronouns resolved. Questions, greetings, filler and opinions are \
-not claims.
+List the claims of the text in block "prediction": each thing it presents as true (false ones \
+too), as short self-contained sentences, pronouns resolved. Questions, greetings, filler and \
+opinions are not claims.
 Answer {"claims": [strings]}."""
 
 _CLAIMS_EXAMPLE = """\

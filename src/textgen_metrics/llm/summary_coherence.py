@@ -21,7 +21,7 @@ order. 3. Score 1 (incoherent) to 5 (fully coherent)."""
 
 _COHERENCE_EXAMPLE = """\
 Example.
-Source: "A bus line opens in May." Summary: "A bus line opens in May."
+Source: "A bus line opens in May." Summary: "In May, a bus line opens."
 Answer: {"reason":"Clear.","score":5}"""
 
 
