@@ -437,3 +437,39 @@ def test_a_refused_connection_stops_every_backend_at_once(backend, option):
         textgen_metrics.toxicity(predictions=["a", "b"] * 10, judge=backend,
                                  judge_options={option: url, "api_key": SECRET})
     assert time.perf_counter() - start < 10
+
+
+def _faithfulness_by_blocks(body, task):  # Bedrock carries no task id: the data blocks tell the step
+    blocks = {name for name, _, _ in BLOCK.findall(body["messages"][1]["content"])}
+    return good_answer(body, "faithfulness/verdicts" if "claims" in blocks else "faithfulness/claims")
+
+
+_MADE = []  # the clients the factory made, in this process
+
+
+def _stand_in_bedrock_client():
+    """A module-level factory (it pickles by name): a stand-in client, recorded in ``_MADE``."""
+    client = StandInBedrock(_faithfulness_by_blocks)
+    _MADE.append(client)
+    return client
+
+
+def test_a_bedrock_judge_made_from_a_factory_goes_to_another_process_and_makes_its_own_client():
+    import pickle
+
+    _MADE.clear()
+    judge = converse_judge(_stand_in_bedrock_client, "anthropic.claude-3-5-haiku-20241022-v1:0", concurrency=2)
+    preds, ctxs = examples(3, seed=8)
+    here = textgen_metrics.faithfulness(predictions=preds, contexts=ctxs, judge=judge, use_aggregator=False)
+    assert here["errors"] == [] and len(_MADE) == 1  # made once, on the first request
+    clone = pickle.loads(pickle.dumps(judge))
+    assert clone.fn._client is None  # the client did not travel
+    there = textgen_metrics.faithfulness(predictions=preds, contexts=ctxs, judge=clone, use_aggregator=False)
+    assert there["faithfulness"] == here["faithfulness"] and len(_MADE) == 2
+    assert _MADE[1] is not _MADE[0] and len(_MADE[1].requests) == len(_MADE[0].requests) > 0
+    # a judge on a client itself says how to ship it
+    on_client = converse_judge(StandInBedrock(good_answer), "anthropic.claude-3-5-haiku-20241022-v1:0")
+    with pytest.raises(TypeError, match=r"functools.partial\(boto3.client"):
+        pickle.dumps(on_client)
+    with pytest.raises(TypeError, match="client: expected a boto3 bedrock-runtime client"):
+        converse_judge(42, "anthropic.claude-3-5-haiku-20241022-v1:0")
