@@ -124,7 +124,10 @@ def test_every_worked_example_is_a_valid_answer_to_its_own_schema():
               "reference": ""}
     for task, prompt in PROMPTS.items():
         example = prompt.text(**values).split("Example.", 1)[1]
-        answer = json.loads(example.split("Answer: ", 1)[1].split("\n")[0])
+        line = example.split("Answer: ", 1)[1].split("\n")[0]
+        answer = json.loads(line)
+        if prompt.kind == "items":  # spaced as models write JSON: with compact lists SmolLM2 wrote empty ones
+            assert line == json.dumps(answer), task
         counts = {k: len(answer[k]) for k in prompt.keys} if prompt.kind == "verdicts" else None
         request = prompt.request([("prediction", example)], counts, **values)  # the example's own text
         assert request.check is None or request.check(parse_answer(json.dumps(answer), request.schema)), task

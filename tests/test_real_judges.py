@@ -27,6 +27,7 @@ import textgen_metrics
 from llama_server import RecordingProxy, llama_server
 from test_spaces import browser, page, read_key_values, serve  # noqa: F401  (fixtures of the Space tests)
 from textgen_metrics.judges import JudgeCache, OpenAIJudge, get_judge
+from textgen_metrics.judges.parsing import extract_json
 from textgen_metrics.judges.tiny import tiny_model_file
 from textgen_metrics.llm.metrics import METRICS, score_probabilities
 from textgen_metrics.registry import METRICS as REGISTRY
@@ -111,6 +112,11 @@ def test_every_module_through_the_library_on_the_real_server(server, tmp_path):
                 assert fmt["type"] == "json_object" and fmt["schema"]["type"] == "object", name
         for err in out["errors"]:
             assert not any(s in err["error"] for s in STRUCTURE), (name, err)  # the grammar holds structure
+        # the model extracts items to judge (a prompt that made it write empty lists would score
+        # every text as if it said nothing: faithfulness 1.0, answer relevance 0)
+        lists = [extract_json(e["answer"]["choices"][0]["message"]["content"]) for e in server.exchanges[before:]
+                 if e["status"] == 200 and e["task"].split("/")[-1] in ("claims", "statements", "opinions")]
+        assert not lists or any(items for value in lists for items in value.values()), (name, lists)
         if name in ("summary_coherence", "g_eval"):
             for i, d in enumerate(out["details"]):
                 if out[METRICS[name].score_key][i] is None:

@@ -22,8 +22,9 @@ Answer {"claims": [strings]}."""
 
 _CLAIMS_EXAMPLE = """\
 Example.
-Text: "Hi! Einstein, born in 1879, won a Nobel Prize."
-Answer: {"claims":["Einstein was born in 1879.","Einstein won a Nobel Prize."]}"""
+Text: "Hi! Albert Einstein, born in Ulm in 1879, won the Nobel Prize in Physics. What a genius."
+Answer: {"claims": ["Albert Einstein was born in Ulm.", "Albert Einstein was born in 1879.", \
+"Albert Einstein won the Nobel Prize in Physics."]}"""
 
 _IMPLIED = """\
 Block "claims" lists numbered claims; blocks context_1, context_2 and so on hold contexts. \

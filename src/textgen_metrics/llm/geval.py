@@ -56,17 +56,19 @@ _INPUTS = (("queries", "query", 'the query the text answers ("query")'),
 _STEPS_MEMO: weakref.WeakKeyDictionary[Any, dict[str, list[str]]] = weakref.WeakKeyDictionary()
 
 _G_EVAL_STEPS = """\
-Block "criteria" holds the criteria on which an evaluator will rate a text from $low (worst) to \
-$high (best). Write the evaluation steps (G-Eval's chain of thought): 3 to 6 short, concrete \
-steps in order, each one sentence: what to read, what to check or compare, how the findings give \
-the score. The evaluator sees only $inputs: refer only to these. Add no criteria of your own.
-Answer {"steps": [strings]}, without numbers."""
+The data block "criteria" holds the criteria on which an evaluator will rate a text on an \
+integer scale from $low (worst) to $high (best). Write the evaluation steps for this rating \
+(G-Eval's chain of thought): 3 to 6 short, concrete steps in the order the evaluator follows them, \
+each one sentence, saying what to read, what to check or compare, and how the findings turn into \
+a score from $low to $high. The evaluator will see $inputs, and nothing else: refer only to \
+these. The steps put the criteria into practice; they add no criteria of their own.
+Answer with a JSON object {"steps": [...]}: a list of strings, one step each, without numbers."""
 
 _G_EVAL_STEPS_EXAMPLE = """\
 Example.
 Criteria: "Conciseness: no repetition or filler."
-Answer: {"steps":["Read the query and the response.","Mark each sentence that repeats or does \
-not help answer the query.","Give the highest score when nothing is marked, less the more is."]}"""
+Answer: {"steps": ["Read the query and the response.", "Mark each sentence that repeats or does \
+not help answer the query.", "Give the highest score when nothing is marked, less the more is."]}"""
 
 _G_EVAL_SCORE = """\
 Rate the text in block "prediction" from $low (worst) to $high (best) on the criteria, \

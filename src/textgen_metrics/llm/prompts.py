@@ -12,7 +12,9 @@ one verdict per item or context, or a score) and so its JSON schema. One rendere
 Shape of every prompt, after valor and ragas:
 
 - the definition (with counter-examples where valor gives them), then the rules, then the answer
-  format, then the worked example, whose answer is written as compact JSON;
+  format, then the worked example (a verdict example's answer in compact JSON; an extraction
+  example's with spaces, as models write it: with compact lists SmolLM2 under llama.cpp's grammar
+  wrote empty ones);
 - reasoning before the verdict, in the wording and in the schema's property order
   (``reason``, ``verdict``), so the verdict is conditioned on the reason;
 - the verdicts are an object keyed by the number of the item or context each judges
@@ -35,7 +37,7 @@ the data-block rule is added against prompt injection; and every text is written
 tokens that keep its definition, rules and example (issue 28: no more prompt and completion
 tokens per example than the cheapest peer for the same metric, valor-lite's or deepeval's, with
 the reasons kept; ``benchmarks/tokens_vs_peers.py``). So the definitions are condensed, the
-worked examples are one or two items with short reasons, the answer format is said once in
+verdict examples are one or two items with short reasons, the answer format is said once in
 words and shown once in the example, and answer correctness' verdict request carries the two
 answers' numbered statements without their full texts (valor's does the same). The schema a
 hosted judge is sent defines a repeated verdict once (``judges/schema.py``).
@@ -249,7 +251,7 @@ keeping all (filler too), adding nothing."""
 STATEMENTS_EXAMPLE = """\
 Example.
 Text: "Hi! Rome is old. It is big."
-Answer: {"statements":["Hi!","Rome is old.","Rome is big."]}"""
+Answer: {"statements": ["Hi!", "Rome is old.", "Rome is big."]}"""
 
 OPINIONS = """\
 List the opinions in block "prediction": personal beliefs or judgments. Facts, even false ones, \
@@ -259,7 +261,7 @@ Answer {"opinions": [strings]}, each as written."""
 OPINIONS_EXAMPLE = """\
 Example.
 Text: "The policy is a disaster. It passed in May. The Times calls it rushed."
-Answer: {"opinions":["The policy is a disaster."]}"""
+Answer: {"opinions": ["The policy is a disaster."]}"""
 
 # the answer format of a verdict per numbered item: $key, $what and $choices are filled by
 # ``verdict_prompt``
