@@ -95,8 +95,9 @@ def _best(fn, repeat=3):
     return min(t for t, _ in runs), runs[0][1]
 
 
-def _throughput(ray, spark, tgm_ray, tgm_spark, server, n_rows: int, n_batches: int) -> dict:
-    """Faithfulness over ``n_rows`` examples in ``n_batches`` batches with 1, 2 and 4 workers."""
+def _throughput(ray, spark, tgm_ray, tgm_spark, server, n_rows: int, n_batches: int, actors: bool = False) -> dict:
+    """Faithfulness over ``n_rows`` examples in ``n_batches`` batches with 1, 2 and 4 workers
+    (with ``actors``, Ray's actors too: ``compute="actors"``)."""
     import textgen_metrics
 
     judged = [{"prediction": f"Answer {i}: the capital of France is Paris, with many museums.",
@@ -113,8 +114,9 @@ def _throughput(ray, spark, tgm_ray, tgm_spark, server, n_rows: int, n_batches: 
                                 "prediction string, contexts array<string>").cache()
     jdf.count()
     rows_out = []
-    times: dict[str, dict[int, float]] = {"ray": {}, "spark": {}}
-    starts: dict[str, dict[int, float]] = {"ray": {}, "spark": {}}
+    engines = ["ray", *(["ray actors"] if actors else []), "spark"]
+    times: dict[str, dict[int, float]] = {e: {} for e in engines}
+    starts: dict[str, dict[int, float]] = {e: {} for e in engines}
     for k in WORKERS:
         # the same call on one row per worker (one short batch each) first
         few_ds = jds.limit(k).repartition(k).materialize()  # k blocks of one row
@@ -124,6 +126,13 @@ def _throughput(ray, spark, tgm_ray, tgm_spark, server, n_rows: int, n_batches: 
                                                      batch_size=n_rows // n_batches, **common))
         assert got["faithfulness"] == expected_f
         times["ray"][k] = t
+        if actors:
+            starts["ray actors"][k], _ = _timed(lambda k=k, few_ds=few_ds: tgm_ray.evaluate(
+                few_ds, ["faithfulness"], concurrency=k, batch_size=1, compute="actors", **common))
+            t, got = _timed(lambda k=k: tgm_ray.evaluate(jds, ["faithfulness"], concurrency=k, compute="actors",
+                                                         batch_size=n_rows // n_batches, **common))
+            assert got["faithfulness"] == expected_f
+            times["ray actors"][k] = t
         part = jdf.repartition(k).cache()
         part.count()
         few = jdf.limit(k).repartition(k).cache()
@@ -132,7 +141,7 @@ def _throughput(ray, spark, tgm_ray, tgm_spark, server, n_rows: int, n_batches: 
         t, got = _timed(lambda part=part: tgm_spark.evaluate(part, ["faithfulness"], **common))
         assert got["faithfulness"] == expected_f
         times["spark"][k] = t
-    for engine in ("ray", "spark"):
+    for engine in engines:
         for k in WORKERS:
             t = times[engine][k]
             rows_out.append((f"{engine}, {k} worker{'s' if k > 1 else ''}", f"{t:.2f}",
@@ -191,6 +200,7 @@ def main() -> dict:
         cpu_lib = min(_cpu_timed(lambda: _library(rows, LEXICAL))[0] for _ in range(3))
         cpu_ray = min(_cpu_timed(lambda: tgm_ray.evaluate(ds, LEXICAL, concurrency=1, batch_size=batch))[0]
                       for _ in range(3))
+        cpu_idle, _ = _cpu_timed(lambda: time.sleep(t_ray))  # what the Ray instance spends idle meanwhile
         assert got_core == expected and got_ray == expected and got_actor == expected and got_spark == expected
         assert all(got == expected for _, got in ray_runs)
         table = [("library, one process", f"{t_lib:.2f}", "1.00x"),
@@ -201,18 +211,20 @@ def main() -> dict:
                  ("textgen_metrics.spark, 1 task", f"{t_spark:.2f}", f"{t_spark / t_lib:.2f}x"),
                  ("CPU seconds: library, one process", f"{cpu_lib:.2f}", "1.00x"),
                  ("CPU seconds: textgen_metrics.ray, 1 task (driver + Ray's processes)", f"{cpu_ray:.2f}",
-                  f"{cpu_ray / cpu_lib:.2f}x")]
+                  f"{cpu_ray / cpu_lib:.2f}x"),
+                 ("CPU seconds: the same processes idle for as long", f"{cpu_idle:.2f}", f"{cpu_idle / cpu_lib:.2f}x")]
         print_table(f"Past one machine: overhead at one worker ({ROWS} rows, {', '.join(LEXICAL)}; goal <= 1.15x)",
                     table, ("contender", "seconds", "time vs library"))
         out["overhead"] = {"rows": ROWS, "library_s": t_lib, "core_ratio": t_core / t_lib,
                            "ray_ratio": t_ray / t_lib, "ray_first_call_ratio": t_ray_first / t_lib,
                            "ray_actor_ratio": t_actor / t_lib, "spark_ratio": t_spark / t_lib,
-                           "ray_cpu_ratio": cpu_ray / cpu_lib}
+                           "ray_cpu_ratio": cpu_ray / cpu_lib, "ray_idle_cpu_ratio": cpu_idle / cpu_lib}
 
         # -- 2. throughput on a latency-bound judge ---------------------------------------------
         server = Server(LATENCY, "--faithfulness")
         try:
-            out["throughput"] = _throughput(ray, spark, tgm_ray, tgm_spark, server, JUDGED_ROWS, BATCHES)
+            out["throughput"] = _throughput(ray, spark, tgm_ray, tgm_spark, server, JUDGED_ROWS, BATCHES,
+                                            actors=True)
             out["throughput_large"] = _throughput(ray, spark, tgm_ray, tgm_spark, server, LARGE_ROWS, LARGE_BATCHES)
         finally:
             server.stop()
