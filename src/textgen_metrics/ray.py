@@ -135,7 +135,8 @@ def _map(ds: ray.data.Dataset, compute: str, concurrency: int | tuple[int, int],
 
 
 def _tasks(size: int) -> Any:
-    """At most ``size`` tasks at a time (``ray.data.TaskPoolStrategy``, public since Ray 2.4x)."""
+    """At most ``size`` tasks at a time (``ray.data.TaskPoolStrategy``; older Ray releases keep it in
+    ``ray.data._internal.compute``)."""
     strategy: Any = getattr(ray.data, "TaskPoolStrategy", None)
     if strategy is None:
         from ray.data._internal.compute import TaskPoolStrategy
