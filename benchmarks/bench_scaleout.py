@@ -2,14 +2,20 @@
 
 1. the adapters' overhead at one worker against the bare library on the same rows (ROUGE, BLEU,
    chrF over WordNet-gloss summaries): the in-process core alone (statistics of batches, JSON,
-   the merge, the score), Ray Data with one actor, Spark with one task at a time (goal <= 1.15x);
-2. throughput of faithfulness with 1, 2 and 4 workers (Ray actors; Spark tasks of a
-   ``local[4]`` session, one partition per worker) on a latency-bound judge (the loopback
-   server of ``latency_server.py``, a fixed latency per request; each worker's judge asks
-   ``CONCURRENCY`` requests at once): speed-up against one worker.
+   the merge, the score), Ray Data with one task at a time (``compute="auto"``: Ray's worker
+   processes, kept between calls; best of 3, and the first call, whose worker imports the
+   package), with one actor (``compute="actors"``: an actor started per call), Spark with one
+   task at a time (goal <= 1.15x);
+2. throughput of faithfulness with 1, 2 and 4 workers (Ray tasks; Spark tasks of a ``local[4]``
+   session, one partition per worker) on a latency-bound judge (the loopback server of
+   ``latency_server.py``, a fixed latency per request; each worker's judge asks ``CONCURRENCY``
+   requests at once): speed-up against one worker. Two workloads: 320 examples in 16 batches of
+   20 (a batch judged in about 1 s), and 960 examples in 8 batches of 120 (about 6 s a batch),
+   where Ray Data's fixed costs per call and per batch weigh less.
 
 Every run's result is checked equal to the library's. The clusters run on this machine, bound to
-127.0.0.1; their start is not timed (each worker's start is: a new actor pool per call).
+127.0.0.1; their start is not timed. Before each timed throughput call the same call runs on k
+rows (its time is reported: it starts what the call needs).
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ BATCHES = 16           # batches of them
 LATENCY = 0.1          # seconds per judge request
 CONCURRENCY = 4        # requests in flight per worker
 WORKERS = (1, 2, 4)
+LARGE_ROWS, LARGE_BATCHES = 960, 8  # the second workload: longer batches
 
 
 def _library(rows: list[dict], metrics: list[str]) -> dict:
@@ -62,9 +69,88 @@ def _timed(fn):
     return time.perf_counter() - start, out
 
 
+def _cpu() -> float:
+    """CPU seconds of this process and every process it started (the local Ray instance: its
+    raylet, GCS and worker processes; exited ones not counted)."""
+    import psutil
+
+    total = time.process_time()
+    for child in psutil.Process().children(recursive=True):
+        try:
+            times = child.cpu_times()
+        except psutil.Error:
+            continue
+        total += times.user + times.system
+    return total
+
+
+def _cpu_timed(fn):
+    start = _cpu()
+    out = fn()
+    return _cpu() - start, out
+
+
 def _best(fn, repeat=3):
     runs = [_timed(fn) for _ in range(repeat)]
     return min(t for t, _ in runs), runs[0][1]
+
+
+def _throughput(ray, spark, tgm_ray, tgm_spark, server, n_rows: int, n_batches: int, actors: bool = False) -> dict:
+    """Faithfulness over ``n_rows`` examples in ``n_batches`` batches with 1, 2 and 4 workers
+    (with ``actors``, Ray's actors too: ``compute="actors"``)."""
+    import textgen_metrics
+
+    judged = [{"prediction": f"Answer {i}: the capital of France is Paris, with many museums.",
+               "contexts": [f"Context {i}: Paris is the capital of France."]} for i in range(n_rows)]
+    judge_options = {"base_url": server.url, "api_key": "unused", "concurrency": CONCURRENCY}
+    # each worker holds its own 4 in flight: the adapters' scaling, not the cluster budget's
+    # (bench_cluster_budget.py measures that one)
+    common = {"judge": "openai:bench", "judge_options": judge_options, "share_budget": False}
+    expected_f = textgen_metrics.faithfulness(predictions=[r["prediction"] for r in judged],
+                                              contexts=[r["contexts"] for r in judged],
+                                              judge=common["judge"], judge_options=judge_options)
+    jds = ray.data.from_items(judged, override_num_blocks=n_batches).materialize()
+    jdf = spark.createDataFrame([(r["prediction"], r["contexts"]) for r in judged],
+                                "prediction string, contexts array<string>").cache()
+    jdf.count()
+    rows_out = []
+    engines = ["ray", *(["ray actors"] if actors else []), "spark"]
+    times: dict[str, dict[int, float]] = {e: {} for e in engines}
+    starts: dict[str, dict[int, float]] = {e: {} for e in engines}
+    for k in WORKERS:
+        # the same call on one row per worker (one short batch each) first
+        few_ds = jds.limit(k).repartition(k).materialize()  # k blocks of one row
+        starts["ray"][k], _ = _timed(lambda k=k, few_ds=few_ds: tgm_ray.evaluate(
+            few_ds, ["faithfulness"], concurrency=k, batch_size=1, **common))
+        t, got = _timed(lambda k=k: tgm_ray.evaluate(jds, ["faithfulness"], concurrency=k,
+                                                     batch_size=n_rows // n_batches, **common))
+        assert got["faithfulness"] == expected_f
+        times["ray"][k] = t
+        if actors:
+            starts["ray actors"][k], _ = _timed(lambda k=k, few_ds=few_ds: tgm_ray.evaluate(
+                few_ds, ["faithfulness"], concurrency=k, batch_size=1, compute="actors", **common))
+            t, got = _timed(lambda k=k: tgm_ray.evaluate(jds, ["faithfulness"], concurrency=k, compute="actors",
+                                                         batch_size=n_rows // n_batches, **common))
+            assert got["faithfulness"] == expected_f
+            times["ray actors"][k] = t
+        part = jdf.repartition(k).cache()
+        part.count()
+        few = jdf.limit(k).repartition(k).cache()
+        few.count()
+        starts["spark"][k], _ = _timed(lambda few=few: tgm_spark.evaluate(few, ["faithfulness"], **common))
+        t, got = _timed(lambda part=part: tgm_spark.evaluate(part, ["faithfulness"], **common))
+        assert got["faithfulness"] == expected_f
+        times["spark"][k] = t
+    for engine in engines:
+        for k in WORKERS:
+            t = times[engine][k]
+            rows_out.append((f"{engine}, {k} worker{'s' if k > 1 else ''}", f"{t:.2f}",
+                             f"{times[engine][1] / t:.2f}x", f"{starts[engine][k]:.2f}"))
+    print_table(f"Past one machine: faithfulness, {n_rows} examples in {n_batches} batches, judge latency "
+                f"{LATENCY * 1000:.0f} ms, {CONCURRENCY} requests in flight per worker",
+                rows_out, ("workers", "seconds", "speed-up vs 1", "the same call on k rows first (s)"))
+    return {e: {str(k): {"seconds": t, "start_s": starts[e][k], "speedup": times[e][1] / t}
+                for k, t in ts.items()} for e, ts in times.items()}
 
 
 def _environment() -> None:
@@ -103,66 +189,43 @@ def main() -> dict:
         tgm_spark.evaluate(df.limit(10), LEXICAL)  # warm-up: the Python worker, its imports
         t_lib, expected = _best(lambda: _library(rows, LEXICAL))
         t_core, got_core = _best(lambda: _core(rows, LEXICAL, batch))
-        t_ray, got_ray = _best(lambda: tgm_ray.evaluate(ds, LEXICAL, concurrency=1, batch_size=batch))
+        ray_runs = [_timed(lambda: tgm_ray.evaluate(ds, LEXICAL, concurrency=1, batch_size=batch))
+                    for _ in range(3)]
+        t_ray_first, got_ray = ray_runs[0]
+        t_ray = min(t for t, _ in ray_runs)
+        t_actor, got_actor = _best(lambda: tgm_ray.evaluate(ds, LEXICAL, concurrency=1, batch_size=batch,
+                                                            compute="actors"))
         t_spark, got_spark = _best(lambda: tgm_spark.evaluate(df, LEXICAL))
-        assert got_core == expected and got_ray == expected and got_spark == expected
+        # CPU time, less disturbed than wall time by other jobs on the machine (the least of 3)
+        cpu_lib = min(_cpu_timed(lambda: _library(rows, LEXICAL))[0] for _ in range(3))
+        cpu_ray = min(_cpu_timed(lambda: tgm_ray.evaluate(ds, LEXICAL, concurrency=1, batch_size=batch))[0]
+                      for _ in range(3))
+        cpu_idle, _ = _cpu_timed(lambda: time.sleep(t_ray))  # what the Ray instance spends idle meanwhile
+        assert got_core == expected and got_ray == expected and got_actor == expected and got_spark == expected
+        assert all(got == expected for _, got in ray_runs)
         table = [("library, one process", f"{t_lib:.2f}", "1.00x"),
                  ("scaleout core, in process", f"{t_core:.2f}", f"{t_core / t_lib:.2f}x"),
-                 ("textgen_metrics.ray, 1 actor", f"{t_ray:.2f}", f"{t_ray / t_lib:.2f}x"),
-                 ("textgen_metrics.spark, 1 task", f"{t_spark:.2f}", f"{t_spark / t_lib:.2f}x")]
+                 ("textgen_metrics.ray, 1 task (default)", f"{t_ray:.2f}", f"{t_ray / t_lib:.2f}x"),
+                 ("textgen_metrics.ray, 1 task, first call", f"{t_ray_first:.2f}", f"{t_ray_first / t_lib:.2f}x"),
+                 ("textgen_metrics.ray, 1 actor", f"{t_actor:.2f}", f"{t_actor / t_lib:.2f}x"),
+                 ("textgen_metrics.spark, 1 task", f"{t_spark:.2f}", f"{t_spark / t_lib:.2f}x"),
+                 ("CPU seconds: library, one process", f"{cpu_lib:.2f}", "1.00x"),
+                 ("CPU seconds: textgen_metrics.ray, 1 task (driver + Ray's processes)", f"{cpu_ray:.2f}",
+                  f"{cpu_ray / cpu_lib:.2f}x"),
+                 ("CPU seconds: the same processes idle for as long", f"{cpu_idle:.2f}", f"{cpu_idle / cpu_lib:.2f}x")]
         print_table(f"Past one machine: overhead at one worker ({ROWS} rows, {', '.join(LEXICAL)}; goal <= 1.15x)",
                     table, ("contender", "seconds", "time vs library"))
         out["overhead"] = {"rows": ROWS, "library_s": t_lib, "core_ratio": t_core / t_lib,
-                           "ray_ratio": t_ray / t_lib, "spark_ratio": t_spark / t_lib}
+                           "ray_ratio": t_ray / t_lib, "ray_first_call_ratio": t_ray_first / t_lib,
+                           "ray_actor_ratio": t_actor / t_lib, "spark_ratio": t_spark / t_lib,
+                           "ray_cpu_ratio": cpu_ray / cpu_lib, "ray_idle_cpu_ratio": cpu_idle / cpu_lib}
 
         # -- 2. throughput on a latency-bound judge ---------------------------------------------
         server = Server(LATENCY, "--faithfulness")
         try:
-            judged = [{"prediction": f"Answer {i}: the capital of France is Paris, with many museums.",
-                       "contexts": [f"Context {i}: Paris is the capital of France."]} for i in range(JUDGED_ROWS)]
-            judge_options = {"base_url": server.url, "api_key": "unused", "concurrency": CONCURRENCY}
-            # each worker holds its own 4 in flight: the adapters' scaling, not the cluster budget's
-            # (bench_cluster_budget.py measures that one)
-            common = {"judge": "openai:bench", "judge_options": judge_options, "share_budget": False}
-            import textgen_metrics
-
-            expected_f = textgen_metrics.faithfulness(predictions=[r["prediction"] for r in judged],
-                                                      contexts=[r["contexts"] for r in judged],
-                                                      judge=common["judge"], judge_options=judge_options)
-            jds = ray.data.from_items(judged, override_num_blocks=BATCHES).materialize()
-            jdf = spark.createDataFrame([(r["prediction"], r["contexts"]) for r in judged],
-                                        "prediction string, contexts array<string>").cache()
-            jdf.count()
-            rows_out = []
-            times: dict[str, dict[int, float]] = {"ray": {}, "spark": {}}
-            starts: dict[str, dict[int, float]] = {"ray": {}, "spark": {}}
-            for k in WORKERS:
-                # the workers' start alone: one row per worker (one short batch each)
-                few_ds = jds.limit(k).repartition(k).materialize()  # k blocks of one row
-                starts["ray"][k], _ = _timed(lambda k=k, few_ds=few_ds: tgm_ray.evaluate(
-                    few_ds, ["faithfulness"], concurrency=k, batch_size=1, **common))
-                t, got = _timed(lambda k=k: tgm_ray.evaluate(jds, ["faithfulness"], concurrency=k,
-                                                             batch_size=JUDGED_ROWS // BATCHES, **common))
-                assert got["faithfulness"] == expected_f
-                times["ray"][k] = t
-                part = jdf.repartition(k).cache()
-                part.count()
-                few = jdf.limit(k).repartition(k).cache()
-                few.count()
-                starts["spark"][k], _ = _timed(lambda few=few: tgm_spark.evaluate(few, ["faithfulness"], **common))
-                t, got = _timed(lambda part=part: tgm_spark.evaluate(part, ["faithfulness"], **common))
-                assert got["faithfulness"] == expected_f
-                times["spark"][k] = t
-            for engine in ("ray", "spark"):
-                for k in WORKERS:
-                    t = times[engine][k]
-                    rows_out.append((f"{engine}, {k} worker{'s' if k > 1 else ''}", f"{t:.2f}",
-                                     f"{times[engine][1] / t:.2f}x", f"{starts[engine][k]:.2f}"))
-            print_table(f"Past one machine: faithfulness, {JUDGED_ROWS} examples, judge latency "
-                        f"{LATENCY * 1000:.0f} ms, {CONCURRENCY} requests in flight per worker",
-                        rows_out, ("workers", "seconds", "speed-up vs 1", "the same call on k rows (s)"))
-            out["throughput"] = {e: {str(k): {"seconds": t, "start_s": starts[e][k], "speedup": times[e][1] / t}
-                                     for k, t in ts.items()} for e, ts in times.items()}
+            out["throughput"] = _throughput(ray, spark, tgm_ray, tgm_spark, server, JUDGED_ROWS, BATCHES,
+                                            actors=True)
+            out["throughput_large"] = _throughput(ray, spark, tgm_ray, tgm_spark, server, LARGE_ROWS, LARGE_BATCHES)
         finally:
             server.stop()
     finally:

@@ -91,6 +91,22 @@ class KillAfter:
         return out
 
 
+class Recording:
+    """``answer`` as a function judge that appends ``<process id> <object id>`` to ``log`` at each
+    request: which worker process, and which judge object in it, answered."""
+
+    model = "stand-in"
+
+    def __init__(self, log=None):
+        self.log = log
+
+    def __call__(self, messages, task):
+        if self.log is not None:
+            with open(self.log, "a") as f:
+                f.write(f"{os.getpid()} {id(self)}\n")
+        return answer(messages, task)
+
+
 class SlowOn:
     """``answer`` as a function judge that waits ``seconds`` before answering a request whose data
     holds the word ``word`` (rows made slow on purpose: their batch finishes last)."""

@@ -14,6 +14,7 @@ from chat_server import ChatServer
 from scaleout_judge import (
     KillAfter,
     KillOnce,
+    Recording,
     SlowOn,
     assert_limits_shared,
     assert_resumed_from_the_cache,
@@ -144,7 +145,10 @@ def test_the_result_keeps_the_datasets_order_when_a_late_batch_finishes_first(cl
     assert got["faithfulness"] == expected
 
 
-def test_a_worker_killed_mid_run_changes_nothing(cluster, tmp_path):
+@pytest.mark.parametrize("compute", ["tasks", "actors"])
+def test_a_worker_killed_mid_run_changes_nothing(cluster, tmp_path, compute):
+    """A task's worker process killed: Ray Data runs the task again; an actor killed: Ray
+    restarts it and retries its batch. Either way each batch's statistics arrive once."""
     from textgen_metrics import ray as tgm_ray
 
     data = rows(40, seed=5)
@@ -153,7 +157,7 @@ def test_a_worker_killed_mid_run_changes_nothing(cluster, tmp_path):
     expected["bleu"] = library("bleu", data)
     ds = cluster.data.from_items(data, override_num_blocks=4)
     got = tgm_ray.evaluate(ds, ["bleu", "faithfulness", "answer_relevance"], judge=KillOnce(str(marker)),
-                           concurrency=2, batch_size=10)
+                           concurrency=2, batch_size=10, compute=compute)
     assert marker.exists() and int(marker.read_text()) != os.getpid()  # a worker process died
     assert got == expected
 
@@ -166,6 +170,10 @@ def test_bad_column_and_option_fail_before_any_work(cluster):
         tgm_ray.evaluate(ds, ["rouge"], columns={"predictions": "answer"})
     with pytest.raises(ValueError, match="n_gram"):
         tgm_ray.evaluate(ds, ["rouge"], options={"rouge": {"n_gram": 3}})
+    with pytest.raises(ValueError, match=r"compute: 'threads' is not one of \['auto', 'tasks', 'actors'\]"):
+        tgm_ray.evaluate(ds, ["rouge"], compute="threads")
+    with pytest.raises(ValueError, match="concurrency: 0 must be a positive integer"):
+        tgm_ray.score(ds, ["rouge"], concurrency=0)
 
 
 def test_a_cluster_judge_with_a_shared_cache_serves_every_actor_and_a_rerun_sends_nothing(cluster, server,
@@ -205,7 +213,8 @@ def test_the_judges_limits_hold_for_all_actors_together(cluster):
         len(data))
 
 
-def test_a_worker_killed_after_some_answers_resends_only_what_was_never_validated(cluster, tmp_path):
+@pytest.mark.parametrize("compute", ["tasks", "actors"])
+def test_a_worker_killed_after_some_answers_resends_only_what_was_never_validated(cluster, tmp_path, compute):
     """With a judge cache every worker shares, the retried batch of a killed worker reads the
     answers validated before the kill: no validated answer is asked again, none is lost, and the
     result equals the library's."""
@@ -216,5 +225,32 @@ def test_a_worker_killed_after_some_answers_resends_only_what_was_never_validate
     judge_options = {"cache": f"dir:{tmp_path / 'cache'}", "concurrency": 1}
     got = tgm_ray.evaluate(cluster.data.from_items(data, override_num_blocks=4), ["faithfulness"],
                            judge=KillAfter(str(marker), str(log), after=5), judge_options=judge_options,
-                           concurrency=2, batch_size=6, share_budget=False)["faithfulness"]
+                           concurrency=2, batch_size=6, share_budget=False, compute=compute)["faithfulness"]
     assert_resumed_from_the_cache(got, library("faithfulness", data, judge=KillAfter()), marker, log, len(data))
+
+
+def test_tasks_keep_each_worker_processs_metrics_between_calls_and_actors_start_anew(cluster, tmp_path):
+    """``compute="tasks"`` (the default for a plan without a model): Ray's worker processes run
+    the batches and keep the plan's metrics (its judge) from one call to the next, so a second
+    call starts nothing; ``compute="actors"``: each call starts its own actors, which end with it."""
+    from textgen_metrics import ray as tgm_ray
+
+    data = rows(16, seed=9)
+    expected = library("faithfulness", data, judge=Recording())
+    ds = cluster.data.from_items(data, override_num_blocks=4).materialize()
+    log = tmp_path / "answered"  # the same judge (the same plan) in every call
+
+    def answered_by(compute):
+        seen = len(log.read_text().splitlines()) if log.exists() else 0
+        got = tgm_ray.evaluate(ds, ["faithfulness"], judge=Recording(str(log)), concurrency=2, batch_size=4,
+                               share_budget=False, compute=compute)
+        assert got["faithfulness"] == expected
+        return {tuple(line.split()) for line in log.read_text().splitlines()[seen:]}
+
+    first, second = answered_by("auto"), answered_by("tasks")
+    processes = {pid for pid, _ in first | second}
+    assert {pid for pid, _ in second} <= {pid for pid, _ in first}  # the same worker processes again
+    assert len(first | second) == len(processes)  # one judge object per process, kept between the calls
+    third, fourth = answered_by("actors"), answered_by("actors")
+    assert not {pid for pid, _ in third} & {pid for pid, _ in fourth}  # each call its own actors
+    assert not {pid for pid, _ in third} & processes

@@ -124,3 +124,34 @@ def test_one_set_of_metric_objects_and_one_judge_per_process():
     assert len(judges) == 1  # one judge (one cache, one connection pool, one budget) for the process
     other = scaleout.process_scorer(scaleout.make_plan(["faithfulness"], judge=KillOnce()), "test")
     assert other is not first
+
+
+def test_a_process_keeps_the_metrics_of_its_last_few_plans():
+    """A worker process that lives on between calls (a Ray task's, a Spark Python worker) keeps
+    the scorers of the last ``_KEPT`` plans it used, the least recently used dropped first."""
+    scaleout._PROCESS.clear()
+    plans = [scaleout.make_plan(["chrf"], options={"chrf": {"word_order": n}}) for n in range(scaleout._KEPT + 1)]
+    made = [scaleout.process_scorer(plan, "test") for plan in plans[:-1]]
+    assert scaleout.process_scorer(plans[0], "test") is made[0]  # used again: now the most recent
+    scaleout.process_scorer(plans[-1], "test")  # one too many: the least recently used (plans[1]) goes
+    assert len(scaleout._PROCESS) == scaleout._KEPT
+    assert scaleout.process_scorer(plans[0], "test") is made[0]
+    assert scaleout.process_scorer(plans[2], "test") is made[2]
+    assert scaleout.process_scorer(plans[1], "test") is not made[1]
+
+
+def test_a_plan_loads_a_model_where_a_worker_would():
+    """BERTScore runs its model on the workers for per-row scores only (its statistics are its
+    inputs); a local judge holds its model wherever it judges; an API or function judge none."""
+    assert not scaleout.loads_model(scaleout.make_plan(LEXICAL), per_row=True)
+    assert scaleout.loads_model(scaleout.make_plan(["rouge", "bertscore"]), per_row=True)
+    assert not scaleout.loads_model(scaleout.make_plan(["rouge", "bertscore"]), per_row=False)
+    for judge in ("openai:m", KillOnce()):
+        assert not scaleout.loads_model(scaleout.make_plan(["faithfulness"], judge=judge), per_row=False)
+    assert scaleout.loads_model(scaleout.make_plan(["faithfulness"], judge="tiny:smollm2"), per_row=False)
+    from textgen_metrics.judges import TinyJudge
+
+    assert scaleout.loads_model(scaleout.make_plan(["faithfulness"], judge=TinyJudge()), per_row=True)
+    # a judge given to one metric in its options
+    plan = scaleout.make_plan(["rouge", "faithfulness"], options={"faithfulness": {"judge": "tiny:smollm2"}})
+    assert scaleout.loads_model(plan, per_row=False)

@@ -430,6 +430,8 @@ class Metric:
     corpus: ClassVar[bool] = False        # the aggregate is the score of summed statistics
     scores_together: ClassVar[bool] = False  # the statistics are the inputs (ScoredTogether)
     judge: ClassVar[bool] = False         # takes judge= and judge_options=
+    # its score runs a model it loads once per process (BERTScore): a cluster keeps few such processes
+    loads_model: ClassVar[bool] = False
     # options that suit text decoded from a model's ids (the Trainer hook), unless the user sets them
     decoded_text_options: ClassVar[dict[str, Any]] = {}
     # the per-example scores have a signature of their own (BLEU: nltk's smoothing per sentence)

@@ -40,7 +40,7 @@ from .metric import Metric, Stats
 from .registry import column_fields, get_metric
 
 __all__ = ["Plan", "make_plan", "BatchScorer", "process_scorer", "shared_judge", "lasting_shared_judge",
-           "score_names", "pack", "merge", "results", "resolve_fields", "ORDER", "COUNT", "STATS"]
+           "loads_model", "score_names", "pack", "merge", "results", "resolve_fields", "ORDER", "COUNT", "STATS"]
 
 # the columns of a batch's statistics as a row: its order key, its number of rows, its statistics (JSON)
 ORDER, COUNT, STATS = "order", "count", "stats"
@@ -237,7 +237,10 @@ def _values(column: Any) -> list[Any]:
     return column.tolist() if hasattr(column, "tolist") else list(column)
 
 
+# this process's BatchScorers, the most recently used last; a worker process that lives on
+# between calls (a Ray task's, a Spark Python worker) keeps the last few plans' metrics only
 _PROCESS: dict[str, BatchScorer] = {}
+_KEPT = 4
 
 
 @contextlib.contextmanager
@@ -278,10 +281,36 @@ def lasting_shared_judge(plan: Plan, on: str, share: bool = True, host: str = "1
 def process_scorer(plan: Plan, context: str) -> BatchScorer:
     """The plan's :class:`BatchScorer` of this process, made on first use (metrics loaded once)."""
     key = f"{context}:{plan.fingerprint}"
-    scorer = _PROCESS.get(key)
+    scorer = _PROCESS.pop(key, None)
     if scorer is None:
-        scorer = _PROCESS[key] = BatchScorer(plan, context)
+        scorer = BatchScorer(plan, context)
+        while len(_PROCESS) >= _KEPT:
+            del _PROCESS[next(iter(_PROCESS))]  # the least recently used
+    _PROCESS[key] = scorer
     return scorer
+
+
+def loads_model(plan: Plan, per_row: bool) -> bool:
+    """Whether a worker of ``plan`` loads a model: a metric that declares it
+    (:attr:`~textgen_metrics.metric.Metric.loads_model`) where it runs on the workers (its
+    per-row scores, ``per_row``; the statistics of a metric scored together are its inputs), or
+    a judge that holds a model of its own (its backend leaves the model out of its pickle: a
+    local transformers model). The Ray adapter runs such a plan on actors, freed when the call
+    ends."""
+    from . import judges
+
+    for spec in plan.specs():
+        if spec.loads_model and (per_row or not spec.scores_together):
+            return True
+        judge = plan.options.get(spec.name, {}).get("judge", plan.judge) if spec.judge else None
+        if isinstance(judge, str):
+            backend = judge.partition(":")[0]
+            kind: Any = judges._load(backend) if backend in judges._CLASSES else None
+        else:
+            kind = type(judge) if isinstance(judge, judges.Judge) else None
+        if getattr(kind, "_transient", ()):
+            return True
+    return False
 
 
 def pack(stats: Mapping[str, Stats]) -> str:
