@@ -184,6 +184,7 @@ class ChatServer:
 
             def _send(self, status, payload, extra=None):
                 data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+                self._answered()  # before the first byte: the client may send its next request at once
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
@@ -191,6 +192,13 @@ class ChatServer:
                     self.send_header(k, v)
                 self.end_headers()
                 self.wfile.write(data)
+
+            def _answered(self):
+                """The request leaves ``in_flight`` (once): when its answer starts, or it ends."""
+                if getattr(self, "_counted", False):
+                    self._counted = False
+                    with server._lock:
+                        server.in_flight -= 1
 
             def do_POST(self):
                 length = int(self.headers.get("Content-Length") or 0)
@@ -207,6 +215,7 @@ class ChatServer:
                     server.paths.append(self.path)
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                    self._counted = True
                     fault = None
                     if problem is None:
                         fault = server.faults.popleft() if server.faults else None
@@ -217,8 +226,7 @@ class ChatServer:
                 except (BrokenPipeError, ConnectionResetError):
                     pass
                 finally:
-                    with server._lock:
-                        server.in_flight -= 1
+                    self._answered()
 
             def _answer(self, raw, body, fault, task, key, problem):
                 if server.latency:

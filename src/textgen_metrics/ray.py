@@ -83,26 +83,25 @@ def _statistics(batch: pd.DataFrame, plan: Plan) -> pd.DataFrame:
     return pd.DataFrame({COUNT: [len(batch)], STATS: [pack(process_scorer(plan, "ray").statistics(batch))]})
 
 
-class _Scores:
-    """:func:`_scored` in an actor (its metrics made when it starts)."""
+class _InActor:
+    """A task function (``run``) in an actor: its metrics made when the actor starts."""
+
+    run: Any
 
     def __init__(self, plan: Plan) -> None:
         self.plan = plan
         process_scorer(plan, "ray")
 
     def __call__(self, batch: pd.DataFrame) -> pd.DataFrame:
-        return _scored(batch, self.plan)
+        return type(self).run(batch, self.plan)
 
 
-class _Statistics:
-    """:func:`_statistics` in an actor (its metrics made when it starts)."""
+class _Scores(_InActor):
+    run = staticmethod(_scored)
 
-    def __init__(self, plan: Plan) -> None:
-        self.plan = plan
-        process_scorer(plan, "ray")
 
-    def __call__(self, batch: pd.DataFrame) -> pd.DataFrame:
-        return _statistics(batch, self.plan)
+class _Statistics(_InActor):
+    run = staticmethod(_statistics)
 
 
 COMPUTE = ("auto", "tasks", "actors")
