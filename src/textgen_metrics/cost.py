@@ -34,7 +34,6 @@ from typing import Any
 
 from .judges import get_judge
 from .judges.base import Completion, Judge, JudgeFatalError, JudgeRequest, JudgeResult, Message
-from .judges.cache import cache_key
 from .judges.prices import BATCH_DISCOUNT, Tokenizer, chat_tokens, price_for, tokenizer_for
 
 __all__ = ["estimate_cost", "format_estimate", "REASON_ESTIMATE"]
@@ -73,17 +72,10 @@ class _DryRunJudge(Judge):
     def _cached(self, request: JudgeRequest) -> str | None:
         """The text of a validated answer to ``request`` in the real judge's cache, else None."""
         source = self.source
-        if source is None or source.cache is None:
+        found = JudgeResult(task=request.task)  # as the run reads it: an entry it cannot use is asked again
+        if source is None or not source._from_cache(source.request_key(request), request, found):
             return None
-        hit = source.cache.get(cache_key(source.backend, source.model, request.messages, source.settings(request)))
-        if hit is None:
-            return None
-        try:
-            text = Completion(**hit).text
-            source._accept(text, request)
-        except Exception:  # an entry the run could not use either: it asks again
-            return None
-        return text
+        return found.text
 
     async def _acomplete(self, messages: list[Message], request: JudgeRequest, ctx: Any,
                          tally: JudgeResult) -> Completion:

@@ -300,6 +300,10 @@ class Judge:
         """Generation settings that change an answer (part of the cache key)."""
         return {"schema": request.schema, "logprobs": request.logprobs, "top_logprobs": request.top_logprobs}
 
+    def request_key(self, request: JudgeRequest) -> str:
+        """The cache key of ``request`` for this judge (never its API key)."""
+        return cache_key(self.backend, self.model, request.messages, self.settings(request))
+
     def secrets(self) -> list[str]:
         """Strings that must never appear in what the judge reports (API keys)."""
         return []
@@ -346,7 +350,7 @@ class Judge:
 
     # -- engine ----------------------------------------------------------------------------
     async def _ajudge_one(self, request: JudgeRequest, session: JudgeSession) -> JudgeResult:
-        key = cache_key(self.backend, self.model, request.messages, self.settings(request))
+        key = self.request_key(request)
         inflight = session.inflight
         shared = inflight.get(key)
         if shared is not None:

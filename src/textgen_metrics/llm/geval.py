@@ -31,7 +31,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..judges import JudgeParseError, JudgeSession
-from ..judges.cache import cache_key
 from ..metric import Stats, option
 from .metrics import (
     Details,
@@ -208,7 +207,7 @@ class GEval(JudgedMetric):
                                        inputs=_describe(columns))
         request = dataclasses.replace(request, check=_StepsCheck(request.check))
         judge = session.judge
-        key = cache_key(judge.backend, judge.model, request.messages, judge.settings(request))
+        key = judge.request_key(request)
         try:
             memo = _STEPS_MEMO.setdefault(getattr(judge, "fn", judge), {})
         except TypeError:  # a function that takes no weak reference: no memo, the cache still serves
