@@ -5,7 +5,9 @@ the workers' PYTHONPATH).
 ``answer(messages, task)`` answers by the request's task id (``faithfulness/claims``,
 ``answer_relevance/verdicts``...), from the request's data blocks only: the items are the
 prediction's sentences; an item's verdict is yes when its first word is in the context or the
-query. ``respond(body, task)`` is the same for the loopback ChatServer. :class:`KillOnce` is a
+query. G-Eval's score is
+one more than the prediction's words modulo 5. ``respond(body, task)`` is the same for the
+loopback ChatServer. :class:`KillOnce` is a
 function judge that kills its own worker process at its first request while a marker file is
 absent (it makes the file first): a worker lost mid-run, once per test.
 """
@@ -39,6 +41,10 @@ def answer(messages, task):
         items = re.findall(r"^\d+\. (.*)$", b["claims" if metric == "faithfulness" else "statements"], re.M)
         against = " ".join(v for k, v in b.items() if k.startswith("context_") or k == "query").split()
         return _verdicts(["yes" if item.split()[0] in against else "no" for item in items])
+    if task == "g_eval/score":  # a score from the prediction's length
+        return json.dumps({"reason": "by length", "score": 1 + len(b["prediction"].split()) % 5})
+    if task == "g_eval/steps":
+        return json.dumps({"steps": ["Read the prediction.", "Rate it."]})
     raise AssertionError(f"no answer for task {task!r}")
 
 
@@ -104,6 +110,24 @@ class Recording:
         if self.log is not None:
             with open(self.log, "a") as f:
                 f.write(f"{os.getpid()} {id(self)}\n")
+        return answer(messages, task)
+
+
+class StepsPerProcess:
+    """``answer`` as a function judge whose G-Eval steps differ in every process and at every
+    request (its process id and how many steps it has written): a judge asked for the steps in
+    each worker would give each batch its own."""
+
+    model = "stand-in"
+
+    def __init__(self):
+        self.written = 0
+
+    def __call__(self, messages, task):
+        if task == "g_eval/steps":
+            self.written += 1
+            return json.dumps({"steps": [f"Read the prediction (process {os.getpid()}, steps {self.written}).",
+                                         "Rate it."]})
         return answer(messages, task)
 
 

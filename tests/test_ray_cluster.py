@@ -16,12 +16,14 @@ from scaleout_judge import (
     KillOnce,
     Recording,
     SlowOn,
+    StepsPerProcess,
     assert_limits_shared,
     assert_resumed_from_the_cache,
     columns,
     respond,
     rows,
 )
+from textgen_metrics.errors import InputError, InputTypeError
 from textgen_metrics.registry import get_metric
 
 HERE = Path(__file__).resolve().parent
@@ -254,3 +256,55 @@ def test_tasks_keep_each_worker_processs_metrics_between_calls_and_actors_start_
     third, fourth = answered_by("actors"), answered_by("actors")
     assert not {pid for pid, _ in third} & {pid for pid, _ in fourth}  # each call its own actors
     assert not {pid for pid, _ in third} & processes
+
+
+def test_g_eval_steps_are_written_once_by_the_driver_for_every_batch(cluster):
+    """A judge that writes other steps in every process: the driver asks for G-Eval's steps once
+    and every batch is scored by them, as in the library's one run (whose usage counts the
+    steps request); the per-row scores too."""
+    from textgen_metrics import ray as tgm_ray
+
+    data = [dict(r, references=r["references"][0]) for r in rows(24, seed=8)]  # G-Eval: one reference text
+    options = {"g_eval": {"criteria": "Fluency: the text reads well."}}
+    expected = library("g_eval", data, judge=StepsPerProcess(), **options["g_eval"])
+    ds = cluster.data.from_items(data, override_num_blocks=3)
+    got = tgm_ray.evaluate(ds, ["g_eval"], options=options, judge=StepsPerProcess(), concurrency=2, batch_size=4)
+    assert got == {"g_eval": expected}
+    assert f"process {os.getpid()}, steps 1" in got["g_eval"]["evaluation_steps"][0]  # the driver's
+    assert got["g_eval"]["judge_usage"]["requests"] == len(data) + 1
+    scored = tgm_ray.score(ds, ["g_eval"], options=options, judge=StepsPerProcess(), concurrency=2,
+                           batch_size=4).take_all()
+    per_row = library("g_eval", data, judge=StepsPerProcess(), use_aggregator=False, **options["g_eval"])
+    assert [r["g_eval.g_eval"] for r in sorted(scored, key=lambda r: r["id"])] == per_row["g_eval"]
+
+
+def test_a_bad_value_is_named_by_its_row_in_the_dataset_and_stops_the_batches_after_it(cluster, server):
+    """The library's error for the same rows (argument, index in the whole Dataset), raised by
+    the driver; batches after the bad one are not sent."""
+    from textgen_metrics import ray as tgm_ray
+
+    data = rows(60, seed=9)
+    data[37]["prediction"] = None
+    judge_options = {"base_url": server.url, "api_key": "k"}
+    with pytest.raises(InputError) as alone:
+        library("faithfulness", data, judge="openai:judge-1", judge_options=judge_options)
+    ds = cluster.data.from_items(data, override_num_blocks=6)
+    sent = server.count
+    with pytest.raises(InputError) as got:
+        tgm_ray.evaluate(ds, ["faithfulness"], judge="openai:judge-1", judge_options=judge_options, concurrency=2,
+                         batch_size=5)
+    assert type(got.value) is type(alone.value) is InputTypeError
+    assert (got.value.argument, got.value.index) == ("predictions", 37)
+    assert str(got.value) == str(alone.value) == "predictions[37]: expected str, got None"
+    # batches 0-6 and at most the one sent beside the bad batch 7 (two at a time): 8 of 12 batches
+    assert server.count - sent <= 2 * 8 * 5
+
+
+def test_the_tasks_batches_are_cut_from_the_blocks_rows_in_order():
+    """``batch_size`` rows a task, joined across blocks and cut within them; None: a block each."""
+    from textgen_metrics.ray import _batches
+
+    runs = [("a", 0, 5), ("b", 0, 3), ("c", 2, 9)]
+    assert list(_batches(iter(runs), 4)) == [(["a"], [(0, 4)]), (["a", "b"], [(4, 5), (0, 3)]),
+                                             (["c"], [(2, 6)]), (["c"], [(6, 9)])]
+    assert list(_batches(iter(runs), None)) == [(["a"], [(0, 5)]), (["b"], [(0, 3)]), (["c"], [(2, 9)])]

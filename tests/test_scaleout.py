@@ -155,3 +155,84 @@ def test_a_plan_loads_a_model_where_a_worker_would():
     # a judge given to one metric in its options
     plan = scaleout.make_plan(["rouge", "faithfulness"], options={"faithfulness": {"judge": "tiny:smollm2"}})
     assert scaleout.loads_model(plan, per_row=False)
+
+
+def test_a_bad_value_is_raised_with_its_index_in_the_whole_table():
+    """A batch with a bad value gives its error instead of statistics; the merge, which places
+    the batches, raises the library's error (class, argument, index in the table), the first by
+    the table's order whatever order the batches come in."""
+    from textgen_metrics.errors import InputError, InputTypeError
+
+    data = rows(30, seed=11)
+    data[17]["prediction"] = None
+    data[26]["references"] = []
+    with pytest.raises(InputTypeError) as alone:
+        library("bleu", data)
+    plan = scaleout.make_plan(["bleu", "rouge"])
+    scorer = scaleout.BatchScorer(plan)
+    batches = [pd.DataFrame(data[start:start + 7]) for start in range(0, 30, 7)]
+    parts = [(7 * i, len(b), scaleout.batch_statistics(scorer, b)) for i, b in enumerate(batches)]
+    assert [scaleout.is_input_error(text) for _, _, text in parts] == [False, False, True, True, False]
+    with pytest.raises(InputTypeError) as got:
+        scaleout.merge(reversed(parts))
+    assert (got.value.argument, got.value.index) == ("predictions", 17)
+    assert str(got.value) == str(alone.value) == "predictions[17]: expected str, got None"
+    with pytest.raises(InputError, match=r"^references\[5\]: empty list"):
+        scaleout.merge(parts[3:])  # without the batches before it: row 5 of those merged
+
+
+def test_a_per_row_batch_says_its_index_is_the_batchs():
+    from textgen_metrics.errors import InputTypeError
+
+    data = rows(6, seed=12)
+    data[4]["prediction"] = None
+    with pytest.raises(InputTypeError, match=r"^predictions\[4\]: expected str, got None \(the index is the row's "
+                                             r"in a batch of 6 rows; evaluate\(\) names the row of the table\)"):
+        scaleout.BatchScorer(scaleout.make_plan(["chrf"])).score_columns(pd.DataFrame(data))
+
+
+def test_missing_cells_are_read_as_none():
+    """pandas' NA and NaN (a null of Arrow) are the library's None."""
+    frame = pd.DataFrame({"prediction": pd.array(["a b", pd.NA], dtype="string"), "references": ["a", "b"]})
+    with pytest.raises(ValueError, match=r"^predictions\[1\]: expected str, got None$"):
+        scaleout.BatchScorer(scaleout.make_plan(["chrf"])).statistics(frame)
+    with pytest.raises(ValueError, match=r"^predictions\[0\]: expected str, got None$"):
+        scaleout.BatchScorer(scaleout.make_plan(["chrf"])).statistics({"prediction": [float("nan")],
+                                                                       "references": ["a"]})
+
+
+class StepsByCall:
+    """G-Eval's steps numbered by the call that wrote them; its scores by the prediction."""
+
+    model = "stand-in"
+
+    def __init__(self):
+        self.steps = 0
+
+    def __call__(self, messages, task):
+        if task == "g_eval/steps":
+            self.steps += 1
+            return json.dumps({"steps": [f"Steps written at call {self.steps}."]})
+        return json.dumps({"reason": "r", "score": 1 + len(messages[1]["content"]) % 5})
+
+
+def test_a_run_s_decisions_are_pinned_once_by_the_driver():
+    """G-Eval's steps asked once for the plan (for the inputs the table has): every batch's
+    metric gets them as an option, the merged result equals the library's one run, usage of
+    the steps request included. A plan whose metrics decide nothing per run is left as it is."""
+    data = [dict(r, references=r["references"][0]) for r in rows(12, seed=13)]
+    options = {"g_eval": {"criteria": "Clarity."}}
+    judge = StepsByCall()
+    plan, usage = scaleout.pin_runs(scaleout.make_plan(["g_eval", "bleu"], options=options, judge=judge),
+                                    ["prediction", "references", "query", "id"])
+    assert plan.options["g_eval"]["evaluation_steps"] == ["Steps written at call 1."]
+    assert usage["g_eval"]["requests"] == 1 and judge.steps == 1
+    parts = []
+    for start in range(0, 12, 5):  # each batch in a process of its own: a scorer of its own
+        batch = pd.DataFrame(data[start:start + 5])
+        parts.append((start, len(batch), scaleout.pack(scaleout.BatchScorer(plan).statistics(batch))))
+    assert judge.steps == 1  # the batches asked for no steps
+    expected = library("g_eval", data, judge=StepsByCall(), **options["g_eval"])
+    assert scaleout.results(plan, scaleout.merge(parts), usage)["g_eval"] == expected
+    lexical = scaleout.make_plan(["bleu"])
+    assert scaleout.pin_runs(lexical, ["prediction"]) == (lexical, {})

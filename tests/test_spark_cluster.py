@@ -16,12 +16,14 @@ from chat_server import ChatServer
 from scaleout_judge import (
     KillAfter,
     KillOnce,
+    StepsPerProcess,
     assert_limits_shared,
     assert_resumed_from_the_cache,
     columns,
     respond,
     rows,
 )
+from textgen_metrics.errors import InputTypeError
 from textgen_metrics.registry import get_metric
 
 HERE = Path(__file__).resolve().parent
@@ -183,3 +185,40 @@ def test_a_worker_killed_after_some_answers_resends_only_what_was_never_validate
     got = tgm_spark.evaluate(frame(spark, data, 4), ["faithfulness"], judge=KillAfter(str(marker), str(log), after=5),
                              judge_options=judge_options, share_budget=False)["faithfulness"]
     assert_resumed_from_the_cache(got, library("faithfulness", data, judge=KillAfter()), marker, log, len(data))
+
+
+def test_g_eval_steps_are_written_once_by_the_driver_for_every_batch(spark):
+    """A judge that writes other steps in every process: the driver asks for G-Eval's steps once
+    and every batch of every executor is scored by them, as in the library's one run."""
+    from textgen_metrics import spark as tgm_spark
+
+    data = rows(24, seed=8)
+    options = {"g_eval": {"criteria": "Fluency: the text reads well."}}
+    df = frame(spark, data, 3).drop("references")
+    df = df.withColumn("references", df["query"])  # G-Eval takes one reference text
+    expected = library("g_eval", [dict(r, references=r["query"]) for r in data], judge=StepsPerProcess(),
+                       **options["g_eval"])
+    got = tgm_spark.evaluate(df, ["g_eval"], options=options, judge=StepsPerProcess())
+    assert got == {"g_eval": expected}
+    assert f"process {os.getpid()}, steps 1" in got["g_eval"]["evaluation_steps"][0]  # the driver's
+    scored = tgm_spark.score(df, ["g_eval"], options=options, judge=StepsPerProcess()).collect()
+    per_row = library("g_eval", [dict(r, references=r["query"]) for r in data], judge=StepsPerProcess(),
+                      use_aggregator=False, **options["g_eval"])
+    assert [r["g_eval.g_eval"] for r in sorted(scored, key=lambda r: r["id"])] == per_row["g_eval"]
+
+
+def test_a_bad_value_is_named_by_its_row_in_the_dataframe(spark, server):
+    """The library's error for the same rows (argument, index in the whole DataFrame), raised by
+    the driver, which alone knows where each partition's batches are."""
+    from textgen_metrics import spark as tgm_spark
+
+    data = rows(60, seed=9)
+    data[37]["prediction"] = None
+    judge_options = {"base_url": server.url, "api_key": "k"}
+    with pytest.raises(InputTypeError) as alone:
+        library("faithfulness", data, judge="openai:judge-1", judge_options=judge_options)
+    with pytest.raises(InputTypeError) as got:
+        tgm_spark.evaluate(frame(spark, data, 4), ["faithfulness"], judge="openai:judge-1",
+                           judge_options=judge_options)
+    assert (got.value.argument, got.value.index) == ("predictions", 37)
+    assert str(got.value) == str(alone.value) == "predictions[37]: expected str, got None"

@@ -45,7 +45,7 @@ import inspect
 import json
 import math
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar, Protocol
 
 from .errors import InputError, OptionError, OptionTypeError
@@ -438,6 +438,9 @@ class Metric:
     own_per_example_signature: ClassVar[bool] = False
     # the library function takes the columns as keyword arguments only (the LLM-guided metrics')
     keyword_columns: ClassVar[bool] = False
+    # a run decides something once for all its examples (G-Eval's steps, which its judge writes):
+    # parts of a corpus scored apart get it decided once, by pin_run
+    pins_run: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -512,6 +515,13 @@ class Metric:
         """The hook: per-example statistics of checked inputs (at least one example), one list
         per name."""
         raise NotImplementedError
+
+    def pin_run(self, columns: Sequence[str]) -> tuple[dict[str, Any], dict[str, int]]:
+        """What a run decides once (:attr:`pins_run`), decided now for a run given the inputs
+        ``columns``: the options that make every part of a corpus scored apart run alike, and
+        the counters (a judge's usage) deciding it cost, which the merged statistics' totals
+        count as one run's would. Nothing to decide: ``({}, {})``."""
+        return {}, {}
 
     def no_statistics(self) -> dict[str, list[Any]]:
         """The columns of no examples (an empty part of a corpus)."""

@@ -26,7 +26,8 @@ from the run that finished, so no row is lost or counted twice.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import contextlib
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -37,12 +38,14 @@ from .scaleout import (
     STATS,
     BatchScorer,
     Plan,
+    batch_statistics,
     check_table,
+    is_input_error,
     lasting_shared_judge,
     loads_model,
     make_plan,
     merge,
-    pack,
+    pin_runs,
     process_scorer,
     results,
     shared_judge,
@@ -79,8 +82,21 @@ def _scored(batch: pd.DataFrame, plan: Plan) -> pd.DataFrame:
 
 
 def _statistics(batch: pd.DataFrame, plan: Plan) -> pd.DataFrame:
-    """``batch -> one row``: the batch's number of rows and its metrics' statistics (JSON)."""
-    return pd.DataFrame({COUNT: [len(batch)], STATS: [pack(process_scorer(plan, "ray").statistics(batch))]})
+    """``batch -> one row``: the batch's number of rows and its metrics' statistics (JSON), or
+    its first bad value (:func:`~textgen_metrics.scaleout.batch_statistics`)."""
+    return pd.DataFrame({COUNT: [len(batch)], STATS: [batch_statistics(process_scorer(plan, "ray"), batch)]})
+
+
+def _rows_statistics(plan: Plan, bounds: list[tuple[int, int]], *blocks: Any) -> tuple[int, str]:
+    """A task of :func:`evaluate`: the statistics of rows ``bounds[i]`` of each block, in order,
+    as one batch (its number of rows, :func:`~textgen_metrics.scaleout.batch_statistics`)."""
+    from ray.data.block import BlockAccessor
+
+    parts = [BlockAccessor.for_block(block).slice(start, stop, copy=False) for block, (start, stop)
+             in zip(blocks, bounds, strict=True)]
+    batch = BlockAccessor.for_block(parts[0]).to_pandas() if len(parts) == 1 else pd.concat(
+        [BlockAccessor.for_block(p).to_pandas() for p in parts], ignore_index=True)
+    return len(batch), batch_statistics(process_scorer(plan, "ray"), batch)
 
 
 class _InActor:
@@ -173,6 +189,7 @@ def score(ds: ray.data.Dataset, metrics: Sequence[str] | str, columns: Mapping[s
     _check_schema(ds, plan)
     how = _compute(compute, concurrency, plan, per_row=True)
     plan = lasting_shared_judge(plan, "ray", share_budget)
+    plan, _ = pin_runs(plan, _columns(ds, plan))
     return _map(ds, how, concurrency, _scored, _Scores, {"plan": plan}, batch_size, num_cpus)
 
 
@@ -199,21 +216,134 @@ def evaluate(ds: ray.data.Dataset, metrics: Sequence[str] | str, columns: Mappin
 
     ``compute``: ``"tasks"`` runs the batches as Ray tasks in Ray's worker processes, which Ray
     starts once and keeps: each process makes the plan's metrics at its first batch and keeps
-    them for its next batches and calls (no start per call); ``"actors"`` starts a pool of
-    ``concurrency`` actors for the call, each making the metrics once, freed when the call
-    ends; ``"auto"`` (default): actors where a worker would load a model (a local judge such as
-    ``"hf:..."``), else tasks.
+    them for its next batches and calls (no start per call). This function submits those tasks
+    itself, on the Dataset's blocks as Ray Data hands them over (their references: the rows
+    never pass through the driver), ``concurrency`` at a time, the next one as soon as one
+    ends; ``"actors"`` starts a pool of ``concurrency`` actors for the call (``map_batches``),
+    each making the metrics once, freed when the call ends; ``"auto"`` (default): actors where a
+    worker would load a model (a local judge such as ``"hf:..."``), else tasks.
+
+    What a metric decides once per run (G-Eval's evaluation steps, when not given) is asked
+    once, by the driver, before the workers start, and handed to every worker, as the library's
+    one run has it. A value no metric can score raises the library's error, naming the row of
+    the Dataset (no further batches are sent once one is found).
     """
     plan = make_plan(metrics, columns, options, judge, judge_options)
     _check_schema(ds, plan)
     how = _compute(compute, concurrency, plan, per_row=False)
+    _check_batch_size(batch_size)
     with shared_judge(plan, "ray", share_budget) as plan:
-        parts = _map(ds, how, concurrency, _statistics, _Statistics, {"plan": plan}, batch_size, num_cpus)
-        execution = parts.context.execution_options
-        keep = execution.preserve_order
-        execution.preserve_order = True  # the batches come back in the Dataset's order, for this run
-        try:
-            rows = parts.take_all()
-        finally:
-            execution.preserve_order = keep
-    return results(plan, merge((i, int(row[COUNT]), str(row[STATS])) for i, row in enumerate(rows)))
+        plan, usage = pin_runs(plan, _columns(ds, plan))
+        with _in_order(ds):
+            if how == "tasks":
+                high = concurrency[1] if isinstance(concurrency, tuple) else concurrency
+                parts = _run_tasks(ds, plan, high, batch_size, num_cpus)
+            else:
+                rows = _map(ds, how, concurrency, _statistics, _Statistics, {"plan": plan}, batch_size,
+                            num_cpus).take_all()
+                parts = [(i, int(row[COUNT]), str(row[STATS])) for i, row in enumerate(rows)]
+    return results(plan, merge(parts), usage)
+
+
+@contextlib.contextmanager
+def _in_order(ds: ray.data.Dataset) -> Iterator[None]:
+    """Ray Data told to hand over the Dataset's blocks in its order (for this run only)."""
+    execution = ds.context.execution_options
+    keep = execution.preserve_order
+    execution.preserve_order = True
+    try:
+        yield
+    finally:
+        execution.preserve_order = keep
+
+
+def _columns(ds: ray.data.Dataset, plan: Plan) -> list[str]:
+    """The Dataset's columns where a metric of the plan decides something per run from the
+    inputs it is given (its schema read if not known yet), else none."""
+    if not any(spec.pins_run for spec in plan.specs()):
+        return []
+    schema = ds.schema()
+    return list(schema.names) if schema is not None else []
+
+
+def _check_batch_size(batch_size: int | None) -> None:
+    if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1):
+        raise ValueError(f"batch_size: {batch_size!r} must be a positive integer or None (one batch per block)")
+
+
+_STATISTICS_TASK = ray.remote(_rows_statistics)
+
+
+def _segments(ds: ray.data.Dataset) -> Iterator[tuple[Any, int, int]]:
+    """``(block, start, stop)``: the Dataset's rows as runs of rows of its blocks, in its order
+    (references to blocks in Ray's object store; each block's rows from its metadata)."""
+    for bundle in ds.iter_internal_ref_bundles():
+        slices = getattr(bundle, "slices", None) or (None,) * len(bundle.blocks)
+        for entry, part in zip(bundle.blocks, slices, strict=True):
+            ref, meta = (entry.ref, entry.metadata) if hasattr(entry, "ref") else entry  # older Ray: a tuple
+            start, stop = (part.start_offset, part.end_offset) if part is not None else (0, meta.num_rows)
+            if stop is None:  # rows not in the metadata: the block's length, asked of the store
+                from ray.data.block import BlockAccessor
+
+                stop = BlockAccessor.for_block(ray.get(ref)).num_rows()
+            if stop > start:
+                yield ref, int(start), int(stop)
+
+
+def _batches(segments: Iterator[tuple[Any, int, int]], batch_size: int | None
+             ) -> Iterator[tuple[list[Any], list[tuple[int, int]]]]:
+    """The tasks' batches, in order: ``batch_size`` rows each (the last fewer), cut from the
+    blocks' runs of rows and joined across blocks; ``None``: one batch per block."""
+    refs: list[Any] = []
+    bounds: list[tuple[int, int]] = []
+    rows = 0
+    for ref, start, stop in segments:
+        if batch_size is None:
+            yield [ref], [(start, stop)]
+            continue
+        while start < stop:
+            take = min(stop - start, batch_size - rows)
+            refs.append(ref)
+            bounds.append((start, start + take))
+            rows, start = rows + take, start + take
+            if rows == batch_size:
+                yield refs, bounds
+                refs, bounds, rows = [], [], 0
+    if refs:
+        yield refs, bounds
+
+
+def _run_tasks(ds: ray.data.Dataset, plan: Plan, concurrency: int, batch_size: int | None,
+               num_cpus: float) -> list[tuple[int, int, str]]:
+    """The batches' ``(order, rows, statistics)`` from Ray tasks, at most ``concurrency`` at a
+    time: the next batch is sent as one ends (a task whose worker dies is run again by Ray:
+    its result is the run that finished). Once a batch holds a bad value no more are sent;
+    those in flight finish, so that every batch before it is there to place it."""
+    task = _STATISTICS_TASK.options(num_cpus=num_cpus, max_retries=3)  # four tries, as Spark's maxFailures
+    plan_ref = ray.put(plan)
+    pending: dict[Any, int] = {}
+    done: list[tuple[int, int, str]] = []
+    bad = False
+
+    def finish_one() -> None:
+        nonlocal bad
+        ready, _ = ray.wait(list(pending), num_returns=1)
+        for ref in ready:
+            order = pending.pop(ref)
+            count, text = ray.get(ref)
+            done.append((order, int(count), text))
+            bad = bad or is_input_error(text)
+
+    try:
+        for order, (refs, bounds) in enumerate(_batches(_segments(ds), batch_size)):
+            while len(pending) >= concurrency:
+                finish_one()
+            if bad:
+                break
+            pending[task.remote(plan_ref, bounds, *refs)] = order
+        while pending:
+            finish_one()
+    finally:
+        for ref in pending:  # a failure: what is still running is not needed
+            ray.cancel(ref)
+    return done

@@ -17,6 +17,11 @@ pandas DataFrame or ``{column: values}``) into
 - per-row score columns ``<metric>.<key>`` (:meth:`BatchScorer.score_columns`: ``rouge.rougeL``,
   ``faithfulness.faithfulness``), each metric's per-example values of that batch.
 
+A batch with a value no metric can score sends that error (:func:`batch_statistics`) in place of
+its statistics; :func:`merge` raises it with the row's index in the whole table, which only the
+driver knows. What a metric decides once per run (G-Eval's steps) is decided by the driver
+before any worker starts (:func:`pin_runs`) and travels in the plan's options.
+
 Nothing here tests a metric's name: what a metric computes where is its own declaration (a
 metric whose examples are scored together, BERTScore, gives its inputs as statistics and is
 scored on the driver, as :class:`~textgen_metrics.metric.ScoredTogether` says). The metric
@@ -31,16 +36,18 @@ import contextlib
 import dataclasses
 import hashlib
 import json
+import math
 import pickle
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from .errors import OptionError
+from .errors import InputError, InputTypeError, OptionError
 from .metric import Metric, Stats
 from .registry import column_fields, get_metric
 
 __all__ = ["Plan", "make_plan", "BatchScorer", "process_scorer", "shared_judge", "lasting_shared_judge",
-           "loads_model", "score_names", "pack", "merge", "results", "resolve_fields", "ORDER", "COUNT", "STATS"]
+           "loads_model", "score_names", "pack", "batch_statistics", "batch_input_error", "is_input_error",
+           "pin_runs", "merge", "results", "resolve_fields", "ORDER", "COUNT", "STATS"]
 
 # the columns of a batch's statistics as a row: its order key, its number of rows, its statistics (JSON)
 ORDER, COUNT, STATS = "order", "count", "stats"
@@ -153,14 +160,40 @@ def check_table(plan: Plan, available: Iterable[str]) -> None:
         resolve_fields(spec, have, plan.columns)
 
 
+def pin_runs(plan: Plan, available: Iterable[str]) -> tuple[Plan, dict[str, dict[str, int]]]:
+    """The plan with what a metric asks once per run (G-Eval's evaluation steps) asked once, by
+    the driver, and given to every worker as an option, so that every batch runs alike (as the
+    library's one run does; a judge asked in each worker could answer each differently, and
+    the batches would not merge); with the judge's usage for it, by metric (:func:`results`
+    counts it). ``available``: the table's columns (which inputs the run is given). A request
+    that fails raises a :class:`~textgen_metrics.judges.JudgeError` before any worker starts."""
+    have = list(available)
+    options = {k: dict(v) for k, v in plan.options.items()}
+    usage: dict[str, dict[str, int]] = {}
+    judge: Any = None
+    for spec in plan.specs():
+        if not spec.pins_run:
+            continue
+        if judge is None:
+            judge = _worker_judge(plan.judge, plan.judge_options, "driver")
+        metric = spec(**plan.metric_options(spec, judge))
+        pinned, used = metric.pin_run(list(resolve_fields(spec, have, plan.columns)))
+        if pinned:
+            options[spec.name] = {**options.get(spec.name, {}), **pinned}
+            usage[spec.name] = used
+    return (dataclasses.replace(plan, options=options) if usage else plan), usage
+
+
 def score_names(plan: Plan) -> list[str]:
     """The per-row score columns of the plan, in order: ``<metric>.<key>``."""
     return [f"{name}.{key}" for name, metric in plan.driver_metrics().items() for key in metric.keys()]
 
 
 def _cell(value: Any, kind: str) -> Any:
-    """A table cell as the metric takes it: Arrow's and pandas' arrays as lists; in a list
+    """A table cell as the metric takes it: a missing one as None; Arrow's and pandas' arrays as lists; in a list
     column, a JSON list in a string (a CSV cell) as that list, a lone text as a list of one."""
+    if (isinstance(value, float) and math.isnan(value)) or type(value).__name__ in ("NAType", "NaTType"):
+        return None  # a missing cell (pandas' NA, NaN for a null of Arrow): the library's None
     if hasattr(value, "tolist") and not isinstance(value, str):
         value = value.tolist()
     if kind != "text" and isinstance(value, str):
@@ -222,7 +255,11 @@ class BatchScorer:
         """``{"<metric>.<key>": values}``: each metric's per-example scores of the batch's rows
         (None where an example has none)."""
         out: dict[str, list[Any]] = {}
-        for name, stats in self.statistics(batch).items():
+        try:
+            statistics = self.statistics(batch)
+        except InputError as e:
+            raise batch_input_error(e, _rows(batch)) from None
+        for name, stats in statistics.items():
             metric = self.row_metrics[name]
             if not stats.count:
                 out.update({f"{name}.{key}": [] for key in metric.keys()})
@@ -231,6 +268,11 @@ class BatchScorer:
             per_example = result.per_example
             out.update({f"{name}.{key}": list(per_example[key]) for key in result.keys})
         return out
+
+
+def _rows(batch: Any) -> int:
+    """The number of rows of a batch (a pandas DataFrame or ``{column: values}``)."""
+    return len(batch) if hasattr(batch, "columns") else len(next(iter(batch.values()), []))
 
 
 def _values(column: Any) -> list[Any]:
@@ -318,6 +360,37 @@ def pack(stats: Mapping[str, Stats]) -> str:
     return json.dumps({name: s.to_dict() for name, s in stats.items()}, ensure_ascii=False)
 
 
+_INPUT_ERROR = "__input_error__"  # the key of a batch's input error in place of its statistics
+_INPUT_ERRORS = {cls.__name__: cls for cls in (InputError, InputTypeError)}
+
+
+def batch_statistics(scorer: BatchScorer, batch: Any) -> str:
+    """:func:`pack` of the batch's statistics; for a batch with a value no metric can score,
+    the :class:`~textgen_metrics.errors.InputError` as JSON, its index that of the batch's row:
+    :func:`merge` raises it with the index of that row in the whole table, which only the
+    driver knows."""
+    try:
+        return pack(scorer.statistics(batch))
+    except InputError as e:
+        return json.dumps({_INPUT_ERROR: {"type": type(e).__name__, "reason": e.reason, "argument": e.argument,
+                                          "index": e.index, "item": e.item}}, ensure_ascii=False)
+
+
+def is_input_error(text: str) -> bool:
+    """Whether a batch's :func:`batch_statistics` is an input error."""
+    return text.startswith('{"' + _INPUT_ERROR + '"')
+
+
+def batch_input_error(error: InputError, rows: int) -> InputError:
+    """``error`` of a batch of ``rows`` rows whose place in the table its worker does not know
+    (a batch of per-row score columns), saying that its index is the batch's."""
+    if error.index is None:
+        return error
+    reason = (f"{error.reason} (the index is the row's in a batch of {rows} rows; evaluate() names the "
+              "row of the table)")
+    return type(error)(reason, error.argument, error.index, error.item)
+
+
 def merge(parts: Iterable[tuple[Any, int, str]]) -> dict[str, Stats]:
     """The statistics of the whole table from its batches ``(order key, rows, pack(...))``,
     in any order: sorted by key, each placed at its rows, summed (exact: see :class:`Stats`).
@@ -329,20 +402,33 @@ def merge(parts: Iterable[tuple[Any, int, str]]) -> dict[str, Stats]:
     merged: dict[str, Stats] = {}
     offset = 0
     for _, count, text in ordered:
-        for name, data in json.loads(text).items():
+        packed = json.loads(text)
+        if _INPUT_ERROR in packed:  # the first bad row of the table, by its index in the table
+            e = packed[_INPUT_ERROR]
+            index = None if e["index"] is None else offset + int(e["index"])
+            raise _INPUT_ERRORS.get(e["type"], InputError)(e["reason"], e["argument"], index, e["item"])
+        for name, data in packed.items():
             stats = Stats.from_dict(data).placed(offset)
             merged[name] = merged[name] + stats if name in merged else stats
         offset += int(count)
     return merged
 
 
-def results(plan: Plan, merged: Mapping[str, Stats]) -> dict[str, dict[str, Any]]:
+def results(plan: Plan, merged: Mapping[str, Stats],
+            usage: Mapping[str, Mapping[str, int]] | None = None) -> dict[str, dict[str, Any]]:
     """``{metric: result dict}`` of the merged statistics, as the library function returns it
-    (``use_aggregator`` as given in the options)."""
+    (``use_aggregator`` as given in the options); ``usage``: the judge's usage the driver had
+    for a metric (:func:`pin_runs`), counted in its totals as the library counts it."""
     out = {}
     for name, metric in plan.driver_metrics().items():
         stats = merged.get(name)
         if stats is None:  # no rows at all: the metric's own error for no examples
             stats = Stats(name, metric.statistics_settings, metric.no_statistics())
+        extra = (usage or {}).get(name)
+        if extra and stats.count:
+            totals = dict(stats.totals)
+            for key, value in extra.items():
+                totals[key] = totals.get(key, 0) + int(value)
+            stats = dataclasses.replace(stats, totals=totals)
         out[name] = metric.score(stats).as_dict(getattr(metric.options, "use_aggregator", True))
     return out

@@ -30,11 +30,13 @@ from .scaleout import (
     ORDER,
     STATS,
     Plan,
+    batch_statistics,
     check_table,
+    is_input_error,
     lasting_shared_judge,
     make_plan,
     merge,
-    pack,
+    pin_runs,
     process_scorer,
     resolve_fields,
     results,
@@ -63,6 +65,7 @@ def score(df: DataFrame, metrics: Sequence[str] | str, columns: Mapping[str, str
     the driver, since the DataFrame runs later."""
     plan = lasting_shared_judge(_plan(df, metrics, columns, options, judge, judge_options), "server", share_budget,
                                 host=_driver_host(df))
+    plan, _ = pin_runs(plan, df.columns)
     names = score_names(plan)
     schema = StructType(list(df.schema.fields) + [StructField(n, DoubleType(), True) for n in names])
 
@@ -93,10 +96,16 @@ def evaluate(df: DataFrame, metrics: Sequence[str] | str, columns: Mapping[str, 
     together (a budget server in the driver, on the address Spark's driver binds:
     ``spark.driver.host``; a Retry-After pauses every executor); ``False``: each Python worker
     holds them on its own.
+
+    What a metric decides once per run (G-Eval's evaluation steps, when not given) is asked
+    once, by the driver, and handed to every executor, as the library's one run has it. A value
+    no metric can score raises the library's error, naming the row of the DataFrame (the
+    partition that found it stops; the driver raises once the others are done).
     """
     with shared_judge(_plan(df, metrics, columns, options, judge, judge_options), "server",
                       share_budget, host=_driver_host(df)) as plan:
-        return _evaluate(df, plan)
+        plan, usage = pin_runs(plan, df.columns)
+        return _evaluate(df, plan, usage)
 
 
 def _driver_host(df: DataFrame) -> str:
@@ -105,17 +114,19 @@ def _driver_host(df: DataFrame) -> str:
     return conf.get("spark.driver.host", "127.0.0.1") or "127.0.0.1"
 
 
-def _evaluate(df: DataFrame, plan: Plan) -> dict[str, dict[str, Any]]:
+def _evaluate(df: DataFrame, plan: Plan, usage: dict[str, dict[str, int]]) -> dict[str, dict[str, Any]]:
 
     def statistics(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         scorer = process_scorer(plan, "spark")
         for batch in batches:
             if len(batch):
                 order = int(batch[_ROW].iloc[0])
-                stats = pack(scorer.statistics(batch.drop(columns=[_ROW])))
+                stats = batch_statistics(scorer, batch.drop(columns=[_ROW]))
                 yield pd.DataFrame({ORDER: [order], COUNT: [len(batch)], STATS: [stats]})
+                if is_input_error(stats):
+                    return  # the driver raises it: the rest of this partition is not needed
 
     needed = sorted({f for spec in plan.specs() for f in resolve_fields(spec, df.columns, plan.columns).values()})
     numbered = df.select(*[df[c] for c in needed]).withColumn(_ROW, F.monotonically_increasing_id())
     rows = numbered.mapInPandas(statistics, f"{ORDER} long, {COUNT} long, {STATS} string").collect()
-    return results(plan, merge((row[ORDER], int(row[COUNT]), str(row[STATS])) for row in rows))
+    return results(plan, merge((row[ORDER], int(row[COUNT]), str(row[STATS])) for row in rows), usage)

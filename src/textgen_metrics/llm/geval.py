@@ -223,6 +223,10 @@ class GEval(JudgedMetric):
     def shared_statistics(self) -> dict[str, Any]:
         return {} if self.steps is None else {"evaluation_steps": list(self.steps)}
 
+    def pinned_options(self, run: JudgedMetric) -> dict[str, Any]:
+        steps = getattr(run, "steps", None)
+        return {} if self.options.evaluation_steps is not None or steps is None else {"evaluation_steps": list(steps)}
+
     async def score_example(self, session: JudgeSession, example: Example) -> tuple[float, Details]:
         low, high = self.options.score_range
         blocks = [(block, example[col]) for col, block, _ in _INPUTS if col in example]

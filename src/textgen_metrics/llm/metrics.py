@@ -236,6 +236,7 @@ class JudgedMetric(MeanMetric):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls.score_key = cls.key or cls.name
+        cls.pins_run = cls.prepare is not JudgedMetric.prepare
         if cls.name and "prompts" in cls.__dict__:  # its own prompts get its task ids
             cls.prompts = {step: dataclasses.replace(p, task=f"{cls.name}/{step}") for step, p in cls.prompts.items()}
             cls.prompts_version = digest([SYSTEM, *[dataclasses.astuple(p) for _, p in sorted(cls.prompts.items())]])
@@ -299,6 +300,30 @@ class JudgedMetric(MeanMetric):
     def shared_statistics(self) -> dict[str, Any]:
         """Values of a run that every part of a corpus must have alike (G-Eval's steps)."""
         return {}
+
+    def pinned_options(self, run: JudgedMetric) -> dict[str, Any]:
+        """The options that make a metric ask nothing in :meth:`prepare` and run as ``run`` did
+        (G-Eval's ``evaluation_steps``); {} when it asks nothing there."""
+        return {}
+
+    def pin_run(self, columns: Sequence[str]) -> tuple[dict[str, Any], dict[str, int]]:
+        """What :meth:`prepare` asks once per run, asked now (``columns``: the inputs the run
+        will be given), as options that make every part of a corpus judged apart (a cluster's
+        workers) run alike, and the judge's usage for it (the library counts it in the run's).
+        A failed request raises a :class:`~textgen_metrics.judges.JudgeError`."""
+        if not self.pins_run:
+            return {}, {}
+
+        async def ask() -> tuple[JudgedMetric, Usage]:
+            async with self.resolved_judge.session() as session:
+                try:
+                    run = await self.prepare(session, list(columns))
+                except RequestFailed as e:
+                    raise JudgeError(f"{self.name}: {e}") from e.cause
+                return run, session.usage
+
+        run, usage = run_sync(ask())
+        return self.pinned_options(run), {f: getattr(usage, f) for f in Usage.FIELDS}
 
     async def score_example(self, session: JudgeSession, example: Example) -> tuple[float, Details]:
         """One example judged: (score, details). ``example`` maps each given column to its value
