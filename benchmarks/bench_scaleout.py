@@ -2,16 +2,17 @@
 
 1. the adapters' overhead at one worker against the bare library on the same rows (ROUGE, BLEU,
    chrF over WordNet-gloss summaries): the in-process core alone (statistics of batches, JSON,
-   the merge, the score), Ray Data with one task at a time (``compute="auto"``: Ray's worker
-   processes, kept between calls; best of 3, and the first call, whose worker imports the
-   package), with one actor (``compute="actors"``: an actor started per call), Spark with one
-   task at a time (goal <= 1.15x);
+   the merge, the score), Ray with one task at a time (``compute="auto"``: tasks that
+   ``evaluate`` sends on the Dataset's blocks, in Ray's worker processes, kept between calls;
+   best of 3, and the first call, whose worker imports the package), with one actor
+   (``compute="actors"``: Ray Data's ``map_batches`` on an actor started per call), Spark with
+   one task at a time (goal <= 1.15x);
 2. throughput of faithfulness with 1, 2 and 4 workers (Ray tasks; Spark tasks of a ``local[4]``
    session, one partition per worker) on a latency-bound judge (the loopback server of
    ``latency_server.py``, a fixed latency per request; each worker's judge asks ``CONCURRENCY``
    requests at once): speed-up against one worker. Two workloads: 320 examples in 16 batches of
    20 (a batch judged in about 1 s), and 960 examples in 8 batches of 120 (about 6 s a batch),
-   where Ray Data's fixed costs per call and per batch weigh less.
+   where fixed costs per call and per batch weigh less.
 
 Every run's result is checked equal to the library's. The clusters run on this machine, bound to
 127.0.0.1; their start is not timed. Before each timed throughput call the same call runs on k
