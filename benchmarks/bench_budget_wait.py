@@ -150,7 +150,7 @@ def main():
     # RayBudget: the actor on a local Ray, its clients in this process's threads
     import ray
 
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False,
+    ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False,
              runtime_env={"env_vars": {"PYTHONPATH": os.path.join(ROOT, "src")}})
     try:
         _measure("RayBudget", lambda: RayBudget.create(concurrency=1),

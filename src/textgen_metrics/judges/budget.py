@@ -18,6 +18,18 @@ How a request is admitted (``Budget.acquire`` before it is sent, ``Budget.releas
   ``release``. A remote lease is time-limited (``lease_seconds``) and renewed by its holder
   while the request runs: a worker that dies with leases in hand (a killed Ray actor, a lost
   executor) gives them back when they run out, never holds them for good.
+- **Waiting for a lease**: a request that finds every lease taken does not ask again and again.
+  It takes a ticket in the budget's queue and waits where the budget lives; a lease given back
+  (or run out: the holder also wakes at the earliest lease deadline) goes to the oldest ticket
+  at once. ``LocalBudget`` wakes the waiting request's future in its own event loop
+  (``call_soon_threadsafe``: any thread, any loop); ``BudgetServer`` and the Ray actor answer an
+  ``admit`` after up to ``MAX_WAIT`` seconds (1.5) of waiting on a condition, with a lease or
+  with "none yet", upon which the client asks again with its ticket (a long poll: one ask per
+  1.5 s of waiting at most, not one per 5 to 50 ms). A ticket not asked again for
+  ``MAX_WAIT + 5`` seconds (its worker gone) leaves the queue. Releases, renewals and pauses
+  never wait behind these asks: the server answers each connection in a thread of its own
+  (``RemoteBudget`` sends its waiting asks from threads of their own), the Ray actor is threaded
+  and runs waiting asks in a concurrency group of their own.
 - **Pause**: ``pause(seconds)`` (a 429 whose Retry-After says how long) moves every slot past
   the pause: every user of the budget waits, not only the one that got the 429.
 - A booking is made at most ``horizon`` seconds ahead of its start (0.05 s); a request whose
