@@ -297,7 +297,7 @@ def in_threads(n, make):
         except BaseException as e:  # noqa: BLE001 - reported below
             errors.append(e)
 
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(n)]
     for t in threads:
         t.start()
     return threads, errors
@@ -330,16 +330,16 @@ def test_local_waiters_are_woken_in_order_without_polling():
         await asyncio.sleep(0.01)
         await budget.release(lease)
 
-    threads, errors = in_threads(1, lambda i: first())
+    threads, errs = in_threads(1, lambda i: first())
+    errors = [errs]
     wait_for(lambda: budget.stats()["in_flight"] == 1)
     for i in range(3):  # they queue one after the other
         more, errs = in_threads(1, lambda _, i=i: waiter(i))
-        threads += more
-        errors = errors + errs
+        threads, errors = threads + more, errors + [errs]
         wait_for(lambda i=i: budget.stats()["waiting"] == i + 1)
     for t in threads:
         t.join(30)
-    assert errors == [] and order == [0, 1, 2]
+    assert errors == [[]] * 4 and order == [0, 1, 2]
     stats = budget.stats()
     assert stats["granted"] == 4 and stats["asks"] == 7 and stats["in_flight"] == 0 and stats["waiting"] == 0
 
@@ -463,16 +463,16 @@ def test_remote_waiters_are_served_first_come_first_served():
             await asyncio.sleep(0.02)
             await client.release(got)
 
-        threads = []
+        threads, errors = [], []
         for i in range(4):
-            more, errors = in_threads(1, lambda _, i=i: waiter(i))
-            threads += more
+            more, errs = in_threads(1, lambda _, i=i: waiter(i))
+            threads, errors = threads + more, errors + [errs]
             wait_for(lambda i=i: server.stats()["waiting"] == i + 1)
         first._call("release", lease, 0, None)
         for t in threads:
             t.join(30)
         stats = server.stats()
-    assert order == [0, 1, 2, 3] and stats["in_flight"] == 0 and stats["waiting"] == 0
+    assert errors == [[]] * 4 and order == [0, 1, 2, 3] and stats["in_flight"] == 0 and stats["waiting"] == 0
 
 
 def test_remote_concurrency_held_with_many_waiting_in_many_threads():
