@@ -8,6 +8,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import bench_bertscore  # noqa: E402
+import bench_budget_wait  # noqa: E402
 import bench_cluster_budget  # noqa: E402
 import bench_judges  # noqa: E402
 import bench_lexical  # noqa: E402
@@ -18,7 +19,7 @@ import bench_trainer  # noqa: E402
 
 BENCHES = {"rouge": bench_rouge.main, "lexical": bench_lexical.main, "mt": bench_mt.main,
            "judges": bench_judges.main, "bertscore": bench_bertscore.main, "trainer": bench_trainer.main,
-           "cluster_budget": bench_cluster_budget.main,
+           "cluster_budget": bench_cluster_budget.main, "budget_wait": bench_budget_wait.main,
            "scaleout": bench_scaleout.main}
 
 

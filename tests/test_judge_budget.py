@@ -121,6 +121,69 @@ def test_state_pause_holds_back_every_booking():
     assert lease is None and wait == pytest.approx(1.5 - state.horizon / 2)
 
 
+def test_state_queue_hands_a_freed_lease_to_the_oldest_waiter():
+    """Requests that find every lease taken queue for one: ``wake`` names the oldest ticket when
+    a lease comes back, a newcomer and a younger ticket do not jump the queue."""
+    state = BudgetState(concurrency=1, lease_seconds=None)
+    woken = []
+    state.wake = woken.append
+    held, _, _ = state.admit(0, None, None, now=0.0)
+    assert held is not None
+    lease, wait, a = state.admit(0, None, None, now=0.0)
+    assert lease is None and wait == 0.0 and a is not None
+    _, _, b = state.admit(0, None, None, now=0.0)
+    assert b is not None and list(state.queue) == [a, b] and woken == []
+    state.release(held, 0, None, now=1.0)
+    assert woken == [[a]]  # the oldest only
+    assert state.acquire(0, now=1.0) == (None, 0.0)  # a newcomer waits behind the queue
+    assert state.admit(0, b, None, now=1.0)[0] is None  # and so does the younger ticket
+    lease, _, ticket = state.admit(0, a, None, now=1.0)
+    assert lease is not None and ticket is None and list(state.queue) == [b]
+    state.release(lease, 0, None, now=2.0)
+    assert woken[-1] == [b]
+    state.forget(b, now=2.0)
+    assert state.queue == {} and state.stats(now=2.0)["queued"] == 2
+
+
+def test_state_a_dead_holders_lease_running_out_wakes_the_queue():
+    state = BudgetState(concurrency=1, lease_seconds=5)
+    woken = []
+    state.wake = woken.append
+    state.admit(0, None, None, now=0.0)  # its holder dies: never renewed
+    _, _, ticket = state.admit(0, None, 10.0, now=1.0)
+    assert state.next_deadline(now=1.0) == pytest.approx(4.0)  # when the waiter must look again
+    state.stats(now=5.5)  # any call after the lease ran out
+    assert woken == [[ticket]] and state.expired == 1
+    assert state.admit(0, ticket, 10.0, now=5.5)[0] is not None
+
+
+def test_state_a_ticket_not_asked_again_leaves_the_queue():
+    """A waiter gone with its worker stops asking: its ticket runs out after ``hold`` and the
+    one behind it moves up."""
+    state = BudgetState(concurrency=1, lease_seconds=None)
+    woken = []
+    state.wake = woken.append
+    lease, _, _ = state.admit(0, None, None, now=0.0)
+    _, _, gone = state.admit(0, None, 2.0, now=0.0)
+    _, _, alive = state.admit(0, None, 10.0, now=0.0)
+    state.release(lease, 0, None, now=1.0)
+    assert woken == [[gone]]
+    assert state.admit(0, alive, 10.0, now=1.5)[0] is None  # gone's turn still
+    lease, _, _ = state.admit(0, alive, 10.0, now=2.5)  # gone's ticket ran out at 2.0
+    assert lease is not None and state.queue == {}
+
+
+def test_state_a_queued_ticket_keeps_its_place_through_a_rate_wait():
+    state = BudgetState(requests_per_minute=60, concurrency=1, lease_seconds=None)
+    first, _, _ = state.admit(0, None, None, now=0.0)
+    _, _, ticket = state.admit(0, None, None, now=0.0)
+    state.release(first, 0, None, now=0.1)
+    lease, wait, same = state.admit(0, ticket, None, now=0.1)  # its turn, but its slot is 0.9 s away
+    assert lease is None and wait > 0.8 and same == ticket
+    assert state.admit(0, None, None, now=1.0)[0] is None  # a newcomer at the slot: still behind it
+    assert state.admit(0, ticket, None, now=1.0)[0] is not None
+
+
 # -- one process ------------------------------------------------------------------------------------
 def test_judge_without_limits_has_no_budget():
     with serve(Recorder()) as srv:
@@ -219,6 +282,254 @@ def test_a_long_request_keeps_its_lease():
         results = j.judge(budget_worker.requests(range(2)))
         assert all(r.ok for r in results) and srv.max_in_flight == 1
         assert budget.stats()["expired"] == 0
+
+
+# -- waiting for a lease: woken when one comes back, oldest first, no polling ------------------------
+def in_threads(n, make):
+    """Run ``make(i)`` (a coroutine) in each of ``n`` threads, each with an event loop of its own."""
+    import threading
+
+    errors = []
+
+    def run(i):
+        try:
+            asyncio.run(make(i))
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(n)]
+    for t in threads:
+        t.start()
+    return threads, errors
+
+
+def wait_for(predicate, seconds=30.0):
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def test_local_waiters_are_woken_in_order_without_polling():
+    """Event loops in three threads wait for the one lease: while it is held each has asked once
+    (a poll every 5 to 50 ms would have asked about ten times each in 0.4 s); each is woken when
+    the one before it gives the lease back, in the order they came."""
+    budget = LocalBudget(concurrency=1)
+    order = []
+
+    async def first():
+        lease = await budget.acquire(0)
+        wait_for(lambda: budget.stats()["waiting"] == 3)
+        await asyncio.sleep(0.4)
+        assert budget.stats()["asks"] == 4  # one each: nobody asked again while waiting
+        await budget.release(lease)
+
+    async def waiter(i):
+        lease = await budget.acquire(0)
+        order.append(i)
+        await asyncio.sleep(0.01)
+        await budget.release(lease)
+
+    threads, errs = in_threads(1, lambda i: first())
+    errors = [errs]
+    wait_for(lambda: budget.stats()["in_flight"] == 1)
+    for i in range(3):  # they queue one after the other
+        more, errs = in_threads(1, lambda _, i=i: waiter(i))
+        threads, errors = threads + more, errors + [errs]
+        wait_for(lambda i=i: budget.stats()["waiting"] == i + 1)
+    for t in threads:
+        t.join(30)
+    assert errors == [[]] * 4 and order == [0, 1, 2]
+    stats = budget.stats()
+    assert stats["granted"] == 4 and stats["asks"] == 7 and stats["in_flight"] == 0 and stats["waiting"] == 0
+
+
+def test_local_concurrency_never_exceeded_by_many_loops():
+    import random
+    import threading
+
+    budget = LocalBudget(concurrency=3)
+    lock = threading.Lock()
+    in_flight, peak, done = [0], [0], [0]
+
+    async def worker(i):
+        rng = random.Random(i)
+
+        async def one():
+            lease = await budget.acquire(1)
+            with lock:
+                in_flight[0] += 1
+                peak[0] = max(peak[0], in_flight[0])
+            await asyncio.sleep(rng.uniform(0.0, 0.01))
+            with lock:
+                in_flight[0] -= 1
+                done[0] += 1
+            await budget.release(lease)
+
+        await asyncio.gather(*(one() for _ in range(25)))
+
+    threads, errors = in_threads(4, worker)
+    for t in threads:
+        t.join(60)
+    stats = budget.stats()
+    assert errors == [] and done[0] == 100 and peak[0] == 3
+    assert stats["in_flight"] == 0 and stats["waiting"] == 0 and stats["granted"] == 100
+    assert stats["asks"] <= 2 * 100  # a request asks at most twice: once to queue, once when woken
+
+
+def test_a_cancelled_waiter_leaves_the_queue():
+    budget = LocalBudget(concurrency=1)
+
+    async def main():
+        lease = await budget.acquire(0)
+        gone = asyncio.ensure_future(budget.acquire(0))
+        second = asyncio.ensure_future(budget.acquire(0))
+        await asyncio.sleep(0.05)
+        assert budget.stats()["waiting"] == 2
+        gone.cancel()
+        await asyncio.sleep(0.01)
+        assert budget.stats()["waiting"] == 1
+        await budget.release(lease)
+        got = await asyncio.wait_for(second, 5)  # the lease goes to the next one, not to the cancelled one
+        await budget.release(got)
+
+    asyncio.run(main())
+    assert budget.stats()["in_flight"] == 0 and budget.stats()["waiting"] == 0
+
+
+def test_remote_waiter_gets_a_released_lease_without_polling():
+    """A client of a budget server waiting for the one lease asks once (its ask waits at the
+    server) and has the lease as soon as the holder, another client, gives it back."""
+    with BudgetServer(concurrency=1) as server:
+        holder, waiter = server.client(), server.client()
+        events = []
+
+        async def hold():
+            lease = await holder.acquire(0)
+            events.append("held")
+            wait_for(lambda: server.stats()["waiting"] == 1)
+            await asyncio.sleep(0.5)  # under MAX_WAIT: one ask covers the whole wait
+            events.append("release")
+            await holder.release(lease)
+
+        async def wait():
+            wait_for(lambda: "held" in events)
+            lease = await waiter.acquire(0)
+            events.append("granted")
+            await waiter.release(lease)
+
+        threads, errors = in_threads(1, lambda i: hold())
+        more, errs = in_threads(1, lambda i: wait())
+        for t in threads + more:
+            t.join(30)
+        stats = server.stats()
+    assert errors == [] and errs == [] and events == ["held", "release", "granted"]
+    assert stats["asks"] <= 3 and stats["granted"] == 2 and stats["in_flight"] == 0  # a poll: dozens
+
+
+def test_remote_waiter_is_woken_when_a_dead_holders_lease_runs_out():
+    """A lease whose holder died (never renewed, never given back) runs out after
+    ``lease_seconds``; the request waiting at the server gets it then, without asking again."""
+    with BudgetServer(concurrency=1, lease_seconds=1.0) as server:
+        dead = server.client()
+        lease, _, _ = dead._call("admit", 0, None, 0)  # taken, and never renewed
+        assert lease is not None
+        waiter = server.client()
+        start = time.monotonic()
+
+        async def wait():
+            got = await waiter.acquire(0)
+            await waiter.release(got)
+
+        asyncio.run(wait())
+        waited = time.monotonic() - start
+        stats = server.stats()
+    assert stats["expired"] == 1 and stats["granted"] == 2 and stats["asks"] <= 3  # the dead one's and one
+    assert 0.9 < waited < 10
+
+
+def test_remote_waiters_are_served_first_come_first_served():
+    """Four clients (threads) queue at the server for the one lease, one after the other: they
+    get it in that order."""
+    with BudgetServer(concurrency=1) as server:
+        first = server.client()
+        lease, _, _ = first._call("admit", 0, None, 0)
+        order = []
+
+        async def waiter(i):
+            client = server.client()
+            got = await client.acquire(0)
+            order.append(i)
+            await asyncio.sleep(0.02)
+            await client.release(got)
+
+        threads, errors = [], []
+        for i in range(4):
+            more, errs = in_threads(1, lambda _, i=i: waiter(i))
+            threads, errors = threads + more, errors + [errs]
+            wait_for(lambda i=i: server.stats()["waiting"] == i + 1)
+        first._call("release", lease, 0, None)
+        for t in threads:
+            t.join(30)
+        stats = server.stats()
+    assert errors == [[]] * 4 and order == [0, 1, 2, 3] and stats["in_flight"] == 0 and stats["waiting"] == 0
+
+
+def test_remote_concurrency_held_with_many_waiting_in_many_threads():
+    """Four threads, 20 requests each in flight at once, for 3 leases at one server: never more
+    than 3 held, every request done, and few asks per request (each waits at the server)."""
+    import threading
+
+    with BudgetServer(concurrency=3) as server:
+        lock = threading.Lock()
+        in_flight, peak, done = [0], [0], [0]
+
+        async def worker(i):
+            client = server.client()
+
+            async def one():
+                lease = await client.acquire(1)
+                with lock:
+                    in_flight[0] += 1
+                    peak[0] = max(peak[0], in_flight[0])
+                await asyncio.sleep(0.005)
+                with lock:
+                    in_flight[0] -= 1
+                    done[0] += 1
+                await client.release(lease)
+
+            await asyncio.gather(*(one() for _ in range(20)))
+
+        threads, errors = in_threads(4, worker)
+        for t in threads:
+            t.join(120)
+        stats = server.stats()
+    assert errors == [] and done[0] == 80 and peak[0] == 3
+    assert stats["in_flight"] == 0 and stats["waiting"] == 0 and stats["granted"] == 80
+    assert stats["asks"] <= 3 * 80
+
+
+def test_a_cancelled_remote_waiter_gives_back_what_it_gets():
+    """A request given up while its ask waits at the server: the lease the server hands it
+    afterwards comes back at once (not after ``lease_seconds``)."""
+    with BudgetServer(concurrency=1, lease_seconds=30) as server:
+        client = server.client()
+
+        async def main():
+            lease = await client.acquire(0)
+            gone = asyncio.ensure_future(client.acquire(0))
+            await asyncio.sleep(0.2)
+            gone.cancel()
+            await client.release(lease)  # the server hands it to the waiting ask, whose answer comes back
+            for _ in range(300):
+                stats = server.stats()
+                if stats["in_flight"] == 0 and stats["granted"] == 2:
+                    return
+                await asyncio.sleep(0.01)
+            raise AssertionError(server.stats())
+
+        asyncio.run(main())
+        assert server.stats()["expired"] == 0
 
 
 def test_share_wires_a_copy_and_keeps_the_rest(tmp_path):

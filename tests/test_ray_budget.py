@@ -142,6 +142,65 @@ def test_cluster_judge_on_ray(cluster):
         ray.get_actor(budget.name, namespace=budget.namespace)  # the actor ended with the block
 
 
+def test_waiters_on_the_actor_get_a_released_lease_in_order(cluster):
+    """Three event loops (threads) queue at the actor for its one lease: each ask waits there,
+    and the lease goes to them in the order they came as each gives it back."""
+    import asyncio
+    import threading
+
+    budget = RayBudget.create(concurrency=1)
+    try:
+        lease, _, _ = budget._call("admit", 0, None, 0)
+        order, threads = [], []
+
+        def waiter(i):
+            async def run():
+                got = await budget.acquire(0)
+                order.append(i)
+                await asyncio.sleep(0.02)
+                await budget.release(got)
+
+            asyncio.run(run())
+
+        for i in range(3):
+            threads.append(threading.Thread(target=waiter, args=(i,)))
+            threads[-1].start()
+            deadline = time.monotonic() + 30
+            while budget.stats()["waiting"] < i + 1:
+                assert time.monotonic() < deadline
+                time.sleep(0.01)
+        time.sleep(0.3)
+        assert budget.stats()["asks"] == 4  # the first lease's and one each: nobody polls
+        budget._call("release", lease, 0, None)
+        for t in threads:
+            t.join(30)
+        stats = budget.stats()
+    finally:
+        budget.close()
+    assert order == [0, 1, 2] and stats["in_flight"] == 0 and stats["waiting"] == 0 and stats["asks"] <= 7
+
+
+def test_renewals_and_releases_never_queue_behind_waiters(cluster, monkeypatch):
+    """Two nodes with ten requests each in flight for two leases, the actor given only two
+    threads for waiting asks: the other asks queue at Ray, yet every renewal (every 0.2 s) and
+    release gets through at once (a lease of 0.6 s would run out otherwise), and nothing stalls."""
+    from textgen_metrics.judges import budget as budget_module
+
+    monkeypatch.setattr(budget_module, "_RAY_WAITERS", 2)
+    budget = RayBudget.create(concurrency=2, lease_seconds=0.6)
+    try:
+        with ChatServer(answer, latency=0.4) as srv:
+            shared = judge_at(srv, concurrency=10).share(budget=budget)
+            reports = on_two_nodes(shared, [range(0, 12), range(12, 24)])
+            assert srv.max_in_flight == 2
+        stats = budget.stats()
+    finally:
+        budget.close()
+    assert [r["ok"] for r in reports] == [12, 12]
+    assert stats["expired"] == 0 and stats["granted"] == 24 and stats["in_flight"] == 0
+    assert stats["asks"] <= 3 * 24  # polling every 5 to 50 ms for ~5 s: hundreds
+
+
 class ChatServerStub:
     """A URL for a judge that only gives its limits (it sends nothing)."""
 

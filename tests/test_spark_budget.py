@@ -14,6 +14,7 @@ import pytest
 from budget_worker import answer
 from chat_server import ChatServer
 from textgen_metrics.judges import OpenAIJudge, cluster_judge
+from textgen_metrics.judges.budget import BudgetServer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.join(os.path.dirname(HERE), "src")
@@ -94,3 +95,18 @@ def test_retry_after_pauses_both_executors(spark):
     t429 = times[11]
     assert [t - t429 for t in times if t429 + 0.3 < t < t429 + 0.95] == []  # 6 would have come
     assert len([t for t in times if t >= t429 + 0.95]) >= 15
+
+
+def test_concurrency_held_across_two_executors_without_polling(spark):
+    """Two leases for two executors with four requests each in flight: never more than two at
+    the server, and the requests waiting for a lease wait at the budget server (a few asks each;
+    asking every 5 to 50 ms over the run would be hundreds)."""
+    with ChatServer(answer, latency=0.1) as srv, BudgetServer(concurrency=2) as budget:
+        judge = OpenAIJudge("judge-model", base_url=srv.url, api_key="sk-spark-SECRET", concurrency=4,
+                            backoff=0.01).share(budget=budget.client())
+        out = on_executors(spark, judge, range(40))
+        assert srv.max_in_flight == 2
+        stats = budget.stats()
+    assert [ok for _, ok, _ in out] == [20, 20]
+    assert stats["granted"] == 40 and stats["in_flight"] == 0 and stats["queued"] > 0
+    assert stats["asks"] <= 3 * 40

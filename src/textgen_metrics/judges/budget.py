@@ -18,6 +18,18 @@ How a request is admitted (``Budget.acquire`` before it is sent, ``Budget.releas
   ``release``. A remote lease is time-limited (``lease_seconds``) and renewed by its holder
   while the request runs: a worker that dies with leases in hand (a killed Ray actor, a lost
   executor) gives them back when they run out, never holds them for good.
+- **Waiting for a lease**: a request that finds every lease taken does not ask again and again.
+  It takes a ticket in the budget's queue and waits where the budget lives; a lease given back
+  (or run out: the holder also wakes at the earliest lease deadline) goes to the oldest ticket
+  at once. ``LocalBudget`` wakes the waiting request's future in its own event loop
+  (``call_soon_threadsafe``: any thread, any loop); ``BudgetServer`` and the Ray actor answer an
+  ``admit`` after up to ``MAX_WAIT`` seconds (1.5) of waiting on a condition, with a lease or
+  with "none yet", upon which the client asks again with its ticket (a long poll: one ask per
+  1.5 s of waiting at most, not one per 5 to 50 ms). A ticket not asked again for
+  ``MAX_WAIT + 5`` seconds (its worker gone) leaves the queue. Releases, renewals and pauses
+  never wait behind these asks: the server answers each connection in a thread of its own
+  (``RemoteBudget`` sends its waiting asks from threads of their own), the Ray actor is threaded
+  and runs waiting asks in a concurrency group of their own.
 - **Pause**: ``pause(seconds)`` (a 429 whose Retry-After says how long) moves every slot past
   the pause: every user of the budget waits, not only the one that got the 429.
 - A booking is made at most ``horizon`` seconds ahead of its start (0.05 s); a request whose
@@ -40,16 +52,23 @@ import os
 import secrets
 import socket
 import socketserver
+import sys
 import threading
 import time
 import weakref
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 __all__ = ["Budget", "BudgetState", "Lease", "LocalBudget", "RemoteBudget", "BudgetServer", "RayBudget",
            "BudgetError", "estimate_tokens"]
 
 DEFAULT_ANSWER_TOKENS = 256  # the answer's share of a token estimate when a request names no budget
-_POLL_MIN, _POLL_MAX = 0.005, 0.05  # seconds between asks for a lease while all are taken
+MAX_WAIT = 1.5  # seconds a remote holder keeps a request waiting for a lease before it answers "none yet"
+_WAIT_CAP = 10.0  # the most a holder waits in one call, whatever a client asks
+_TICKET_GRACE = 5.0  # seconds a queued ticket outlives its last ask (then its waiter is taken for gone)
+_REMOTE_WAITERS = 64  # a RemoteBudget's threads (and connections) waiting at the server at once, per process
+_RAY_WAITERS = 256  # the budget actor's threads for requests waiting for a lease (its other calls have their own)
 
 
 class BudgetError(RuntimeError):
@@ -84,7 +103,13 @@ def estimate_tokens(messages: Any, max_tokens: int | None) -> int:
 
 class BudgetState:
     """The bookkeeping of one budget, with no clock of its own (every call gets ``now``) and no
-    lock (its holder serializes calls). Every front (local, actor, server) wraps one."""
+    lock (its holder serializes calls). Every front (local, actor, server) wraps one.
+
+    Requests that find every lease taken queue for one (``admit``): each gets a ticket, and a
+    lease that comes free goes to the oldest ticket first. The holder learns when to wake whom
+    from ``wake`` (set by the holder, called under its lock with the tickets whose turn it is,
+    whenever a lease is released or runs out or a ticket leaves the queue) and ``next_deadline``
+    (when the next lease or ticket runs out: a dead worker's lease frees itself then)."""
 
     def __init__(self, requests_per_minute: float | None = None, tokens_per_minute: float | None = None,
                  concurrency: int | None = None, lease_seconds: float | None = 30.0,
@@ -98,22 +123,54 @@ class BudgetState:
         self.next_token = -math.inf  # the time the tokens booked so far are paid for
         self.paused_until = -math.inf
         self.leases: dict[str, float] = {}  # lease id -> when it runs out (inf: never)
+        self.queue: dict[str, float] = {}  # ticket -> when it is dropped unless asked again, oldest first
+        self._ticket_check = math.inf  # no ticket runs out before this (a lower bound)
         self._ids = itertools.count()
+        self.wake: Callable[[list[str]], None] | None = None  # the holder's: wake these tickets' waiters
         self.granted = 0  # requests booked, for reports and tests
         self.pauses = 0
         self.expired = 0  # leases that ran out in their holder's hands (a dead worker)
+        self.queued = 0  # requests that waited in the queue for a lease
+        self.asks = 0  # calls that asked for a lease (acquire, admit), counted by the holder
 
     def limits(self) -> dict[str, Any]:
         return {"requests_per_minute": self.requests_per_minute, "tokens_per_minute": self.tokens_per_minute,
                 "concurrency": self.concurrency}
 
     def _expire(self, now: float) -> None:
-        if self.lease_seconds is None:
-            return
-        dead = [k for k, until in self.leases.items() if until < now]
-        for k in dead:
-            del self.leases[k]
-        self.expired += len(dead)
+        freed = False
+        if self.lease_seconds is not None:
+            dead = [k for k, until in self.leases.items() if until < now]
+            for k in dead:
+                del self.leases[k]
+            self.expired += len(dead)
+            freed = bool(dead)
+        if now >= self._ticket_check:  # a waiter that stopped asking (gone with its worker)
+            gone = [t for t, until in self.queue.items() if until < now]
+            for t in gone:
+                del self.queue[t]
+            self._ticket_check = min(self.queue.values(), default=math.inf)
+            freed = freed or bool(gone)
+        if freed:
+            self._wake_due()
+
+    def _free(self) -> int:
+        return sys.maxsize if self.concurrency is None else self.concurrency - len(self.leases)
+
+    def _wake_due(self) -> None:
+        """Tell the holder whose turn it is: the oldest tickets, one per free lease."""
+        free = self._free()
+        if self.wake is not None and self.queue and free > 0:
+            self.wake(list(itertools.islice(self.queue, free)))
+
+    def _turn(self, ticket: str | None) -> bool:
+        """A free lease for ``ticket`` (None: a newcomer, behind every ticket)."""
+        free = self._free()
+        if free <= 0:
+            return False
+        if ticket is None or ticket not in self.queue:
+            return len(self.queue) < free
+        return ticket in itertools.islice(self.queue, free)
 
     def _start(self, now: float) -> float:
         return max(now, self.next_request, self.next_token, self.paused_until)
@@ -128,12 +185,7 @@ class BudgetState:
     def _until(self, now: float) -> float:
         return now + self.lease_seconds if self.lease_seconds is not None else math.inf
 
-    def acquire(self, tokens: int, now: float) -> tuple[str | None, float]:
-        """``(lease id, seconds to wait before sending)``, or ``(None, seconds before asking
-        again)`` when every lease is taken or the request's slot is further than ``horizon``."""
-        self._expire(now)
-        if self.concurrency is not None and len(self.leases) >= self.concurrency:
-            return None, 0.0  # the caller polls (its own back-off)
+    def _grant(self, tokens: int, now: float) -> tuple[str | None, float]:
         start = self._start(now)
         if start > now + self.horizon:
             return None, start - now - self.horizon / 2
@@ -141,6 +193,52 @@ class BudgetState:
         lease = f"{os.getpid()}-{next(self._ids)}"
         self.leases[lease] = self._until(now)
         return lease, start - now
+
+    def acquire(self, tokens: int, now: float) -> tuple[str | None, float]:
+        """``(lease id, seconds to wait before sending)``, or ``(None, seconds before asking
+        again)`` when every lease is taken (0: the caller asks again when it likes; requests
+        queued by ``admit`` come first) or the request's slot is further than ``horizon``."""
+        self._expire(now)
+        if not self._turn(None):
+            return None, 0.0
+        return self._grant(tokens, now)
+
+    def admit(self, tokens: int, ticket: str | None, hold: float | None,
+              now: float) -> tuple[str | None, float, str | None]:
+        """``acquire`` with a place in the queue for a lease: ``(lease id, seconds to wait,
+        ticket)``. A request that finds every lease taken gets a ticket (or keeps the one it
+        gave) and ``(None, 0.0, ticket)``: its holder waits until ``wake`` names the ticket, then
+        it asks again with it. ``hold``: seconds the ticket stays queued if not asked again (None:
+        until ``forget``); a booking further off than ``horizon`` keeps its ticket for that long
+        too (``(None, seconds, ticket)``)."""
+        self._expire(now)
+        if self._turn(ticket):
+            lease, wait = self._grant(tokens, now)
+            if lease is not None:
+                if ticket is not None and self.queue.pop(ticket, None) is not None:
+                    self._wake_due()  # (the places behind it move up)
+                return lease, wait, None
+            if ticket is None or ticket not in self.queue:
+                return None, wait, ticket  # a lease is free: only the rate holds it back
+        else:
+            wait = 0.0
+        if ticket is None:
+            ticket = f"w{os.getpid()}-{next(self._ids)}"
+            self.queued += 1
+        until = math.inf if hold is None else now + wait + hold
+        self.queue[ticket] = until
+        self._ticket_check = min(self._ticket_check, until)
+        return None, wait, ticket
+
+    def forget(self, ticket: str | None, now: float) -> None:
+        """A waiter gone (its request cancelled): its ticket leaves the queue."""
+        if ticket is not None and self.queue.pop(ticket, None) is not None:
+            self._wake_due()
+
+    def next_deadline(self, now: float) -> float | None:
+        """Seconds until the next lease or queued ticket runs out (None: none will)."""
+        soonest = min(self._ticket_check, min(self.leases.values(), default=math.inf))
+        return None if soonest == math.inf else max(0.0, soonest - now)
 
     def again(self, lease: str, tokens: int, now: float) -> tuple[bool, float]:
         """Book one more request under a lease held (a retry of the same request):
@@ -155,8 +253,9 @@ class BudgetState:
 
     def release(self, lease: str, estimate: int, used: int | None, now: float) -> None:
         """The lease back; ``used`` (tokens the server reported, None: unknown) corrects what
-        ``estimate`` booked."""
-        self.leases.pop(lease, None)
+        ``estimate`` booked. The oldest ticket waiting is woken."""
+        if self.leases.pop(lease, None) is not None:
+            self._wake_due()
         if used is not None and self.tokens_per_minute is not None:
             self.next_token += (used - estimate) * 60.0 / self.tokens_per_minute
 
@@ -173,7 +272,8 @@ class BudgetState:
     def stats(self, now: float) -> dict[str, Any]:
         self._expire(now)
         return dict(self.limits(), granted=self.granted, pauses=self.pauses, expired=self.expired,
-                    in_flight=len(self.leases), paused_for=max(0.0, self.paused_until - now))
+                    in_flight=len(self.leases), waiting=len(self.queue), queued=self.queued, asks=self.asks,
+                    paused_for=max(0.0, self.paused_until - now))
 
 
 class Lease:
@@ -188,8 +288,10 @@ class Lease:
 
 class Budget:
     """What the judge engine asks of a budget. Subclasses implement ``_call(op, *args)``: one
-    operation of ``BudgetState`` (``acquire``, ``again``, ``release``, ``renew``, ``pause``,
-    ``stats``, ``limits``), done where the state lives, ``now`` supplied there."""
+    operation of ``BudgetState`` (``acquire``, ``admit``, ``forget``, ``again``, ``release``,
+    ``renew``, ``pause``, ``stats``, ``limits``), done where the state lives, ``now`` supplied
+    there; and ``_admit``: one ask for a lease that waits (up to ``MAX_WAIT``) while every lease
+    is taken."""
 
     renews = False  # the holder renews its leases while a request runs (remote, time-limited leases)
     lease_seconds: float | None = None
@@ -202,26 +304,67 @@ class Budget:
         """``_call`` without holding up the event loop (a remote call runs in a thread)."""
         return await asyncio.to_thread(self._call, op, *args)
 
+    async def _admit(self, tokens: int, ticket: str | None) -> tuple[str | None, float, str | None]:
+        """``BudgetState.admit`` where the state lives, waiting there (up to ``MAX_WAIT``) while
+        every lease is taken: ``(lease, wait, ticket)``; ``(None, 0.0, ticket)``: none came yet."""
+        lease, wait, ticket = await self._acall("admit", tokens, ticket, MAX_WAIT)
+        return lease, wait, ticket
+
     # -- the engine's side ----------------------------------------------------------------
     async def acquire(self, tokens: int = 0) -> Lease:
         """Wait for a lease and a slot for one request of about ``tokens`` tokens; return when
-        it may be sent."""
-        poll = _POLL_MIN
-        while True:
-            lease, wait = await self._acall("acquire", int(tokens))
-            if lease is not None:
-                held = Lease(lease, int(tokens))
-                if self.renews:
-                    held.keeper = asyncio.ensure_future(self._keep(held))
-                if wait > 0:
+        it may be sent. While every lease is taken the request waits in the budget's queue,
+        oldest first, and is woken when a lease comes free (no polling)."""
+        tokens = int(tokens)
+        ticket: str | None = None
+        lease: str | None = None
+        held: Lease | None = None
+        try:
+            while True:
+                lease, wait, ticket = await self._admit(tokens, ticket)
+                if lease is not None:
+                    ticket = None  # (out of the queue)
+                    break
+                if wait > 0:  # the slot is further off: ask again nearer to it (the ticket keeps its place)
                     await asyncio.sleep(wait)
-                return held
-            if wait > 0:  # the slot is further off: ask again nearer to it
+            held = Lease(lease, tokens)
+            if self.renews:
+                held.keeper = asyncio.ensure_future(self._keep(held))
+            if wait > 0:
                 await asyncio.sleep(wait)
-                poll = _POLL_MIN
-            else:  # every lease is taken: ask again soon, less often the longer it lasts
-                await asyncio.sleep(poll)
-                poll = min(poll * 1.5, _POLL_MAX)
+            return held
+        except asyncio.CancelledError:  # the request given up: its lease back, its place in the queue too
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self._give_back(held, ticket))
+            raise
+
+    async def _give_back(self, held: Lease | None, ticket: str | None) -> None:
+        if held is not None:
+            await self.release(held)
+        elif ticket is not None:
+            await self._acall("forget", ticket)
+
+    async def _waited(self, inner: asyncio.Future[Any]) -> tuple[str | None, float, str | None]:
+        """The answer of an ``admit`` sent to the holder (``inner``); the caller given up meanwhile,
+        what the holder gives afterwards goes back."""
+        try:
+            lease, wait, ticket = await asyncio.shield(inner)
+        except asyncio.CancelledError:
+            inner.add_done_callback(self._abandoned)
+            raise
+        return lease, wait, ticket
+
+    def _abandoned(self, future: asyncio.Future[Any]) -> None:
+        """A done callback for an ask given up while it waited at the holder: what it got back."""
+        if future.cancelled() or future.exception() is not None:
+            return
+        lease, _, ticket = future.result()
+        if lease is None and ticket is None:
+            return
+        with contextlib.suppress(RuntimeError):  # (the loop closing: a remote lease runs out by itself)
+            task = asyncio.ensure_future(self._give_back(Lease(lease, 0) if lease is not None else None, ticket))
+            _BACKGROUND.add(task)
+            task.add_done_callback(_BACKGROUND.discard)
 
     async def again(self, lease: Lease, tokens: int | None = None) -> None:
         """Wait for a slot for one more request under ``lease`` (a retry of the same request)."""
@@ -249,7 +392,8 @@ class Budget:
             self._call("pause", float(seconds))
 
     def stats(self) -> dict[str, Any]:
-        """The limits, requests granted, pauses, leases in flight and leases that ran out."""
+        """The limits, requests granted, pauses, leases in flight, leases that ran out, and
+        requests waiting for a lease (``waiting``; ``queued``: all that ever waited)."""
         stats: dict[str, Any] = self._call("stats")
         return stats
 
@@ -266,6 +410,14 @@ class Budget:
                     await self._acall("renew", [lease.id])
 
 
+_BACKGROUND: set[asyncio.Task[None]] = set()  # leases given back for asks given up (kept from the collector)
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
 class LocalBudget(Budget):
     """A budget held in this process (every thread and event loop of it): what a judge made
     with ``requests_per_minute=`` or ``tokens_per_minute=`` uses. Sent to another process (a
@@ -276,13 +428,47 @@ class LocalBudget(Budget):
                  concurrency: int | None = None) -> None:
         self.state = BudgetState(requests_per_minute, tokens_per_minute, concurrency, lease_seconds=None)
         self._lock = threading.Lock()
+        # the requests waiting for a lease: ticket -> (its event loop, the future that wakes it)
+        self._waiting: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = {}
+        self.state.wake = self._wake
 
     def _call(self, op: str, *args: Any) -> Any:
         with self._lock:
+            if op == "acquire":
+                self.state.asks += 1
             return _apply(self.state, op, list(args))
 
     async def _acall(self, op: str, *args: Any) -> Any:
         return self._call(op, *args)  # a lock held for microseconds: no thread needed
+
+    def _wake(self, tickets: list[str]) -> None:
+        """(Under the lock.) Wake the waiters of ``tickets``, each in its own event loop."""
+        for ticket in tickets:
+            waiter = self._waiting.get(ticket)
+            if waiter is not None:
+                loop, future = waiter
+                with contextlib.suppress(RuntimeError):  # (its loop closed: the ticket is forgotten below)
+                    loop.call_soon_threadsafe(_resolve, future)
+
+    async def _admit(self, tokens: int, ticket: str | None) -> tuple[str | None, float, str | None]:
+        with self._lock:
+            self.state.asks += 1
+            lease, wait, ticket = self.state.admit(tokens, ticket, None, time.monotonic())
+            if lease is not None or wait > 0 or ticket is None:
+                return lease, wait, ticket
+            loop = asyncio.get_running_loop()
+            future: asyncio.Future[None] = loop.create_future()
+            self._waiting[ticket] = (loop, future)
+        try:  # a lease released (by any thread's loop) wakes the oldest ticket's future: no polling
+            await future
+        except BaseException:
+            with self._lock:
+                self._waiting.pop(ticket, None)
+                self.state.forget(ticket, time.monotonic())
+            raise
+        with self._lock:
+            self._waiting.pop(ticket, None)
+        return None, 0.0, ticket
 
     def __getstate__(self) -> dict[str, Any]:
         return {"limits": self.state.limits()}
@@ -294,7 +480,7 @@ class LocalBudget(Budget):
         return f"LocalBudget({self.state.limits()})"
 
 
-_NOW_OPS = ("acquire", "again", "release", "renew", "pause", "stats")
+_NOW_OPS = ("acquire", "admit", "forget", "again", "release", "renew", "pause", "stats")
 
 
 def _apply(state: BudgetState, op: str, args: list[Any]) -> Any:
@@ -303,6 +489,55 @@ def _apply(state: BudgetState, op: str, args: list[Any]) -> Any:
     if op not in _NOW_OPS:
         raise ValueError(f"unknown budget operation {op!r}")
     return getattr(state, op)(*args, time.monotonic())
+
+
+class _Holder:
+    """A ``BudgetState`` behind a lock, for holders that answer each caller in a thread of its
+    own (the budget server, the Ray actor): ``admit`` waits on a condition of its ticket, which
+    ``release``, a lease running out or a ticket leaving the queue notifies, until a lease is
+    its, its booking says how long to wait, or ``max_wait`` has passed."""
+
+    def __init__(self, state: BudgetState) -> None:
+        self.state = state
+        self.lock = threading.Lock()
+        self._waiting: dict[str, threading.Condition] = {}  # ticket -> its waiter's condition
+        state.wake = self._wake
+
+    def _wake(self, tickets: list[str]) -> None:
+        for ticket in tickets:
+            cond = self._waiting.get(ticket)
+            if cond is not None:
+                cond.notify()
+
+    def call(self, op: str, args: list[Any]) -> Any:
+        if op == "admit":
+            return self.admit(*args)
+        with self.lock:
+            if op == "acquire":
+                self.state.asks += 1
+            return _apply(self.state, op, args)
+
+    def admit(self, tokens: int, ticket: str | None, max_wait: float) -> list[Any]:
+        if isinstance(max_wait, bool) or not isinstance(max_wait, (int, float)) or not max_wait >= 0:
+            raise ValueError(f"max_wait: {max_wait!r} must be a number of seconds >= 0")
+        max_wait = min(float(max_wait), _WAIT_CAP)
+        end = time.monotonic() + max_wait
+        with self.lock:
+            self.state.asks += 1
+            while True:
+                now = time.monotonic()
+                lease, wait, ticket = self.state.admit(int(tokens), ticket, max_wait + _TICKET_GRACE, now)
+                if lease is not None or wait > 0 or ticket is None or now >= end:
+                    return [lease, wait, ticket]
+                timeout = end - now
+                deadline = self.state.next_deadline(now)  # a dead worker's lease runs out then
+                if deadline is not None:
+                    timeout = min(timeout, deadline + 0.001)
+                cond = self._waiting.setdefault(ticket, threading.Condition(self.lock))
+                try:
+                    cond.wait(timeout)
+                finally:
+                    self._waiting.pop(ticket, None)
 
 
 # -- a budget over TCP: the driver runs the server, any process that reaches it is a client ------
@@ -325,11 +560,16 @@ class _Handler(socketserver.StreamRequestHandler):
                     authed = True
                     self._send({"ok": True})
                     continue
-                with self.server.lock:
-                    result = _apply(self.server.state, msg["op"], msg.get("args") or [])
-                self._send({"result": result})
+                result = self.server.holder.call(msg["op"], msg.get("args") or [])
             except (ValueError, KeyError, TypeError) as e:
                 self._send({"error": f"{type(e).__name__}: {e}"})
+                continue
+            try:
+                self._send({"result": result})
+            except OSError:  # the client is gone: what it was given goes back
+                if msg["op"] == "admit" and result[0] is not None:
+                    self.server.holder.call("release", [result[0], 0, None])
+                return
 
     def _send(self, payload: dict[str, Any]) -> None:
         self.wfile.write(json.dumps(payload).encode() + b"\n")
@@ -341,7 +581,8 @@ class _TCPServer(socketserver.ThreadingTCPServer):
     allow_reuse_address = True
 
     def __init__(self, address: tuple[str, int], state: BudgetState, token: str) -> None:
-        self.state, self.token, self.lock = state, token, threading.Lock()
+        self.state, self.token, self.holder = state, token, _Holder(state)
+        self.lock = self.holder.lock
         super().__init__(address, _Handler)
 
 
@@ -358,6 +599,20 @@ class RemoteBudget(Budget):
         self.lease_seconds = lease_seconds
         self.timeout = timeout
         self._local = threading.local()
+        self._pool: ThreadPoolExecutor | None = None  # the threads that wait at the server for a lease
+        self._pool_lock = threading.Lock()
+
+    def _waiters(self) -> ThreadPoolExecutor:
+        """Asks that wait (``admit``) run on threads of their own (a connection each), so that a
+        release or a renewal never queues behind them."""
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(_REMOTE_WAITERS, thread_name_prefix="judge-budget-wait")
+            return self._pool
+
+    async def _admit(self, tokens: int, ticket: str | None) -> tuple[str | None, float, str | None]:
+        future: Future[Any] = self._waiters().submit(self._call, "admit", tokens, ticket, MAX_WAIT)
+        return await self._waited(asyncio.wrap_future(future))
 
     def _connect(self) -> tuple[socket.socket, Any]:
         conn = getattr(self._local, "conn", None)
@@ -464,13 +719,16 @@ class BudgetServer:
 
 # -- a budget held by a named Ray actor ---------------------------------------------------------
 class _BudgetActor:
-    """The Ray actor that holds a budget (its methods run one at a time)."""
+    """The Ray actor that holds a budget: a threaded actor, its state behind a lock. Requests
+    waiting for a lease (``admit``) run in a concurrency group of their own, so that a release,
+    a renewal or a pause never queues behind them."""
 
     def __init__(self, limits: dict[str, Any], lease_seconds: float) -> None:
         self.state = BudgetState(**limits, lease_seconds=lease_seconds)
+        self.holder = _Holder(self.state)
 
     def call(self, op: str, args: list[Any]) -> Any:
-        return _apply(self.state, op, args)
+        return self.holder.call(op, args)
 
 
 class RayBudget(Budget):
@@ -495,8 +753,9 @@ class RayBudget(Budget):
             ray.init()
         name = name or f"textgen-metrics-budget-{secrets.token_hex(6)}"
         namespace = ray.get_runtime_context().namespace
-        actor_class: Any = ray.remote(_BudgetActor)
-        actor = actor_class.options(num_cpus=0, max_concurrency=1, name=name, namespace=namespace,
+        remote: Any = ray.remote
+        actor_class: Any = remote(concurrency_groups={"admit": _RAY_WAITERS})(_BudgetActor)
+        actor = actor_class.options(num_cpus=0, max_concurrency=8, name=name, namespace=namespace,
                                     get_if_exists=True).remote(limits, lease_seconds)
         budget = cls(name, namespace, lease_seconds)
         budget._actor = actor
@@ -534,6 +793,15 @@ class RayBudget(Budget):
         ref = self._handle().call.remote(op, list(args))
         try:
             return await asyncio.wrap_future(ref.future())
+        except ray.exceptions.RayActorError as e:
+            raise BudgetError(f"budget: the budget actor {self.name!r} is gone ({type(e).__name__})") from None
+
+    async def _admit(self, tokens: int, ticket: str | None) -> tuple[str | None, float, str | None]:
+        import ray
+
+        ref = self._handle().call.options(concurrency_group="admit").remote("admit", [tokens, ticket, MAX_WAIT])
+        try:
+            return await self._waited(asyncio.wrap_future(ref.future()))
         except ray.exceptions.RayActorError as e:
             raise BudgetError(f"budget: the budget actor {self.name!r} is gone ({type(e).__name__})") from None
 
