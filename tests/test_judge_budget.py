@@ -344,35 +344,43 @@ def test_local_waiters_are_woken_in_order_without_polling():
     assert stats["granted"] == 4 and stats["asks"] == 7 and stats["in_flight"] == 0 and stats["waiting"] == 0
 
 
-def test_local_concurrency_never_exceeded_by_many_loops():
+def hold_leases(budget_of, threads, requests, hold):
+    """``threads`` threads, each with an event loop sending ``requests`` requests at once through
+    ``budget_of(i)`` (its budget or a client of it), each holding its lease ``hold(rng)``
+    seconds: (errors, requests done, the most leases held at once)."""
     import random
     import threading
 
-    budget = LocalBudget(concurrency=3)
     lock = threading.Lock()
     in_flight, peak, done = [0], [0], [0]
 
     async def worker(i):
-        rng = random.Random(i)
+        rng, budget = random.Random(i), budget_of(i)
 
         async def one():
             lease = await budget.acquire(1)
             with lock:
                 in_flight[0] += 1
                 peak[0] = max(peak[0], in_flight[0])
-            await asyncio.sleep(rng.uniform(0.0, 0.01))
+            await asyncio.sleep(hold(rng))
             with lock:
                 in_flight[0] -= 1
                 done[0] += 1
             await budget.release(lease)
 
-        await asyncio.gather(*(one() for _ in range(25)))
+        await asyncio.gather(*(one() for _ in range(requests)))
 
-    threads, errors = in_threads(4, worker)
-    for t in threads:
-        t.join(60)
+    started, errors = in_threads(threads, worker)
+    for t in started:
+        t.join(120)
+    return errors, done[0], peak[0]
+
+
+def test_local_concurrency_never_exceeded_by_many_loops():
+    budget = LocalBudget(concurrency=3)
+    errors, done, peak = hold_leases(lambda i: budget, 4, 25, lambda rng: rng.uniform(0.0, 0.01))
     stats = budget.stats()
-    assert errors == [] and done[0] == 100 and peak[0] == 3
+    assert errors == [] and done == 100 and peak == 3
     assert stats["in_flight"] == 0 and stats["waiting"] == 0 and stats["granted"] == 100
     assert stats["asks"] <= 2 * 100  # a request asks at most twice: once to queue, once when woken
 
@@ -478,33 +486,10 @@ def test_remote_waiters_are_served_first_come_first_served():
 def test_remote_concurrency_held_with_many_waiting_in_many_threads():
     """Four threads, 20 requests each in flight at once, for 3 leases at one server: never more
     than 3 held, every request done, and few asks per request (each waits at the server)."""
-    import threading
-
     with BudgetServer(concurrency=3) as server:
-        lock = threading.Lock()
-        in_flight, peak, done = [0], [0], [0]
-
-        async def worker(i):
-            client = server.client()
-
-            async def one():
-                lease = await client.acquire(1)
-                with lock:
-                    in_flight[0] += 1
-                    peak[0] = max(peak[0], in_flight[0])
-                await asyncio.sleep(0.005)
-                with lock:
-                    in_flight[0] -= 1
-                    done[0] += 1
-                await client.release(lease)
-
-            await asyncio.gather(*(one() for _ in range(20)))
-
-        threads, errors = in_threads(4, worker)
-        for t in threads:
-            t.join(120)
+        errors, done, peak = hold_leases(lambda i: server.client(), 4, 20, lambda rng: 0.005)
         stats = server.stats()
-    assert errors == [] and done[0] == 80 and peak[0] == 3
+    assert errors == [] and done == 80 and peak == 3
     assert stats["in_flight"] == 0 and stats["waiting"] == 0 and stats["granted"] == 80
     assert stats["asks"] <= 3 * 80
 

@@ -3,13 +3,14 @@ statistics merged in any order equal the library's result; per-row score columns
 checks; one set of metric objects per process."""
 
 import json
+import os
 import random
 
 import pandas as pd
 import pytest
 
 import textgen_metrics
-from scaleout_judge import KillOnce, columns, rows
+from scaleout_judge import KillOnce, StepsPerProcess, columns, rows
 from textgen_metrics import scaleout
 from textgen_metrics.errors import OptionError
 from textgen_metrics.registry import get_metric
@@ -201,38 +202,23 @@ def test_missing_cells_are_read_as_none():
                                                                        "references": ["a"]})
 
 
-class StepsByCall:
-    """G-Eval's steps numbered by the call that wrote them; its scores by the prediction."""
-
-    model = "stand-in"
-
-    def __init__(self):
-        self.steps = 0
-
-    def __call__(self, messages, task):
-        if task == "g_eval/steps":
-            self.steps += 1
-            return json.dumps({"steps": [f"Steps written at call {self.steps}."]})
-        return json.dumps({"reason": "r", "score": 1 + len(messages[1]["content"]) % 5})
-
-
 def test_a_run_s_decisions_are_pinned_once_by_the_driver():
     """G-Eval's steps asked once for the plan (for the inputs the table has): every batch's
     metric gets them as an option, the merged result equals the library's one run, usage of
     the steps request included. A plan whose metrics decide nothing per run is left as it is."""
     data = [dict(r, references=r["references"][0]) for r in rows(12, seed=13)]
     options = {"g_eval": {"criteria": "Clarity."}}
-    judge = StepsByCall()
+    judge = StepsPerProcess()
     plan, usage = scaleout.pin_runs(scaleout.make_plan(["g_eval", "bleu"], options=options, judge=judge),
                                     ["prediction", "references", "query", "id"])
-    assert plan.options["g_eval"]["evaluation_steps"] == ["Steps written at call 1."]
-    assert usage["g_eval"]["requests"] == 1 and judge.steps == 1
+    assert plan.options["g_eval"]["evaluation_steps"][0] == f"Read the prediction (process {os.getpid()}, steps 1)."
+    assert usage["g_eval"]["requests"] == 1 and judge.written == 1
     parts = []
     for start in range(0, 12, 5):  # each batch in a process of its own: a scorer of its own
         batch = pd.DataFrame(data[start:start + 5])
         parts.append((start, len(batch), scaleout.pack(scaleout.BatchScorer(plan).statistics(batch))))
-    assert judge.steps == 1  # the batches asked for no steps
-    expected = library("g_eval", data, judge=StepsByCall(), **options["g_eval"])
+    assert judge.written == 1  # the batches asked for no steps
+    expected = library("g_eval", data, judge=StepsPerProcess(), **options["g_eval"])
     assert scaleout.results(plan, scaleout.merge(parts), usage)["g_eval"] == expected
     lexical = scaleout.make_plan(["bleu"])
     assert scaleout.pin_runs(lexical, ["prediction"]) == (lexical, {})

@@ -48,6 +48,9 @@ def spark():
                .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
                .config("spark.ui.enabled", "false").config("spark.executorEnv.PYTHONPATH", path)
                .config("spark.sql.execution.arrow.maxRecordsPerBatch", "9")  # several batches a partition
+               # a lost task runs again (Spark's default on a cluster), whatever an earlier module's
+               # session set: PySpark's builder keeps the options it was given for the next session
+               .config("spark.task.maxFailures", "4")
                .getOrCreate())
     session.sparkContext.setLogLevel("ERROR")
     deadline = time.monotonic() + 90
