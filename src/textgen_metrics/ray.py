@@ -17,10 +17,13 @@ them for later batches and calls (:func:`~textgen_metrics.scaleout.process_score
 starts nothing; or on a pool of actors started for the call (``"actors"``), each making the
 metrics once, freed when the call ends. ``"auto"`` (the default) takes actors where a worker
 would load a model (:func:`~textgen_metrics.scaleout.loads_model`: BERTScore's per-row scores,
-a local judge), tasks otherwise.
+a local judge), tasks otherwise. :func:`evaluate` sends its tasks itself, on references to the
+Dataset's blocks, ``concurrency`` at a time (Ray Data's ``map_batches`` scheduling cost about
+1 s per call and 0.2 s between two batches of a worker); ``score`` and the actors are Ray
+Data's ``map_batches``.
 
-A worker that dies is replaced and its batch run again by Ray Data (a task is retried, an actor
-restarted and its tasks retried: its defaults): a batch's statistics reach the driver once,
+A worker that dies is replaced and its batch run again (a task is retried by Ray; an actor is
+restarted and its tasks retried by Ray Data): a batch's statistics reach the driver once,
 from the run that finished, so no row is lost or counted twice.
 """
 
