@@ -3,6 +3,7 @@
 transformers pipeline over a tiny model built from a config in a temporary folder."""
 
 import asyncio
+import contextlib
 import json
 import logging
 import multiprocessing
@@ -453,7 +454,13 @@ def test_first_answer_timeout_stops_a_run_the_judge_never_answers_but_waits_for_
     listener.bind(("127.0.0.1", 0))
     listener.listen(64)
     accepted = []
-    threading.Thread(target=lambda: [accepted.append(listener.accept()[0]) for _ in range(64)], daemon=True).start()
+
+    def accept_all():
+        with contextlib.suppress(OSError):  # the listener closed below ends the loop
+            while True:
+                accepted.append(listener.accept()[0])
+
+    threading.Thread(target=accept_all, daemon=True).start()
     try:
         j = OpenAIJudge("m", base_url=f"http://127.0.0.1:{listener.getsockname()[1]}/v1", api_key=SECRET,
                         concurrency=4, timeout=60, first_answer_timeout=1.0)

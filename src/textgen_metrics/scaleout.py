@@ -190,8 +190,9 @@ def score_names(plan: Plan) -> list[str]:
 
 
 def _cell(value: Any, kind: str) -> Any:
-    """A table cell as the metric takes it: a missing one as None; Arrow's and pandas' arrays as lists; in a list
-    column, a JSON list in a string (a CSV cell) as that list, a lone text as a list of one."""
+    """A table cell as the metric takes it: a missing one as None; Arrow's and pandas' arrays as
+    lists; in a list column, a JSON list in a string (a CSV cell) as that list, a lone text as a
+    list of one."""
     if (isinstance(value, float) and math.isnan(value)) or type(value).__name__ in ("NAType", "NaTType"):
         return None  # a missing cell (pandas' NA, NaN for a null of Arrow): the library's None
     if hasattr(value, "tolist") and not isinstance(value, str):
