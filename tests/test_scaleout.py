@@ -222,3 +222,17 @@ def test_a_run_s_decisions_are_pinned_once_by_the_driver():
     assert scaleout.results(plan, scaleout.merge(parts), usage)["g_eval"] == expected
     lexical = scaleout.make_plan(["bleu"])
     assert scaleout.pin_runs(lexical, ["prediction"]) == (lexical, {})
+
+
+def test_given_steps_are_not_asked_for_and_a_local_judge_stays_unloaded(monkeypatch):
+    """G-Eval with ``evaluation_steps`` decides nothing per run: the driver opens no judge
+    session, so a local judge's model is not loaded on the driver."""
+    from textgen_metrics.judges.local import HFJudge
+
+    def load(self):
+        raise AssertionError("the driver loaded the local judge's model")
+
+    monkeypatch.setattr(HFJudge, "_load", load)
+    plan = scaleout.make_plan(["g_eval"], options={"g_eval": {"criteria": "Clarity.", "evaluation_steps": ["Read."]}},
+                              judge="tiny:smollm2")
+    assert scaleout.pin_runs(plan, ["prediction"]) == (plan, {})

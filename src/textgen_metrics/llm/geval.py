@@ -223,9 +223,12 @@ class GEval(JudgedMetric):
     def shared_statistics(self) -> dict[str, Any]:
         return {} if self.steps is None else {"evaluation_steps": list(self.steps)}
 
+    def asks_once(self) -> bool:
+        return self.options.evaluation_steps is None
+
     def pinned_options(self, run: JudgedMetric) -> dict[str, Any]:
         steps = getattr(run, "steps", None)
-        return {} if self.options.evaluation_steps is not None or steps is None else {"evaluation_steps": list(steps)}
+        return {} if steps is None else {"evaluation_steps": list(steps)}
 
     async def score_example(self, session: JudgeSession, example: Example) -> tuple[float, Details]:
         low, high = self.options.score_range

@@ -301,17 +301,23 @@ class JudgedMetric(MeanMetric):
         """Values of a run that every part of a corpus must have alike (G-Eval's steps)."""
         return {}
 
+    def asks_once(self) -> bool:
+        """Whether :meth:`prepare` asks the judge anything with these options (G-Eval without
+        ``evaluation_steps``); a class whose ``prepare`` is the default's never does."""
+        return self.pins_run
+
     def pinned_options(self, run: JudgedMetric) -> dict[str, Any]:
-        """The options that make a metric ask nothing in :meth:`prepare` and run as ``run`` did
-        (G-Eval's ``evaluation_steps``); {} when it asks nothing there."""
+        """The options that make a metric ask nothing in :meth:`prepare` and run as ``run`` (its
+        prepared copy) did: G-Eval's ``evaluation_steps``."""
         return {}
 
     def pin_run(self, columns: Sequence[str]) -> tuple[dict[str, Any], dict[str, int]]:
         """What :meth:`prepare` asks once per run, asked now (``columns``: the inputs the run
         will be given), as options that make every part of a corpus judged apart (a cluster's
         workers) run alike, and the judge's usage for it (the library counts it in the run's).
-        A failed request raises a :class:`~textgen_metrics.judges.JudgeError`."""
-        if not self.pins_run:
+        A failed request raises a :class:`~textgen_metrics.judges.JudgeError`. A metric that
+        asks nothing (:meth:`asks_once`) opens no session: a local judge's model stays unloaded."""
+        if not self.asks_once():
             return {}, {}
 
         async def ask() -> tuple[JudgedMetric, Usage]:
