@@ -779,13 +779,16 @@ class RayBudget(Budget):
                                   "must still be running") from None
         return self._actor
 
+    def _gone(self, error: BaseException) -> BudgetError:
+        return BudgetError(f"budget: the budget actor {self.name!r} is gone ({type(error).__name__})")
+
     def _call(self, op: str, *args: Any) -> Any:
         import ray
 
         try:
             return ray.get(self._handle().call.remote(op, list(args)))
         except ray.exceptions.RayActorError as e:
-            raise BudgetError(f"budget: the budget actor {self.name!r} is gone ({type(e).__name__})") from None
+            raise self._gone(e) from None
 
     async def _acall(self, op: str, *args: Any) -> Any:
         import ray
@@ -794,7 +797,7 @@ class RayBudget(Budget):
         try:
             return await asyncio.wrap_future(ref.future())
         except ray.exceptions.RayActorError as e:
-            raise BudgetError(f"budget: the budget actor {self.name!r} is gone ({type(e).__name__})") from None
+            raise self._gone(e) from None
 
     async def _admit(self, tokens: int, ticket: str | None) -> tuple[str | None, float, str | None]:
         import ray
@@ -803,7 +806,7 @@ class RayBudget(Budget):
         try:
             return await self._waited(asyncio.wrap_future(ref.future()))
         except ray.exceptions.RayActorError as e:
-            raise BudgetError(f"budget: the budget actor {self.name!r} is gone ({type(e).__name__})") from None
+            raise self._gone(e) from None
 
     def pause(self, seconds: float) -> None:
         """As ``Budget.pause``, sent without waiting for the actor's answer."""
