@@ -236,3 +236,17 @@ def test_given_steps_are_not_asked_for_and_a_local_judge_stays_unloaded(monkeypa
     plan = scaleout.make_plan(["g_eval"], options={"g_eval": {"criteria": "Clarity.", "evaluation_steps": ["Read."]}},
                               judge="tiny:smollm2")
     assert scaleout.pin_runs(plan, ["prediction"]) == (plan, {})
+
+
+def test_steps_the_judge_cannot_write_stop_the_run_before_any_worker():
+    """A steps request whose every answer is unusable: the driver raises the judge's error naming
+    G-Eval, instead of letting each worker ask (and score its batch by steps of its own)."""
+    from textgen_metrics.judges import JudgeError
+
+    def judge(messages, task):
+        return '{"steps": []}' if task == "g_eval/steps" else '{"reason": "r", "score": 3}'
+
+    plan = scaleout.make_plan(["g_eval"], options={"g_eval": {"criteria": "Clarity."}}, judge=judge)
+    with pytest.raises(JudgeError, match=r"^g_eval: g_eval/steps: invalid answer after 3 attempts: "
+                                         r"\$\.steps: expected at least 1 items, got 0$"):
+        scaleout.pin_runs(plan, ["prediction"])
