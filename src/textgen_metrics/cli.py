@@ -441,8 +441,114 @@ def _add_score(sub: Any) -> None:
     s.set_defaults(run=score)
 
 
+# -- meta-eval ------------------------------------------------------------------------------------
+def _names(text: str | None) -> list[str]:
+    return [n.strip() for n in (text or "").split(",") if n.strip()]
+
+
+def _list_sets() -> int:
+    from .meta.data import bundled_sets, describe_set
+
+    rows = [["set", "rows", "human columns", "default", "score columns", "licence"]]
+    for name in bundled_sets():
+        info = describe_set(name)
+        default = f"{info.default_statistic}, {info.default_level}" + (
+            f" by {info.default_group_by}" if info.default_level == "segment" else "")
+        scores = ", ".join(info.score_columns[:3]) + (" ..." if len(info.score_columns) > 3 else "")
+        rows.append([name, str(info.rows), ", ".join(info.human_columns), default, scores or "-", info.licence])
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    print("\n".join(lines))
+    return EXIT_OK
+
+
+def meta_eval_command(args: argparse.Namespace) -> int:
+    """``textgen-metrics meta-eval SOURCE``: how well each score agrees with people's."""
+    if args.list:
+        return _list_sets()
+    if not args.source:
+        raise UsageError("meta-eval: give SOURCE, a bundled set (--list lists them) or a .jsonl, .csv or .tsv file")
+    names = _names(args.metrics)
+    for name in names:
+        if name not in METRICS:
+            raise UsageError(f"--metrics: unknown metric {name!r}; available: {', '.join(sorted(METRICS))}")
+    options = _metric_options(args.option, names)
+    columns = _input_fields(args)
+    needs = [n for n in names if METRICS[n].judge]
+    if needs and not args.judge:
+        raise UsageError(f"--judge: an LLM-guided metric needs a judge ({', '.join(needs)})")
+    if args.n_resamples < 0:
+        raise UsageError(f"--n-resamples: {args.n_resamples} must be 0 (no intervals) or more")
+    from .meta.report import format_table, meta_eval_html
+    from .meta.run import meta_eval
+
+    result = meta_eval(args.source, metrics=names, score_columns=args.score_column or [],
+                       human_columns=[c for item in args.human_column or [] for c in _names(item)] or None,
+                       item_column=args.item_column, system_column=args.system_column, level=args.level,
+                       group_by=args.group_by, statistics=[s for item in args.statistic or [] for s in _names(item)]
+                       or None, options=options, columns=columns, judge=_judge(args) if needs else None,
+                       split=args.split, confidence_level=args.confidence_level, n_resamples=args.n_resamples,
+                       seed=args.seed, compare=not args.no_compare,
+                       progress=_progress(args.progress, names) if names else None)
+    print(format_table(result))
+    if args.json:
+        _write(args.json, json.dumps(result, indent=2, ensure_ascii=False))
+        print(f"json: {args.json}")
+    if args.html:
+        _write(args.html, meta_eval_html(result))
+        print(f"html report: {args.html}")
+    return EXIT_OK
+
+
+def _add_meta_eval(sub: Any) -> None:
+    from .meta.report import STATISTIC_TEXT
+
+    m = sub.add_parser("meta-eval", parents=[common_options()],
+                       help="how well each metric agrees with people's judgments, with intervals and ranks",
+                       description="Meta-evaluate metrics against human judgments: a bundled set of public "
+                                   "human judgments (--list) or your own file with human score columns.")
+    m.add_argument("source", nargs="?", help="a bundled set's name (--list) or a .jsonl, .csv or .tsv file")
+    m.add_argument("--list", action="store_true", help="list the bundled sets of human judgments and exit")
+    m.add_argument("--metrics", help=f"metrics to compute on the rows, comma-separated, of: {', '.join(sorted(METRICS))}")
+    m.add_argument("--score-column", action="append", metavar="NAME",
+                   help="a column of the source that already holds a metric's scores (repeatable)")
+    m.add_argument("--human-column", action="append", metavar="NAME[,NAME...]",
+                   help="the column(s) of people's scores (a bundled set: its own by default)")
+    m.add_argument("--item-column", help="the column naming each row's item (source document, segment, prompt; "
+                                         "default: item)")
+    m.add_argument("--system-column", help="the column naming each row's system (default: system)")
+    m.add_argument("--level", choices=["segment", "system"], help="segment (rows) or system (each system's mean)")
+    m.add_argument("--group-by", choices=["none", "item", "system"],
+                   help="at segment level: pool all rows (none), per item then the mean (item: G-Eval's and "
+                        "UniEval's summary level), or per system")
+    m.add_argument("--statistic", action="append", metavar="NAME[,NAME...]",
+                   help=f"of: {', '.join(STATISTIC_TEXT)} (default: the set's, else pearson,spearman,kendall)")
+    m.add_argument("--option", action="append", metavar="METRIC.NAME=VALUE",
+                   help="a metric option, e.g. rouge.use_stemmer=true, rouge.multi_ref=mean (repeatable)")
+    m.add_argument("--column", action="append", metavar="INPUT=FIELD",
+                   help="the field holding a metric's input, e.g. references=refs (repeatable)")
+    m.add_argument("--prediction-column", help="the field with the predictions (default: prediction)")
+    m.add_argument("--reference-column", help="the field with the references (default: references)")
+    m.add_argument("--judge", help="the judge of the LLM-guided metrics, as score takes it")
+    m.add_argument("--judge-url", help="the OpenAI-compatible server (default: OPENAI_BASE_URL)")
+    m.add_argument("--judge-option", action="append", metavar="NAME=VALUE", help="a judge option (repeatable)")
+    m.add_argument("--split", help="a bundled set's split (frank: test, validation) or a datasets folder's")
+    m.add_argument("--confidence-level", type=float, default=DEFAULT_CONFIDENCE,
+                   help=f"of the intervals (default {DEFAULT_CONFIDENCE})")
+    m.add_argument("--n-resamples", type=int, default=1000,
+                   help="bootstrap resamples over items (default 1000; 0: no intervals)")
+    m.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"the random seed (default {DEFAULT_SEED})")
+    m.add_argument("--no-compare", action="store_true", help="skip the pairwise tests between metrics (and ranks)")
+    m.add_argument("--json", help="write the result as JSON here")
+    m.add_argument("--html", help="write an HTML report with a chart per statistic here")
+    m.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="show a progress bar per metric (default: when stderr is a terminal)")
+    m.set_defaults(run=meta_eval_command)
+
+
 # the subcommands, each adding its parser to the subparsers
-SUBCOMMANDS: list[Callable[[Any], None]] = [_add_score, _add_compare]
+SUBCOMMANDS: list[Callable[[Any], None]] = [_add_score, _add_compare, _add_meta_eval]
 
 
 def build_parser() -> argparse.ArgumentParser:

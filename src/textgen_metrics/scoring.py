@@ -20,7 +20,7 @@ from ._version import __version__
 from .metric import Result
 from .registry import column_fields, get_metric
 
-__all__ = ["read_records", "columns_from_records", "score_records", "flat_scores", "resolve_judge",
+__all__ = ["read_records", "read_table", "columns_from_records", "score_records", "flat_scores", "resolve_judge",
            "score_name", "unscored", "Progress"]
 
 class InputColumns(Protocol):
@@ -42,11 +42,19 @@ Progress = Callable[[str, int], AbstractContextManager[Callable[[int], Any] | No
 def read_records(path: str, split: str | None = None) -> list[dict[str, Any]]:
     """Rows of ``path`` as dicts: ``.jsonl``/``.json``/``.csv``/``.tsv``/``.parquet`` or a
     ``datasets`` folder (``split`` picks one split of a DatasetDict)."""
+    return read_table(path, split)[0]
+
+
+def read_table(path: str, split: str | None = None) -> tuple[list[dict[str, Any]], list[int]]:
+    """``(rows, lines)``: the rows of ``path`` as :func:`read_records` reads them, and each row's
+    line in the file as an editor numbers it (CSV/TSV: the header is line 1, a row's first line;
+    JSONL: its line; a JSON list, Parquet or a datasets folder: the row's number from 1)."""
     if os.path.isdir(path):
-        return _read_dataset_folder(path, split)
+        rows = _read_dataset_folder(path, split)
+        return rows, list(range(1, len(rows) + 1))
     ext = os.path.splitext(path)[1].lower()
     if ext in (".jsonl", ".ndjson"):
-        rows = []
+        rows, lines = [], []
         with open(path, encoding="utf-8") as f:
             for n, line in enumerate(f, 1):
                 if line.strip():
@@ -58,7 +66,8 @@ def read_records(path: str, split: str | None = None) -> list[dict[str, Any]]:
                         raise ValueError(f"{path}: line {n} is a {type(row).__name__}, not a record "
                                          "(a JSON object with one field per input)")
                     rows.append(row)
-        return rows
+                    lines.append(n)
+        return rows, lines
     if ext == ".json":
         with open(path, encoding="utf-8") as f:
             data = json.load(f)
@@ -68,17 +77,25 @@ def read_records(path: str, split: str | None = None) -> list[dict[str, Any]]:
             if not isinstance(row, dict):
                 raise ValueError(f"{path}: row {i + 1} is a {type(row).__name__}, not a record "
                                  "(a JSON object with one field per input)")
-        return data
+        return data, list(range(1, len(data) + 1))
     if ext in (".csv", ".tsv"):
         import csv
 
         with open(path, encoding="utf-8", newline="") as f:
-            return list(csv.DictReader(f, delimiter="\t" if ext == ".tsv" else ","))
+            reader = csv.DictReader(f, delimiter="\t" if ext == ".tsv" else ",")
+            rows, lines = [], []
+            _ = reader.fieldnames  # reads the header
+            start = reader.line_num + 1  # the line the next row starts on
+            for row in reader:
+                rows.append(row)
+                lines.append(start)
+                start = reader.line_num + 1
+        return rows, lines
     if ext == ".parquet":
         import datasets
 
         records: list[dict[str, Any]] = datasets.Dataset.from_parquet(path).to_list()
-        return records
+        return records, list(range(1, len(records) + 1))
     if not os.path.exists(path):
         raise ValueError(f"{path}: no such file or folder")
     raise ValueError(f"{path}: unknown file type {ext!r}; use .jsonl, .json, .csv, .tsv, .parquet "

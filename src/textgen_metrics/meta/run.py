@@ -1,0 +1,301 @@
+"""The meta-evaluation run: which score to trust, on a bundled set of human judgments or a file.
+
+``textgen-metrics meta-eval SOURCE`` and :func:`meta_eval` read a table of rows (a bundled set of
+:mod:`textgen_metrics.meta.data`, or a ``.jsonl``/``.csv``/``.tsv`` file), score its rows with the
+chosen metrics (any of the library's: lexical, BERTScore, LLM-guided with a judge) and take the
+score columns it already has, then hand every score and the human columns to
+:func:`~textgen_metrics.meta.evaluate.meta_evaluate`: statistics with intervals, the pairwise
+tests between metrics and their ranks.
+
+A metric with several keys gives one score per key, named ``<metric>.<key>`` (``rouge.rouge2``);
+a metric with one key keeps its name (``bleu``); a score column keeps its column name. A row a
+judge could not score is missing for that metric: left out of its statistics and counted in
+``missing`` (never scored as 0), and the run's ``unscored`` counts it per metric.
+
+In a file, human and score cells hold numbers (CSV cells are read as numbers); an empty cell is
+missing. Text in such a cell is an error that names the file's line and the column, unless every
+statistic asked is a label statistic (``accuracy``, ``kappa``), which compare labels.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .._version import __version__
+from ..signature import signature
+
+__all__ = ["meta_eval", "MetaTable", "read_source", "LABEL_STATISTICS", "DEFAULT_STATISTICS", "score_names"]
+
+DEFAULT_STATISTICS = ("pearson", "spearman", "kendall")
+LABEL_STATISTICS = frozenset({"accuracy", "kappa"})
+_FILE_TYPES = (".jsonl", ".ndjson", ".json", ".csv", ".tsv", ".parquet")
+# the fields of a bundled set's rows that the metrics' input columns read (``score``'s names)
+_INPUT_FIELDS = ("prediction", "references", "source")
+
+
+@dataclass(frozen=True)
+class MetaTable:
+    """What a source gives a meta-evaluation: the records the metrics read, each row's line in
+    the file (a bundled set's rows: their number from 1), the items and systems (None where the
+    source has no such column), the human columns and the score columns, by name."""
+
+    source: str
+    records: list[dict[str, Any]]
+    lines: list[int]
+    items: list[str] | None
+    systems: list[str] | None
+    human: dict[str, list[Any]]
+    scores: dict[str, list[float | None]]
+    info: Any = None  # the bundled set's SetInfo
+    split: str | None = None
+
+
+def _cell_number(value: Any, where: str, labels: bool) -> Any:
+    """A human or score cell as a float (None: missing); text is an error unless ``labels``."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return float(value) if not labels else value
+    if isinstance(value, (int, float)):
+        number = float(value)
+        if math.isnan(number):
+            return None
+        if not math.isfinite(number):
+            raise ValueError(f"{where}: {value!r} is not a finite number")
+        return number
+    if isinstance(value, str):
+        text = value.strip()
+        if not text:
+            return None
+        try:
+            number = float(text)
+        except ValueError:
+            if labels:
+                return text
+            raise ValueError(f"{where}: holds text ({value[:40]!r}), not a number; human and score columns "
+                             "hold numbers (an empty cell is missing)") from None
+        if not math.isfinite(number):
+            raise ValueError(f"{where}: {value!r} is not a finite number")
+        return number
+    if labels:
+        try:
+            hash(value)
+            return value
+        except TypeError:
+            pass
+    raise ValueError(f"{where}: expected a number, got {type(value).__name__}")
+
+
+def _bundled(name: str, split: str | None, human_columns: Sequence[str] | None,
+             score_columns: Sequence[str], labels: bool) -> MetaTable:
+    from .data import load_set
+
+    data = load_set(name, split=split)
+    info = data.info
+    rows = data.rows
+    dims = list(human_columns or info.human_columns)
+    for dim in dims:
+        if dim not in info.human_columns:
+            raise ValueError(f"--human-column: the set {name!r} has no human column {dim!r} "
+                             f"(it has: {', '.join(info.human_columns)})")
+    for col in score_columns:
+        if col not in info.score_columns:
+            have = ", ".join(info.score_columns) or "none"
+            raise ValueError(f"--score-column: the set {name!r} has no score column {col!r} (it has: {have})")
+    records = []
+    for row in rows:
+        record = {k: row[k] for k in _INPUT_FIELDS if row.get(k) is not None}
+        record.update({k: v for k, v in row.items() if k not in ("human", "scores", "item", "system", "split")
+                       and k not in _INPUT_FIELDS and v is not None})
+        records.append(record)
+    human = {dim: [_cell_number(row["human"].get(dim), f"{name}: row {i + 1}: human column {dim!r}", labels)
+                   for i, row in enumerate(rows)] for dim in dims}
+    scores = {col: [_cell_number(row["scores"].get(col), f"{name}: row {i + 1}: score column {col!r}", False)
+                    for i, row in enumerate(rows)] for col in score_columns}
+    return MetaTable(source=name, records=records, lines=list(range(1, len(rows) + 1)),
+                     items=[str(row["item"]) for row in rows], systems=[str(row["system"]) for row in rows],
+                     human=human, scores=scores, info=info, split=split)
+
+
+def _from_file(path: str, split: str | None, human_columns: Sequence[str] | None, item_column: str | None,
+               system_column: str | None, score_columns: Sequence[str], labels: bool) -> MetaTable:
+    from ..scoring import read_table
+
+    if not os.path.exists(path):
+        raise ValueError(f"{path}: no such file or folder (a bundled set's name, or a .jsonl, .csv or .tsv file; "
+                         "--list lists the bundled sets)")
+    rows, lines = read_table(path, split)
+    if not rows:
+        raise ValueError(f"{path}: no rows")
+    if not human_columns:
+        raise ValueError("--human-column: name the column(s) holding people's scores in "
+                         f"{os.path.basename(path)} (e.g. --human-column coherence)")
+
+    def column(name: str, flag: str) -> list[Any]:
+        out = []
+        for row, line in zip(rows, lines, strict=True):
+            if name not in row:
+                have = ", ".join(sorted(map(str, row))) or "no fields"
+                raise ValueError(f"{flag}: {path}: line {line} has no column {name!r} (it has: {have})")
+            out.append(row[name])
+        return out
+
+    def keys(name: str | None, flag: str, default: str) -> list[str] | None:
+        if name is None:
+            if not all(default in row for row in rows):
+                return None
+            name = default
+        values = column(name, flag)
+        out = []
+        for value, line in zip(values, lines, strict=True):
+            if value is None or (isinstance(value, str) and not value.strip()):
+                raise ValueError(f"{flag}: {path}: line {line}: column {name!r} is empty; every row needs its "
+                                 f"{default}")
+            out.append(str(value))
+        return out
+
+    human = {dim: [_cell_number(v, f"{path}: line {line}: column {dim!r}", labels)
+                   for v, line in zip(column(dim, "--human-column"), lines, strict=True)]
+             for dim in human_columns}
+    scores = {col: [_cell_number(v, f"{path}: line {line}: column {col!r}", False)
+                    for v, line in zip(column(col, "--score-column"), lines, strict=True)]
+              for col in score_columns}
+    return MetaTable(source=path, records=rows, lines=lines, items=keys(item_column, "--item-column", "item"),
+                     systems=keys(system_column, "--system-column", "system"), human=human, scores=scores,
+                     split=split)
+
+
+def read_source(source: str, *, split: str | None = None, human_columns: Sequence[str] | None = None,
+                item_column: str | None = None, system_column: str | None = None,
+                score_columns: Sequence[str] = (), labels: bool = False) -> MetaTable:
+    """The :class:`MetaTable` of a bundled set's name or a file's path."""
+    from .data import bundled_sets
+
+    if not isinstance(source, str) or not source:
+        raise ValueError(f"source: expected a bundled set's name or a file's path, got {source!r}")
+    if source in bundled_sets():
+        if item_column or system_column:
+            raise ValueError("--item-column/--system-column: a bundled set names its items and systems itself")
+        return _bundled(source, split, human_columns, score_columns, labels)
+    if os.path.splitext(source)[1].lower() not in _FILE_TYPES and not os.path.isdir(source):
+        raise ValueError(f"source: {source!r} is neither a bundled set ({', '.join(bundled_sets())}) nor a "
+                         f".jsonl, .csv or .tsv file")
+    return _from_file(source, split, human_columns, item_column, system_column, score_columns, labels)
+
+
+def score_names(metric: str, keys: Sequence[str]) -> dict[str, str]:
+    """``{key: score name}`` of a metric's per-example keys: ``<metric>.<key>``, or the metric's
+    own name for its only key."""
+    if len(keys) == 1:
+        return {keys[0]: metric}
+    return {key: f"{metric}.{key}" for key in keys}
+
+
+def _metric_scores(table: MetaTable, metrics: Sequence[str], columns: Mapping[str, str] | None,
+                   options: Mapping[str, Mapping[str, Any]] | None, judge: Any,
+                   progress: Callable[..., Any] | None) -> tuple[dict[str, list[float | None]], dict[str, Any]]:
+    """The per-row scores of each metric (one list per key) and what each run reported beside
+    them (judge, usage, rows it could not score)."""
+    from ..scoring import score_records
+
+    report = score_records(table.records, metrics, columns=columns, options=options, judge=judge,
+                           progress=progress, source=table.source)
+    scores: dict[str, list[float | None]] = {}
+    runs: dict[str, Any] = {}
+    for name, entry in report["metrics"].items():
+        keys = [k for k in entry["scores"]
+                if all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
+                       for v in entry["per_example"][k])]
+        for key, flat in score_names(name, keys).items():
+            scores[flat] = [None if v is None or not math.isfinite(v) else float(v)
+                            for v in entry["per_example"][key]]
+        agg = entry["aggregate"]
+        errors = [e for e in (agg.get("errors") or []) if isinstance(e, Mapping)]
+        run: dict[str, Any] = {"options": entry["options"], "unscored": len(
+            {i for k in keys for i, v in enumerate(entry["per_example"][k]) if v is None}
+            | {e.get("index") for e in errors})}
+        for key in ("signature", "judge_model", "judge_usage"):
+            if key in agg:
+                run[key] = agg[key]
+        run["errors"] = [{"line": table.lines[e["index"]] if isinstance(e.get("index"), int) else None,
+                          "error": str(e.get("error"))} for e in errors[:5]]
+        runs[name] = run
+    return scores, runs
+
+
+def _is_plumbing_judge(runs: Mapping[str, Any]) -> bool:
+    return any(str(r.get("judge_model", "")).startswith("tiny:") or "smollm2" in str(r.get("judge_model", "")).lower()
+               or "gemma" in str(r.get("judge_model", "")).lower() and "270m" in str(r.get("judge_model", "")).lower()
+               for r in runs.values())
+
+
+def meta_eval(source: str, *, metrics: Sequence[str] = (), score_columns: Sequence[str] = (),
+              human_columns: Sequence[str] | None = None, item_column: str | None = None,
+              system_column: str | None = None, level: str | None = None, group_by: str | None = None,
+              statistics: Sequence[str] | None = None, options: Mapping[str, Mapping[str, Any]] | None = None,
+              columns: Mapping[str, str] | None = None, judge: Any = None, split: str | None = None,
+              confidence_level: float = 0.95, n_resamples: int = 1000, seed: int | None = None,
+              compare: bool = True, progress: Callable[..., Any] | None = None) -> dict[str, Any]:
+    """Meta-evaluate scores against people's on ``source`` (a bundled set's name, or a file).
+
+    ``metrics``: the library's metrics to compute on the rows (``options``, ``columns`` and
+    ``judge`` as :func:`~textgen_metrics.scoring.score_records` takes them); ``score_columns``:
+    scores the source already has. With neither, a bundled set's own score columns (FRANK's
+    published baselines, UniEval's predictions) are taken. ``human_columns``: the human
+    dimensions (a bundled set's by default). ``level``, ``group_by``, ``statistics``: a bundled
+    set's defaults, else ``segment``, ``none`` and Pearson, Spearman and Kendall.
+
+    Returns :func:`~textgen_metrics.meta.evaluate.meta_evaluate`'s dict with ``source``,
+    ``rows``, ``signature``, ``set`` (a bundled set's licence and citation) and ``runs`` (per
+    computed metric: its options, signature, judge and the rows it could not score).
+    """
+    from .evaluate import meta_evaluate
+
+    metrics = list(metrics)
+    stats = list(statistics) if statistics else None
+    labels = bool(stats) and all(s in LABEL_STATISTICS for s in stats or ())
+    table = read_source(source, split=split, human_columns=human_columns, item_column=item_column,
+                        system_column=system_column, score_columns=score_columns, labels=labels)
+    info = table.info
+    score_lists: dict[str, list[float | None]] = dict(table.scores)
+    if not metrics and not score_columns:
+        if info is not None and info.score_columns:
+            table = read_source(source, split=split, human_columns=human_columns,
+                                score_columns=list(info.score_columns), labels=labels)
+            score_lists = dict(table.scores)
+        else:
+            raise ValueError("--metrics: name the metrics to meta-evaluate (e.g. --metrics rouge,bleu) or "
+                             "the score columns the source has (--score-column NAME)")
+    runs: dict[str, Any] = {}
+    if metrics:
+        computed, runs = _metric_scores(table, metrics, columns, options, judge, progress)
+        clash = sorted(set(computed) & set(score_lists))
+        if clash:
+            raise ValueError(f"--score-column {clash[0]}: a computed metric's score has the same name")
+        score_lists.update(computed)
+    if info is not None:
+        level = level or info.default_level
+        group_by = group_by or info.default_group_by
+        stats = stats or [info.default_statistic]
+    level = level or "segment"
+    group_by = group_by or ("none" if level == "segment" else "none")
+    stats = stats or list(DEFAULT_STATISTICS)
+    result = meta_evaluate(score_lists, table.human, items=table.items, systems=table.systems, level=level,
+                           group_by=group_by, statistics=tuple(stats), confidence_level=confidence_level,
+                           n_resamples=n_resamples, seed=seed, compare=compare)
+    sig = signature("meta-eval", level=level, group=group_by, resample="item" if table.items else "row",
+                    bs=n_resamples, seed=seed, ci=confidence_level, version=__version__)
+    out: dict[str, Any] = {"source": table.source, "split": table.split, "rows": len(table.records),
+                           "signature": sig, **result}
+    out["rows"] = len(table.records)
+    if info is not None:
+        out["set"] = {"name": info.name, "title": info.title, "licence": info.licence, "citation": info.citation,
+                      "source": info.source}
+    if runs:
+        out["runs"] = runs
+        out["plumbing_judge"] = _is_plumbing_judge(runs)
+    return out
