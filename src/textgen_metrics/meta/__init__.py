@@ -1,0 +1,1 @@
+"""Meta-evaluation: how well a score agrees with people (bundled human judgments, statistics, reports)."""
