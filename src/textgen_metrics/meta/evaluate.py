@@ -1,0 +1,663 @@
+"""``meta_evaluate``: how well each score agrees with people, at the WMT metrics task's standard
+(Google's mt-metrics-eval), with a bootstrap interval on every number, a paired permutation test
+between every two metrics, and WMT's significance ranks.
+
+The statistics are :mod:`textgen_metrics.meta.stats` (each names its reference); the resampling
+is :mod:`textgen_metrics.meta.resample`. Input checks are all here, before any computation.
+
+Levels and grouping (SPEC "Meta-evaluation"): at ``segment`` level rows are correlated, pooled
+(``group_by="none"``) or within each item / system with the mean over groups (mt-metrics-eval's
+``average_by``); a group on which the statistic is undefined is left out and counted. At
+``system`` level each system's score is its mean over the items on which every system has both
+that metric's score and a human score (mt-metrics-eval takes complete matrices), and the human
+score its mean over the same items.
+
+Intervals resample items (every row of an item together; without ``items`` each row is its own
+item). On 100+ items a 95% interval covers the truth 93-97% of the time (the tests check it on
+simulated tables); on few items percentile intervals are too narrow and cover less.
+
+Comparisons: mt-metrics-eval's ``PermutationSigDiff`` (rows swapped between the two metrics'
+z-scores; at system level the systems' scores are swapped, and for ``spa`` the cells of the
+systems x items matrix, as mt-metrics-eval does), except ``acc_eq``, which uses the pairs test
+(``PairwisePermutationSigDiff``) as WMT23-25 do: re-calibrating the tie threshold on each of
+1,000 draws is what makes the score-swapping test take hours there. Label statistics swap the
+labels themselves. Ranks: mt-metrics-eval's ``AssignRanks`` at p <= 0.05.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..human_agreement import pearson as _pearson1
+from ..human_agreement import spearman as _spearman1
+from . import resample, stats
+from .stats import LABEL_STATISTICS, SEGMENT_NONE_ONLY, STATISTICS, SYSTEM_ONLY
+
+__all__ = ["meta_evaluate", "assign_ranks", "williams_p_value"]
+
+LEVELS = ("segment", "system")
+GROUPINGS = ("none", "item", "system")
+
+
+# -- input checks ---------------------------------------------------------------------------------
+
+def _as_list(name: str, values: Any) -> list[Any]:
+    if values is None or isinstance(values, (str, bytes, Mapping)) or not hasattr(values, "__iter__"):
+        raise TypeError(f"{name}: expected a list with one value per row, got {type(values).__name__}")
+    return list(values)
+
+
+def _missing(v: Any) -> bool:
+    return v is None or (isinstance(v, (float, np.floating)) and math.isnan(v))
+
+
+def _numbers(name: str, values: list[Any]) -> np.ndarray:
+    out = np.full(len(values), np.nan)
+    for i, v in enumerate(values):
+        if _missing(v):
+            continue
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
+            raise TypeError(f"{name}[{i}]: expected a number (or None for a missing score), got "
+                            f"{type(v).__name__} {v!r}")
+        if not math.isfinite(v):
+            raise ValueError(f"{name}[{i}]: {v!r} is not a finite number")
+        out[i] = float(v)
+    return out
+
+
+def _labels(name: str, values: list[Any]) -> list[Any]:
+    for i, v in enumerate(values):
+        if _missing(v):
+            continue
+        try:
+            hash(v)
+        except TypeError:
+            raise TypeError(f"{name}[{i}]: a label must be a string, number or bool, got "
+                            f"{type(v).__name__}") from None
+    return values
+
+
+def _codes(name: str, values: list[Any], sort: bool) -> tuple[np.ndarray, list[Any]]:
+    for i, v in enumerate(values):
+        if v is None:
+            raise ValueError(f"{name}[{i}]: missing; every row needs one")
+        try:
+            hash(v)
+        except TypeError:
+            raise TypeError(f"{name}[{i}]: expected a string or number, got {type(v).__name__}") from None
+    names = list(dict.fromkeys(values))
+    if sort:
+        try:
+            names = sorted(names)
+        except TypeError:
+            names = sorted(names, key=lambda v: (type(v).__name__, str(v)))
+    index = {v: i for i, v in enumerate(names)}
+    return np.array([index[v] for v in values], dtype=np.int64), names
+
+
+def _check_statistics(statistics: Any) -> list[str]:
+    names = [statistics] if isinstance(statistics, str) else _as_list("statistics", statistics)
+    if not names:
+        raise ValueError(f"statistics: empty; choose from {', '.join(STATISTICS)}")
+    for s in names:
+        if s not in STATISTICS:
+            raise ValueError(f"statistics: unknown statistic {s!r}; choose from {', '.join(STATISTICS)}")
+    return list(dict.fromkeys(names))
+
+
+# -- one metric against one human column ---------------------------------------------------------
+
+class _Rows:
+    """The rows one metric and one human column both have, with their item, system and group."""
+
+    def __init__(self, h: Any, m: Any, item: np.ndarray, system: np.ndarray, group: np.ndarray) -> None:
+        self.h, self.m, self.item, self.system, self.group = h, m, item, system, group
+
+    def take(self, rows: np.ndarray) -> _Rows:
+        h = self.h[rows] if isinstance(self.h, np.ndarray) else [self.h[i] for i in rows]
+        m = self.m[rows] if isinstance(self.m, np.ndarray) else [self.m[i] for i in rows]
+        return _Rows(h, m, self.item[rows], self.system[rows], self.group[rows])
+
+
+def _mean_of_groups(vals: np.ndarray, sizes: np.ndarray) -> tuple[float, int, int, int]:
+    defined = ~np.isnan(vals)
+    value = float(vals[defined].mean()) if defined.any() else math.nan
+    return value, int(sizes[defined].sum()), int(defined.sum()), int((~defined).sum())
+
+
+def _segment_point(stat: str, r: _Rows) -> dict[str, Any]:
+    """``value`` (NaN: undefined), ``n``, ``groups``, ``groups_skipped`` (+ ``threshold``)."""
+    if stat in LABEL_STATISTICS:
+        lay = stats.layout(r.group)
+        vals = np.array([stats.label_value(stat, [r.h[i] for i in lay.order[lay.group == g]],
+                                           [r.m[i] for i in lay.order[lay.group == g]])
+                         for g in range(lay.sizes.size)])
+        value, n, groups, skipped = _mean_of_groups(vals, lay.sizes)
+        return {"value": value, "n": n, "groups": groups, "groups_skipped": skipped}
+    if stat in SEGMENT_NONE_ONLY:
+        h, m = stats.system_residuals(r.h, r.system), stats.system_residuals(r.m, r.system)
+        one = _pearson1 if stat == "partial_pearson" else _spearman1
+        v = one(h, m)
+        ok = v is not None
+        return {"value": v if ok else math.nan, "n": len(h) if ok else 0, "groups": int(ok), "groups_skipped": int(not ok)}
+    lay = stats.layout(r.group)
+    valid = lay.valid
+    H, M = stats.pad(r.h, lay), stats.pad(r.m, lay)
+    if stat == "pdp":
+        parts = stats.pdp_parts(H, M, valid)
+        used = lay.sizes >= 2
+        v = float(stats.pdp_value(parts.sum(axis=0)))
+        ok = not math.isnan(v)
+        return {"value": v, "n": int(lay.sizes[used].sum()) if ok else 0, "groups": int(used.sum()) if ok else 0,
+                "groups_skipped": int((~used).sum()) if ok else int(lay.sizes.size)}
+    if stat == "acc_eq":
+        pairs = stats.acc_eq_pairs(H, M, valid)
+        value, threshold = stats.acc_eq_sweep(pairs)
+        used = lay.sizes >= 2
+        return {"value": float(value[0]), "threshold": float(threshold[0]), "n": int(lay.sizes[used].sum()),
+                "groups": int(used.sum()), "groups_skipped": int((~used).sum())}
+    if lay.sizes.size == 1 and stat in ("pearson", "spearman"):
+        v1 = (_pearson1 if stat == "pearson" else _spearman1)(r.h, r.m)
+        vals = np.array([math.nan if v1 is None else v1])
+    else:
+        vals = stats.group_values(stat, H, M, valid)
+    value, n, groups, skipped = _mean_of_groups(vals, lay.sizes)
+    return {"value": value, "n": n, "groups": groups, "groups_skipped": skipped}
+
+
+def _system_matrix(r: _Rows, n_systems: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Human and metric ``systems x common items`` matrices, and the common items' codes. Each
+    cell is the mean of its rows (one row per cell in a well-formed table)."""
+    items = np.unique(r.item)
+    index = np.searchsorted(items, r.item)
+    cells = np.zeros((n_systems, items.size))
+    np.add.at(cells, (r.system, index), 1.0)
+    common = (cells > 0).all(axis=0)
+    hs, ms = np.zeros_like(cells), np.zeros_like(cells)
+    np.add.at(hs, (r.system, index), r.h)
+    np.add.at(ms, (r.system, index), r.m)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (hs / cells)[:, common], (ms / cells)[:, common], items[common]
+
+
+def _system_values(stat: str, h: np.ndarray, m: np.ndarray, signs: np.ndarray | None) -> np.ndarray:
+    """The statistic over systems for batches of system means (last axis: systems); ``h``/``m``
+    for ``spa`` are the ``(..., systems, items)`` matrices instead."""
+    if stat == "spa":
+        assert signs is not None
+        return stats.spa_values(h, m, signs)
+    if stat == "pairwise_accuracy":
+        return stats.pairwise_accuracy(h, m)
+    stat = "pearson" if stat == "pdp" else stat  # pairwise differences of one group: Pearson
+    shape = np.broadcast_shapes(h.shape, m.shape)
+    hb = np.broadcast_to(h, shape).reshape(-1, shape[-1])
+    mb = np.broadcast_to(m, shape).reshape(-1, shape[-1])
+    valid = np.ones(hb.shape, dtype=bool)
+    if stat == "acc_eq":
+        out = np.empty(hb.shape[0])
+        for i in range(hb.shape[0]):
+            out[i] = stats.acc_eq_sweep(stats.acc_eq_pairs(hb[i:i + 1], mb[i:i + 1], valid[:1]))[0][0]
+        return out.reshape(shape[:-1])
+    return stats.group_values(stat, hb, mb, valid).reshape(shape[:-1])
+
+
+# -- bootstrap -----------------------------------------------------------------------------------
+
+def _weighted_pearson(r: _Rows, weights: np.ndarray) -> np.ndarray:
+    """Pearson within each group (then the mean over defined groups) of the rows repeated
+    ``weights`` times (``resamples x rows``), from weighted moments."""
+    lay = stats.layout(r.group)
+    onehot = np.zeros((r.h.size, lay.sizes.size))
+    onehot[lay.order, lay.group] = 1.0
+    h = r.h - r.h.mean()
+    m = r.m - r.m.mean()
+    n = weights @ onehot
+    sh, sm = (weights * h) @ onehot, (weights * m) @ onehot
+    with np.errstate(invalid="ignore", divide="ignore"):
+        shh = (weights * h * h) @ onehot - sh * sh / n
+        smm = (weights * m * m) @ onehot - sm * sm / n
+        shm = (weights * h * m) @ onehot - sh * sm / n
+        rho = np.clip(shm / np.sqrt(shh * smm), -1.0, 1.0)
+    # a group whose drawn rows hold one value of either score has no correlation
+    hmin = np.where(weights[:, :, None] * onehot > 0, h[None, :, None], np.inf).min(axis=1)
+    hmax = np.where(weights[:, :, None] * onehot > 0, h[None, :, None], -np.inf).max(axis=1)
+    mmin = np.where(weights[:, :, None] * onehot > 0, m[None, :, None], np.inf).min(axis=1)
+    mmax = np.where(weights[:, :, None] * onehot > 0, m[None, :, None], -np.inf).max(axis=1)
+    rho = np.where((n >= 2) & (hmax > hmin) & (mmax > mmin), rho, np.nan)
+    with np.errstate(invalid="ignore"):
+        out: np.ndarray = np.nanmean(np.where(np.isnan(rho), np.nan, rho), axis=1) if rho.size else rho
+    return out
+
+
+def _segment_boot(stat: str, r: _Rows, group_by: str, counts: np.ndarray) -> np.ndarray:
+    """The statistic on each resample (``counts``: ``resamples x items`` of the table)."""
+    row_w = counts[:, r.item]  # resamples x rows
+    if group_by == "item" and stat not in ("pdp", "acc_eq") and stat not in LABEL_STATISTICS:
+        lay = stats.layout(r.group)
+        vals = stats.group_values(stat, stats.pad(r.h, lay), stats.pad(r.m, lay), lay.valid)
+        group_items = r.item[lay.order][np.r_[0, np.cumsum(lay.sizes)[:-1]]]
+        ok = ~np.isnan(vals)
+        w = counts[:, group_items[ok]]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out: np.ndarray = (w @ vals[ok]) / w.sum(axis=1)
+        return out
+    if group_by == "item" and stat in ("pdp", "acc_eq"):
+        lay = stats.layout(r.group)
+        H, M, valid = stats.pad(r.h, lay), stats.pad(r.m, lay), lay.valid
+        group_items = r.item[lay.order][np.r_[0, np.cumsum(lay.sizes)[:-1]]]
+        if stat == "pdp":
+            parts = stats.pdp_parts(H, M, valid)
+            return stats.pdp_value(counts[:, group_items] @ parts)
+        pairs = stats.acc_eq_pairs(H, M, valid)
+        return stats.acc_eq_sweep(pairs, counts[:, group_items[pairs.groups]])[0]
+    if stat == "pearson":
+        return _weighted_pearson(r, row_w)
+    out = np.empty(counts.shape[0])
+    base = np.arange(len(r.item))
+    for i in range(counts.shape[0]):
+        rows = np.repeat(base, row_w[i].astype(np.int64))
+        out[i] = _segment_point(stat, r.take(rows))["value"] if rows.size else math.nan
+    return out
+
+
+# -- permutation batches ---------------------------------------------------------------------------
+
+def _segment_batch(stat: str, r: _Rows) -> Callable[[np.ndarray], np.ndarray]:
+    """A function from a batch of metric vectors on ``r``'s rows to the statistic of each
+    (undefined: 0, as ``PermutationSigDiff``)."""
+    lay = stats.layout(r.group)
+    valid = lay.valid
+    H = stats.pad(np.asarray(r.h, dtype=np.float64), lay) if stat not in LABEL_STATISTICS else None
+
+    def run(batch: np.ndarray) -> np.ndarray:
+        if stat in LABEL_STATISTICS or stat in SEGMENT_NONE_ONLY or stat == "acc_eq":
+            out = np.empty(batch.shape[0])
+            for i in range(batch.shape[0]):
+                m = list(batch[i]) if stat in LABEL_STATISTICS else batch[i]
+                v = _segment_point(stat, _Rows(r.h, m, r.item, r.system, r.group))["value"]
+                out[i] = 0.0 if math.isnan(v) else v
+            return out
+        assert H is not None
+        M = stats.pad(batch, lay)
+        if stat == "pdp":
+            vals = stats.pdp_value(stats.pdp_parts(H, M, valid).sum(axis=-2))
+            return np.nan_to_num(vals, nan=0.0)
+        g = stats.group_values(stat, H, M, valid)
+        ok = ~np.isnan(g)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = np.where(ok, g, 0.0).sum(axis=-1) / ok.sum(axis=-1)
+        out2: np.ndarray = np.where(ok.any(axis=-1), means, 0.0)
+        return out2
+
+    return run
+
+
+# -- ranks, Williams -------------------------------------------------------------------------------
+
+def assign_ranks(p_values: np.ndarray, threshold: float = 0.05) -> list[int]:
+    """WMT's ranks (mt-metrics-eval's ``AssignRanks``) from ``p_values[i, j]`` (``i < j``; metrics
+    sorted by decreasing value): the one-sided p-value that metric ``i`` beats metric ``j``. A
+    metric starts a new rank when any metric since the current rank began beats it at
+    ``p <= threshold``."""
+    n = p_values.shape[0]
+    ranks, current, start = [0] * n, 1, 0
+    for i in range(n):
+        if (p_values[start:i, i] <= threshold).any():
+            current += 1
+            start = i
+        ranks[i] = current
+    return ranks
+
+
+def williams_p_value(human: Sequence[float], a: Sequence[float], b: Sequence[float],
+                     one_sided: bool = True) -> float | None:
+    """Williams' test (mt-metrics-eval's ``WilliamsSigDiff`` with Pearson): the p-value that the
+    Pearson correlations of ``a`` and ``b`` with ``human`` differ, given how ``a`` and ``b``
+    correlate; None where a correlation is undefined or there are fewer than 4 rows."""
+    h, x, y = (np.asarray(v, dtype=np.float64) for v in (human, a, b))
+    r1, r2, r12 = _pearson1(h, x), _pearson1(h, y), _pearson1(x, y)
+    if r1 is None or r2 is None or r12 is None or h.size < 4:
+        return None
+    p = stats.williams_test(r1, r2, r12, h.size, one_sided)
+    return None if math.isnan(p) else float(p)
+
+
+# -- the public function ---------------------------------------------------------------------------
+
+_REASONS = {
+    "segment": "undefined on every group (constant scores or fewer than two rows in each)",
+    "system": "undefined over the systems (fewer than two systems with a common item, or constant system scores)",
+}
+
+
+def meta_evaluate(scores: Mapping[str, Sequence[Any]], human: Sequence[Any] | Mapping[str, Sequence[Any]], *,
+                  items: Sequence[Any] | None = None, systems: Sequence[Any] | None = None,
+                  level: str = "segment", group_by: str = "none",
+                  statistics: Sequence[str] = ("pearson", "spearman", "kendall"),
+                  confidence_level: float = 0.95, n_resamples: int = 1000, seed: int | None = None,
+                  compare: bool = True) -> dict[str, Any]:
+    """How well each score in ``scores`` (name -> one value per row; None or NaN: missing)
+    agrees with ``human`` (one value per row, or dimension name -> one value per row; None: the
+    row is not used for that dimension).
+
+    ``items`` / ``systems``: each row's item (the source segment, document or prompt) and
+    system; ``group_by="item"`` and the bootstrap's item resampling need ``items``,
+    ``group_by="system"`` and ``partial_*`` need ``systems``, ``level="system"`` needs both.
+    ``statistics``: names from :data:`textgen_metrics.meta.stats.STATISTICS`.
+    ``n_resamples``: bootstrap resamples (0: no intervals), also the permutation count of the
+    comparisons and of ``spa``; ``seed`` makes every random draw repeatable.
+
+    Returns ``{"rows", "results": [...], "comparisons": [...]}``: one result per human
+    dimension, statistic and metric (``value`` and ``ci`` plain floats or None with a
+    ``reason``; ``n`` rows used, ``groups``, ``groups_skipped``, ``missing`` rows without this
+    metric's score, ``rank``; ``threshold`` for ``acc_eq``), and one comparison per pair of
+    metrics with a value (``a`` the higher, ``delta`` >= 0, one-sided ``p_value``).
+    """
+    if not isinstance(scores, Mapping):
+        raise TypeError(f"scores: expected a mapping of metric name to one score per row, got {type(scores).__name__}")
+    if not scores:
+        raise ValueError("scores: empty; give at least one metric's scores")
+    columns = {str(k): _as_list(f"scores[{k!r}]", v) for k, v in scores.items()}
+    dims = ({str(k): _as_list(f"human[{k!r}]", v) for k, v in human.items()} if isinstance(human, Mapping)
+            else {"human": _as_list("human", human)})
+    if not dims:
+        raise ValueError("human: empty mapping; give at least one human column")
+    n_rows = len(next(iter(dims.values())))
+    lengths = {**{f"human[{k!r}]" if isinstance(human, Mapping) else "human": len(v) for k, v in dims.items()},
+               **{f"scores[{k!r}]": len(v) for k, v in columns.items()}}
+    if items is not None:
+        lengths["items"] = len(_as_list("items", items))
+    if systems is not None:
+        lengths["systems"] = len(_as_list("systems", systems))
+    if len(set(lengths.values())) > 1:
+        raise ValueError("inputs differ in length (" + ", ".join(f"{k}={v}" for k, v in lengths.items())
+                         + "); every column needs one value per row")
+    if level not in LEVELS:
+        raise ValueError(f"level: {level!r} is not one of {list(LEVELS)}")
+    if group_by not in GROUPINGS:
+        raise ValueError(f"group_by: {group_by!r} is not one of {list(GROUPINGS)}")
+    names = _check_statistics(statistics)
+    if isinstance(confidence_level, bool) or not isinstance(confidence_level, (int, float)) \
+            or not 0 < confidence_level < 1:
+        raise ValueError(f"confidence_level: {confidence_level!r} must lie strictly between 0 and 1")
+    if not isinstance(n_resamples, int) or isinstance(n_resamples, bool) or n_resamples < 0:
+        raise ValueError(f"n_resamples: {n_resamples!r} must be a non-negative integer")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
+        raise TypeError(f"seed: expected an integer or None, got {type(seed).__name__}")
+    for s in names:
+        if level == "segment" and s in SYSTEM_ONLY:
+            raise ValueError(f"statistics: {s!r} is a system-level statistic; pass level='system'")
+        if level == "system" and (s in LABEL_STATISTICS or s in SEGMENT_NONE_ONLY):
+            raise ValueError(f"statistics: {s!r} is a segment-level statistic; pass level='segment'")
+        if s in SEGMENT_NONE_ONLY and group_by != "none":
+            raise ValueError(f"statistics: {s!r} controls for the system itself; pass group_by='none'")
+        if s in SEGMENT_NONE_ONLY and systems is None:
+            raise ValueError(f"systems: {s!r} controls for the system; pass systems (one per row)")
+    if level == "system":
+        if group_by != "none":
+            raise ValueError(f"group_by: {group_by!r} applies at segment level; at level='system' use 'none'")
+        if items is None or systems is None:
+            raise ValueError("level='system' needs items and systems (one per row): "
+                             f"{'items' if items is None else 'systems'} missing")
+    if group_by == "item" and items is None:
+        raise ValueError("group_by='item' needs items (one per row)")
+    if group_by == "system" and systems is None:
+        raise ValueError("group_by='system' needs systems (one per row)")
+
+    numeric = any(s not in LABEL_STATISTICS for s in names)
+    labels_only = not numeric
+    values = {k: (_labels if labels_only else _numbers)(f"scores[{k!r}]", v) for k, v in columns.items()}
+    human_values = {k: (_labels if labels_only else _numbers)(
+        f"human[{k!r}]" if isinstance(human, Mapping) else "human", v) for k, v in dims.items()}
+    item_codes, _ = (_codes("items", list(items), sort=False) if items is not None
+                     else (np.arange(n_rows, dtype=np.int64), []))
+    system_codes, system_names = (_codes("systems", list(systems), sort=True) if systems is not None
+                                  else (np.zeros(n_rows, dtype=np.int64), []))
+    if level == "system":
+        seen: dict[tuple[int, int], int] = {}
+        for i, key in enumerate(zip(item_codes.tolist(), system_codes.tolist(), strict=True)):
+            if key in seen:
+                raise ValueError(f"items/systems: rows {seen[key]} and {i} have the same item and system; "
+                                 "level='system' needs one row per item and system")
+            seen[key] = i
+    group_codes = {"none": np.zeros(n_rows, dtype=np.int64), "item": item_codes, "system": system_codes}[group_by]
+
+    results: list[dict[str, Any]] = []
+    comparisons: list[dict[str, Any]] = []
+    n_items = int(item_codes.max()) + 1 if n_rows else 0
+    for dim, hv in human_values.items():
+        present_h = np.array([not _missing(v) for v in hv], dtype=bool)
+        rows_of: dict[str, _Rows] = {}
+        missing: dict[str, int] = {}
+        masks: dict[str, np.ndarray] = {}
+        for name, mv in values.items():
+            present_m = np.array([not _missing(v) for v in mv], dtype=bool)
+            mask = present_h & present_m
+            masks[name] = mask
+            missing[name] = int((present_h & ~present_m).sum())
+            idx = np.flatnonzero(mask)
+            h = np.asarray(hv)[idx] if not labels_only else [hv[i] for i in idx]
+            m = np.asarray(mv)[idx] if not labels_only else [mv[i] for i in idx]
+            rows_of[name] = _Rows(h, m, item_codes[idx], system_codes[idx], group_codes[idx])
+        for stat in names:
+            block = _evaluate_statistic(stat, dim, level, group_by, rows_of, masks, missing, len(system_names),
+                                        n_items, confidence_level, n_resamples, seed, compare)
+            results.extend(block[0])
+            comparisons.extend(block[1])
+    return {"rows": n_rows, "results": results, "comparisons": comparisons}
+
+
+def _evaluate_statistic(stat: str, dim: str, level: str, group_by: str, rows_of: dict[str, _Rows],
+                        masks: dict[str, np.ndarray], missing: dict[str, int], n_systems: int, n_items: int,
+                        confidence_level: float, n_resamples: int, seed: int | None,
+                        compare: bool) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    out: dict[str, dict[str, Any]] = {}
+    for name, r in rows_of.items():
+        entry: dict[str, Any] = {"metric": name, "human": dim, "level": level, "group_by": group_by,
+                                 "statistic": stat, "value": None, "ci": None, "n": 0, "groups": 0,
+                                 "groups_skipped": 0, "missing": missing[name], "rank": None}
+        if stat == "acc_eq":
+            entry["threshold"] = None
+        if level == "segment":
+            point = _segment_point(stat, r)
+            entry.update({k: v for k, v in point.items() if k != "value"})
+            value = point["value"]
+            if math.isnan(value):
+                entry["reason"] = "no rows with both scores" if len(r.item) == 0 else _REASONS["segment"]
+                if stat == "acc_eq":
+                    entry["threshold"] = None
+            else:
+                entry["value"] = value
+                if n_resamples:
+                    boot = np.concatenate([_segment_boot(stat, r, group_by, c)
+                                           for c in resample.item_counts(n_items, n_resamples, seed)])
+                    entry["ci"] = resample.interval(boot, confidence_level)
+        else:
+            _system_entry(stat, r, n_systems, entry, confidence_level, n_resamples, seed)
+        out[name] = entry
+    comps = _compare(stat, dim, level, group_by, rows_of, masks, out, n_systems, n_resamples, seed) \
+        if compare and n_resamples else []
+    return list(out.values()), comps
+
+
+def _system_entry(stat: str, r: _Rows, n_systems: int, entry: dict[str, Any], confidence_level: float,
+                  n_resamples: int, seed: int | None) -> None:
+    hmat, mmat, common = _system_matrix(r, n_systems)
+    if common.size == 0 or n_systems < 2:
+        entry.update(reason="fewer than two systems share an item on which all have both scores")
+        return
+    if stat == "spa" and not n_resamples:
+        entry.update(reason="spa needs n_resamples > 0 (its permutation count)")
+        return
+    signs = stats.spa_signs(common.size, n_resamples, seed) if stat == "spa" else None
+    if stat == "spa":
+        value = float(_system_values(stat, hmat, mmat, signs))
+    elif stat == "acc_eq":
+        v, t = stats.acc_eq_sweep(stats.acc_eq_pairs(hmat.mean(axis=1)[None], mmat.mean(axis=1)[None],
+                                                     np.ones((1, n_systems), dtype=bool)))
+        value = float(v[0])
+        entry["threshold"] = float(t[0])
+    else:
+        value = float(_system_values(stat, hmat.mean(axis=1), mmat.mean(axis=1), None))
+    entry.update(n=n_systems, groups=1, groups_skipped=0)
+    if math.isnan(value):
+        entry.update(reason=_REASONS["system"], n=0, groups=0, groups_skipped=1, threshold=None) \
+            if stat == "acc_eq" else entry.update(reason=_REASONS["system"], n=0, groups=0, groups_skipped=1)
+        return
+    entry["value"] = value
+    if not n_resamples:
+        return
+    boot = []
+    if stat == "spa":
+        rng = np.random.default_rng(seed)
+        for start in range(0, n_resamples, 8):
+            idx = rng.integers(0, common.size, size=(min(8, n_resamples - start), common.size))
+            boot.append(stats.spa_values(hmat[:, idx].transpose(1, 0, 2), mmat[:, idx].transpose(1, 0, 2), signs))
+    else:
+        for counts in resample.item_counts(common.size, n_resamples, seed):
+            total = counts.sum(axis=1, keepdims=True)
+            boot.append(_system_values(stat, counts @ hmat.T / total, counts @ mmat.T / total, None))
+    entry["ci"] = resample.interval(np.concatenate(boot), confidence_level)
+
+
+def _compare(stat: str, dim: str, level: str, group_by: str, rows_of: dict[str, _Rows],
+             masks: dict[str, np.ndarray], out: dict[str, dict[str, Any]], n_systems: int, k: int,
+             seed: int | None) -> list[dict[str, Any]]:
+    """Every pair of metrics with a value: one-sided permutation p-values; sets ``rank``."""
+    named = sorted((n for n, e in out.items() if e["value"] is not None), key=lambda n: (-out[n]["value"], n))
+    comps: list[dict[str, Any]] = []
+    p_matrix = np.ones((len(named), len(named)))
+    draws_cache: dict[int, list[np.ndarray]] = {}
+
+    def draws_for(rows: int) -> Callable[[], Iterator[np.ndarray]]:
+        if rows not in draws_cache:
+            draws_cache[rows] = list(resample.permutation_draws(k, rows, seed))
+        return lambda: iter(draws_cache[rows])
+
+    if stat == "acc_eq" and level == "segment":
+        pvals = _acc_eq_pairs_test(named, rows_of, masks, k, seed)
+    for i, a in enumerate(named):
+        for j in range(i + 1, len(named)):
+            b = named[j]
+            common = masks[a] & masks[b]
+            ra, rb = _restrict(rows_of[a], masks[a], common), _restrict(rows_of[b], masks[b], common)
+            va, vb = _value_on(stat, level, ra, n_systems, k, seed), _value_on(stat, level, rb, n_systems, k, seed)
+            hi, lo, ri, rl = (a, b, ra, rb) if (va >= vb or math.isnan(vb)) else (b, a, rb, ra)
+            delta = abs(va - vb) if not (math.isnan(va) or math.isnan(vb)) else None
+            if delta is None:
+                p = None
+            elif stat == "acc_eq" and level == "segment":
+                p = pvals[(hi, lo)]
+            else:
+                p = _permutation(stat, level, ri, rl, n_systems, k, seed, draws_for)
+            if p is not None and hi == a:
+                p_matrix[i, j] = p
+            comps.append({"human": dim, "level": level, "group_by": group_by, "statistic": stat, "a": hi, "b": lo,
+                          "delta": delta, "p_value": p})
+    for name, rank in zip(named, assign_ranks(p_matrix), strict=True):
+        out[name]["rank"] = rank
+    return comps
+
+
+def _restrict(r: _Rows, mask: np.ndarray, common: np.ndarray) -> _Rows:
+    keep = common[np.flatnonzero(mask)]
+    return r.take(np.flatnonzero(keep))
+
+
+def _value_on(stat: str, level: str, r: _Rows, n_systems: int, k: int, seed: int | None) -> float:
+    if level == "segment":
+        return float(_segment_point(stat, r)["value"])
+    hmat, mmat, common = _system_matrix(r, n_systems)
+    if common.size == 0:
+        return math.nan
+    if stat == "spa":
+        return float(_system_values(stat, hmat, mmat, stats.spa_signs(common.size, k, seed)))
+    return float(_system_values(stat, hmat.mean(axis=1), mmat.mean(axis=1), None))
+
+
+def _permutation(stat: str, level: str, hi: _Rows, lo: _Rows, n_systems: int, k: int, seed: int | None,
+                 draws_for: Callable[[int], Callable[[], Iterator[np.ndarray]]]) -> float:
+    labels = stat in LABEL_STATISTICS
+    if level == "segment":
+        fn = _segment_batch(stat, hi)
+        if labels:
+            codes, inverse = np.unique(np.array(list(hi.m) + list(lo.m), dtype=object).astype(str), return_inverse=True)
+            del codes
+            a, b = inverse[:len(hi.m)].astype(np.float64), inverse[len(hi.m):].astype(np.float64)
+            names = list(hi.m) + list(lo.m)
+            lookup = {float(c): names[i] for i, c in enumerate(inverse)}
+
+            def label_fn(batch: np.ndarray) -> np.ndarray:
+                return fn(np.array([[lookup[float(v)] for v in row] for row in batch], dtype=object))
+
+            return resample.permutation_p(label_fn, a, b, draws_for(a.size), transform=False)
+        return resample.permutation_p(fn, np.asarray(hi.m, dtype=np.float64), np.asarray(lo.m, dtype=np.float64),
+                                      draws_for(len(hi.item)))
+    hmat, ma, _ = _system_matrix(hi, n_systems)
+    _, mb, _ = _system_matrix(lo, n_systems)
+    if stat == "spa":
+        signs = stats.spa_signs(hmat.shape[1], k, seed)
+        shape = hmat.shape
+
+        def spa_fn(batch: np.ndarray) -> np.ndarray:
+            return np.nan_to_num(stats.spa_values(hmat, batch.reshape(-1, *shape), signs), nan=0.0)
+
+        return resample.permutation_p(spa_fn, ma.ravel(), mb.ravel(), draws_for(ma.size))
+    hm = hmat.mean(axis=1)
+
+    def sys_fn(batch: np.ndarray) -> np.ndarray:
+        return np.nan_to_num(_system_values(stat, hm, batch, None), nan=0.0)
+
+    return resample.permutation_p(sys_fn, ma.mean(axis=1), mb.mean(axis=1), draws_for(n_systems))
+
+
+def _acc_eq_pairs_test(named: list[str], rows_of: dict[str, _Rows], masks: dict[str, np.ndarray], k: int,
+                       seed: int | None) -> dict[tuple[str, str], float]:
+    """The pairs test for every ordered (higher, lower) pair of metrics; metrics with the same rows
+    share one product."""
+    out: dict[tuple[str, str], float] = {}
+    by_mask: dict[bytes, list[str]] = {}
+    for name in named:
+        by_mask.setdefault(masks[name].tobytes(), []).append(name)
+    todo: list[tuple[list[str], np.ndarray]] = [(group, masks[group[0]]) for group in by_mask.values()]
+    for i, a in enumerate(named):
+        for b in named[i + 1:]:
+            if masks[a].tobytes() != masks[b].tobytes():
+                todo.append(([a, b], masks[a] & masks[b]))
+    for group, common in todo:
+        if len(group) < 2:
+            continue
+        verdicts, scale = [], None
+        values = []
+        for name in group:
+            r = _restrict(rows_of[name], masks[name], common)
+            lay = stats.layout(r.group)
+            H, M, valid = stats.pad(r.h, lay), stats.pad(r.m, lay), lay.valid
+            pairs = stats.acc_eq_pairs(H, M, valid)
+            value, threshold = stats.acc_eq_sweep(pairs)
+            values.append(float(value[0]))
+            tied = pairs.gap <= threshold[0]
+            verdict = np.where(tied, pairs.after, pairs.before).astype(np.float64)
+            # back in the order the pairs were enumerated, the same for every metric on these rows
+            verdicts.append(_unsort(pairs, verdict))
+            if scale is None:
+                per = pairs.pairs_per_group
+                scale = _unsort(pairs, 1.0 / (per[pairs.group] * per.size))
+        assert scale is not None
+        order = sorted(range(len(group)), key=lambda i: (-values[i], group[i]))
+        pairs_idx = [(order[x], order[y]) for x in range(len(order)) for y in range(x + 1, len(order))]
+        ps = resample.pairs_p_values(np.stack(verdicts), scale, pairs_idx, k, seed)
+        for (hi, lo), p in zip(pairs_idx, ps, strict=True):
+            out.setdefault((group[hi], group[lo]), p)
+    return out
+
+
+def _unsort(pairs: stats.AccEqPairs, per_pair: np.ndarray) -> np.ndarray:
+    """``per_pair`` (in the sweep's order) back in the order the pairs were enumerated."""
+    out = np.empty(per_pair.size)
+    out[pairs.order] = per_pair
+    return out
