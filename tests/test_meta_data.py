@@ -279,3 +279,41 @@ def test_rows_are_fresh_and_loads_are_fast() -> None:
         start = time.perf_counter()
         load_set(name)
         assert time.perf_counter() - start < 1.0, name
+
+
+# -- published figures recomputed from the shipped rows -------------------------------------------
+@pytest.mark.parametrize("name", UNIEVAL_SETS)
+def test_unieval_predictions_give_the_readme_correlations(name: str) -> None:
+    stats = pytest.importorskip("scipy.stats")
+    data = load_set(name)
+    for level in data.info.published["unieval_readme"]["levels"]:
+        assert (level["level"], level["group_by"]) == ("segment", "none")  # these sets print pooled rows
+        for dim, figures in level["figures"].items():
+            human = [r["human"][dim] for r in data.rows]
+            predicted = [r["scores"][f"unieval.{dim}"] for r in data.rows]
+            got = {"pearson": stats.pearsonr(human, predicted)[0], "spearman": stats.spearmanr(human, predicted)[0],
+                   "kendall": stats.kendalltau(human, predicted)[0]}
+            for statistic, printed in figures.items():  # printed to 6 decimals (trailing zeros dropped)
+                assert abs(got[statistic] - printed) <= 5e-7 + 1e-12, (dim, statistic, got[statistic], printed)
+
+
+@pytest.mark.parametrize("name", ["wmt21_ted_ende", "wmt21_ted_zhen"])
+def test_mqm_system_means_give_the_readme_table(name: str) -> None:
+    """The README's TED table is each system's mean error score (-mqm) over the rated segments: the
+    same ranks, and the same values to the printed rounding except two entries that are 0.009 (ende
+    eTranslation: 1.9688 printed 1.96) and 0.0053 (zhen Borderline: 2.4053 printed 2.40) off."""
+    data = load_set(name)
+    by_system: dict[str, list[float]] = {}
+    for r in data.rows:
+        by_system.setdefault(r["system"], []).append(-r["human"]["mqm"])
+    means = {system: sum(v) / len(v) for system, v in by_system.items()}
+    figures = data.info.published["readme_system_mqm"]["figures"]
+    names = [entry["system"].replace("ref.", "ref-") for entry in figures]  # README ref.A, files ref-A
+    assert sorted(names) == sorted(means)
+    assert names == sorted(means, key=means.__getitem__)  # the published ranks
+    off = set()
+    for system, entry in zip(names, figures, strict=True):
+        assert abs(means[system] - entry["mqm"]) < 0.01, (system, means[system], entry["mqm"])
+        if abs(means[system] - entry["mqm"]) > 0.005 + 1e-9:
+            off.add(system)
+    assert off == {"wmt21_ted_ende": {"eTranslation"}, "wmt21_ted_zhen": {"Borderline"}}[name]

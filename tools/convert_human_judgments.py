@@ -657,7 +657,9 @@ def convert_mqm(src: Source, lp: str) -> dict[str, Any]:
             ") of that segment where the file holds them (none for some segments): a reference system's own "
             "row finds its own text among them, so score the ref-* rows against another reference or leave "
             "them out. The error file names the references 'ref'" + (" and 'refB'" if lp == "zhen" else "") +
-            "; here they have the score file's names."),
+            "; here they have the score file's names. The README's table is each system's mean of -mqm over "
+            "these rows (same ranks; two printed values are 0.005-0.009 off: ende eTranslation, zhen "
+            "Borderline)."),
         "licence": "Apache-2.0",
         "licence_text": _spdx_text(src, "wmt-mqm"),
         "citation": _readme_bib(src.text("wmt-mqm/README.md"), "@misc{freitag2021experts"),
