@@ -97,7 +97,7 @@ def _bundled(name: str, split: str | None, human_columns: Sequence[str] | None,
     data = load_set(name, split=split)
     info = data.info
     rows = data.rows
-    dims = list(human_columns or info.human_columns)
+    dims = list(human_columns or info.default_human)
     for dim in dims:
         if dim not in info.human_columns:
             raise ValueError(f"--human-column: the set {name!r} has no human column {dim!r} "
@@ -253,23 +253,30 @@ def meta_eval(source: str, *, metrics: Sequence[str] = (), score_columns: Sequen
     ``rows``, ``signature``, ``set`` (a bundled set's licence and citation) and ``runs`` (per
     computed metric: its options, signature, judge and the rows it could not score).
     """
+    from .data import bundled_sets, describe_set
     from .evaluate import meta_evaluate
 
     metrics = list(metrics)
-    stats = list(statistics) if statistics else None
-    labels = bool(stats) and all(s in LABEL_STATISTICS for s in stats or ())
+    info = describe_set(source) if isinstance(source, str) and source in bundled_sets() else None
+    if info is not None:
+        level = level or info.default_level
+        group_by = group_by or info.default_group_by
+        statistics = statistics or [info.default_statistic]
+        if not metrics and not score_columns:
+            if not info.score_columns:
+                raise ValueError(f"--metrics: the set {source!r} has no score columns of its own; name the metrics "
+                                 "to meta-evaluate (e.g. --metrics rouge,bleu)")
+            score_columns = list(info.score_columns)
+    elif not metrics and not score_columns:
+        raise ValueError("--metrics: name the metrics to meta-evaluate (e.g. --metrics rouge,bleu) or "
+                         "the score columns the source has (--score-column NAME)")
+    level = level or "segment"
+    group_by = group_by or "none"
+    stats = list(statistics or DEFAULT_STATISTICS)
+    labels = all(s in LABEL_STATISTICS for s in stats)
     table = read_source(source, split=split, human_columns=human_columns, item_column=item_column,
                         system_column=system_column, score_columns=score_columns, labels=labels)
-    info = table.info
     score_lists: dict[str, list[float | None]] = dict(table.scores)
-    if not metrics and not score_columns:
-        if info is not None and info.score_columns:
-            table = read_source(source, split=split, human_columns=human_columns,
-                                score_columns=list(info.score_columns), labels=labels)
-            score_lists = dict(table.scores)
-        else:
-            raise ValueError("--metrics: name the metrics to meta-evaluate (e.g. --metrics rouge,bleu) or "
-                             "the score columns the source has (--score-column NAME)")
     runs: dict[str, Any] = {}
     if metrics:
         computed, runs = _metric_scores(table, metrics, columns, options, judge, progress)
@@ -277,13 +284,6 @@ def meta_eval(source: str, *, metrics: Sequence[str] = (), score_columns: Sequen
         if clash:
             raise ValueError(f"--score-column {clash[0]}: a computed metric's score has the same name")
         score_lists.update(computed)
-    if info is not None:
-        level = level or info.default_level
-        group_by = group_by or info.default_group_by
-        stats = stats or [info.default_statistic]
-    level = level or "segment"
-    group_by = group_by or ("none" if level == "segment" else "none")
-    stats = stats or list(DEFAULT_STATISTICS)
     result = meta_evaluate(score_lists, table.human, items=table.items, systems=table.systems, level=level,
                            group_by=group_by, statistics=tuple(stats), confidence_level=confidence_level,
                            n_resamples=n_resamples, seed=seed, compare=compare)
@@ -291,7 +291,6 @@ def meta_eval(source: str, *, metrics: Sequence[str] = (), score_columns: Sequen
                     bs=n_resamples, seed=seed, ci=confidence_level, version=__version__)
     out: dict[str, Any] = {"source": table.source, "split": table.split, "rows": len(table.records),
                            "signature": sig, **result}
-    out["rows"] = len(table.records)
     if info is not None:
         out["set"] = {"name": info.name, "title": info.title, "licence": info.licence, "citation": info.citation,
                       "source": info.source}
