@@ -19,9 +19,9 @@ from .judges.openai import AzureOpenAIJudge as AzureOpenAIJudge
 from .judges.openai import GeminiJudge as GeminiJudge
 from .judges.openai import OpenAIJudge as OpenAIJudge
 from .lexical.meteor import MeteorScorer as MeteorScorer
-from .meta.evaluate import meta_evaluate as meta_evaluate
 from .lexical.rouge import RougeAggregator as RougeAggregator
 from .lexical.rouge import RougeScorer as RougeScorer
+from .meta.evaluate import meta_evaluate as meta_evaluate
 from .metric import Metric as Metric
 from .metric import Result as Result
 from .metric import Stats as Stats

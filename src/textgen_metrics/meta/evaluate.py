@@ -143,7 +143,8 @@ def _segment_point(stat: str, r: _Rows) -> dict[str, Any]:
         one = _pearson1 if stat == "partial_pearson" else _spearman1
         v = one(h, m)
         ok = v is not None
-        return {"value": v if ok else math.nan, "n": len(h) if ok else 0, "groups": int(ok), "groups_skipped": int(not ok)}
+        return {"value": v if ok else math.nan, "n": len(h) if ok else 0, "groups": int(ok),
+                "groups_skipped": int(not ok)}
     lay = stats.layout(r.group)
     valid = lay.valid
     H, M = stats.pad(r.h, lay), stats.pad(r.m, lay)
@@ -156,9 +157,9 @@ def _segment_point(stat: str, r: _Rows) -> dict[str, Any]:
                 "groups_skipped": int((~used).sum()) if ok else int(lay.sizes.size)}
     if stat == "acc_eq":
         pairs = stats.acc_eq_pairs(H, M, valid)
-        value, threshold = stats.acc_eq_sweep(pairs)
+        swept, threshold = stats.acc_eq_sweep(pairs)
         used = lay.sizes >= 2
-        return {"value": float(value[0]), "threshold": float(threshold[0]), "n": int(lay.sizes[used].sum()),
+        return {"value": float(swept[0]), "threshold": float(threshold[0]), "n": int(lay.sizes[used].sum()),
                 "groups": int(used.sum()), "groups_skipped": int((~used).sum())}
     if lay.sizes.size == 1 and stat in ("pearson", "spearman"):
         v1 = (_pearson1 if stat == "pearson" else _spearman1)(r.h, r.m)
@@ -256,6 +257,18 @@ def _segment_boot(stat: str, r: _Rows, group_by: str, counts: np.ndarray) -> np.
         return stats.acc_eq_sweep(pairs, counts[:, group_items[pairs.groups]])[0]
     if stat == "pearson":
         return _weighted_pearson(r, row_w)
+    if group_by == "none" and (stat in ("spearman", "acc23", "kendall_23") or stat in stats.PAIR_COUNT_STATISTICS):
+        # every resample one group of a padded resamples x rows matrix: one vectorised call
+        reps = row_w.astype(np.int64)
+        lengths = reps.sum(axis=1)
+        width = int(lengths.max()) if lengths.size else 0
+        valid = np.arange(width)[None, :] < lengths[:, None]
+        rows = np.zeros((reps.shape[0], width), dtype=np.int64)
+        base = np.arange(len(r.item))
+        for i in range(reps.shape[0]):
+            rows[i, :lengths[i]] = np.repeat(base, reps[i])
+        vals: np.ndarray = stats.group_values(stat, r.h[rows], r.m[rows], valid)
+        return vals
     out = np.empty(counts.shape[0])
     base = np.arange(len(r.item))
     for i in range(counts.shape[0]):
@@ -284,8 +297,8 @@ def _segment_batch(stat: str, r: _Rows) -> Callable[[np.ndarray], np.ndarray]:
         assert H is not None
         M = stats.pad(batch, lay)
         if stat == "pdp":
-            vals = stats.pdp_value(stats.pdp_parts(H, M, valid).sum(axis=-2))
-            return np.nan_to_num(vals, nan=0.0)
+            vals: np.ndarray = np.nan_to_num(stats.pdp_value(stats.pdp_parts(H, M, valid).sum(axis=-2)), nan=0.0)
+            return vals
         g = stats.group_values(stat, H, M, valid)
         ok = ~np.isnan(g)
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -512,7 +525,7 @@ def _system_entry(stat: str, r: _Rows, n_systems: int, entry: dict[str, Any], co
     if not n_resamples:
         return
     boot = []
-    if stat == "spa":
+    if signs is not None:
         rng = np.random.default_rng(seed)
         for start in range(0, n_resamples, 8):
             idx = rng.integers(0, common.size, size=(min(8, n_resamples - start), common.size))
@@ -604,13 +617,15 @@ def _permutation(stat: str, level: str, hi: _Rows, lo: _Rows, n_systems: int, k:
         shape = hmat.shape
 
         def spa_fn(batch: np.ndarray) -> np.ndarray:
-            return np.nan_to_num(stats.spa_values(hmat, batch.reshape(-1, *shape), signs), nan=0.0)
+            out: np.ndarray = np.nan_to_num(stats.spa_values(hmat, batch.reshape(-1, *shape), signs), nan=0.0)
+            return out
 
         return resample.permutation_p(spa_fn, ma.ravel(), mb.ravel(), draws_for(ma.size))
     hm = hmat.mean(axis=1)
 
     def sys_fn(batch: np.ndarray) -> np.ndarray:
-        return np.nan_to_num(_system_values(stat, hm, batch, None), nan=0.0)
+        out: np.ndarray = np.nan_to_num(_system_values(stat, hm, batch, None), nan=0.0)
+        return out
 
     return resample.permutation_p(sys_fn, ma.mean(axis=1), mb.mean(axis=1), draws_for(n_systems))
 

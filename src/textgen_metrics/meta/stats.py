@@ -67,7 +67,7 @@ SEGMENT_NONE_ONLY = frozenset({"partial_pearson", "partial_spearman"})
 LABEL_STATISTICS = frozenset({"accuracy", "kappa"})
 PAIR_COUNT_STATISTICS = frozenset({"kendall", "kendall_c", "kendall_23", "acc23"})
 
-_SMALL = 64  # groups up to this size count their pairs by broadcasting
+_SMALL = 128  # groups up to this size count their pairs by broadcasting
 _PAIR_CELLS = 1 << 23  # cells of a broadcast pair array held at once
 
 
@@ -166,30 +166,51 @@ def _distinct_rows(x: np.ndarray, valid: np.ndarray) -> np.ndarray:
     return out
 
 
+def _run_ties(s: np.ndarray, same: np.ndarray) -> np.ndarray:
+    """Tied pairs per row of a sorted matrix, ``same[..., k]`` saying cell ``k + 1`` equals cell
+    ``k``: each cell of a run of ``c`` adds ``(c - 1) / 2``."""
+    width = s.shape[-1]
+    idx = np.broadcast_to(np.arange(width), s.shape)
+    first = np.ones(s.shape, dtype=bool)
+    first[..., 1:] = ~same
+    last = np.ones(s.shape, dtype=bool)
+    last[..., :-1] = ~same
+    start = np.maximum.accumulate(np.where(first, idx, 0), axis=-1)
+    end = np.flip(np.minimum.accumulate(np.flip(np.where(last, idx, width), axis=-1), axis=-1), axis=-1)
+    out: np.ndarray = (end - start).sum(axis=-1) // 2
+    return out
+
+
 def _pair_counts_small(h: np.ndarray, m: np.ndarray, valid: np.ndarray) -> np.ndarray:
     """``(..., groups, 5)``: concordant, discordant, tied in the metric only, in the human score
-    only, in both; each unordered within-group pair once (broadcast, for small groups)."""
-    width = valid.shape[-1]
-    upper = np.triu(np.ones((width, width), dtype=bool), 1)
+    only, in both; each unordered within-group pair once. ``con - dis`` is half the sum of
+    ``sign(dh) * sign(dm)`` over all ordered pairs (an int8 broadcast, padding NaN so that its
+    signs are 0); the ties come from sorting each group."""
     shape = np.broadcast_shapes(h.shape, m.shape)
-    out = np.zeros(shape[:-1] + (5,), dtype=np.int64)
-    flat_h = np.broadcast_to(h, shape).reshape(-1, *shape[-2:])
-    flat_m = np.broadcast_to(m, shape).reshape(-1, *shape[-2:])
-    flat_out = out.reshape(-1, *out.shape[-2:])
-    pairs = valid[:, :, None] & valid[:, None, :] & upper
-    step = max(1, _PAIR_CELLS // max(1, valid.size * width))
-    for b in range(0, flat_h.shape[0], step):
-        hb, mb = flat_h[b:b + step], flat_m[b:b + step]
-        sh = np.sign(hb[..., :, None] - hb[..., None, :])
-        sm = np.sign(mb[..., :, None] - mb[..., None, :])
-        prod = sh * sm
-        tm, th = sm == 0, sh == 0
-        flat_out[b:b + step, :, 0] = ((prod > 0) & pairs).sum(axis=(-2, -1))
-        flat_out[b:b + step, :, 1] = ((prod < 0) & pairs).sum(axis=(-2, -1))
-        flat_out[b:b + step, :, 2] = (tm & ~th & pairs).sum(axis=(-2, -1))
-        flat_out[b:b + step, :, 3] = (th & ~tm & pairs).sum(axis=(-2, -1))
-        flat_out[b:b + step, :, 4] = (th & tm & pairs).sum(axis=(-2, -1))
-    return out
+    hn = np.broadcast_to(np.where(valid, h, np.nan), shape).reshape(-1, *shape[-2:])
+    mn = np.broadcast_to(np.where(valid, m, np.nan), shape).reshape(-1, *shape[-2:])
+    width = shape[-1]
+    s_total = np.zeros(hn.shape[:-1], dtype=np.int64)
+    step = max(1, _PAIR_CELLS // max(1, hn.shape[1] * width * width))
+    for b in range(0, hn.shape[0], step):
+        hb, mb = hn[b:b + step, :, :, None], mn[b:b + step, :, :, None]
+        ht, mt = np.swapaxes(hb, -1, -2), np.swapaxes(mb, -1, -2)
+        sh = (hb > ht).view(np.int8) - (hb < ht).view(np.int8)
+        sm = (mb > mt).view(np.int8) - (mb < mt).view(np.int8)
+        s_total[b:b + step] = (sh * sm).sum(axis=(-2, -1), dtype=np.int64)
+    hs, ms = np.sort(hn, axis=-1), np.sort(mn, axis=-1)
+    htie = _run_ties(hs, hs[..., 1:] == hs[..., :-1])
+    mtie = _run_ties(ms, ms[..., 1:] == ms[..., :-1])
+    order = np.lexsort((mn, hn), axis=-1)
+    hj, mj = np.take_along_axis(hn, order, axis=-1), np.take_along_axis(mn, order, axis=-1)
+    both = _run_ties(hj, (hj[..., 1:] == hj[..., :-1]) & (mj[..., 1:] == mj[..., :-1]))
+    n = np.broadcast_to(valid.sum(axis=-1), hn.shape[:-1])
+    tot = n * (n - 1) // 2
+    con_plus_dis = tot - htie - mtie + both
+    s_half = s_total // 2
+    out = np.stack([(con_plus_dis + s_half) // 2, (con_plus_dis - s_half) // 2, mtie - both, htie - both, both],
+                   axis=-1)
+    return out.reshape(*shape[:-1], 5)
 
 
 def _inversions(r: np.ndarray) -> int:
@@ -463,7 +484,7 @@ def label_value(stat: str, human: Sequence[Any], metric: Sequence[Any]) -> float
     if len(human) < 1:
         return math.nan
     if stat == "accuracy":
-        return sum(a == b for a, b in zip(human, metric, strict=True)) / len(human)
+        return float(sum(bool(a == b) for a, b in zip(human, metric, strict=True))) / len(human)
     kappa = cohen_kappa(list(metric), list(human))
     return math.nan if kappa is None else kappa
 
