@@ -265,6 +265,7 @@ class Judge:
     """Base of the judge backends. Subclasses set ``backend`` and implement ``_acomplete``."""
 
     backend = "base"
+    repeat = 0  # an audit's repeat number (``repeated``): part of the cache key when not 0
     # attributes a pickle leaves out (a loaded model, a pipeline): made again when first needed
     _transient: tuple[str, ...] = ()
 
@@ -301,8 +302,23 @@ class Judge:
         return {"schema": request.schema, "logprobs": request.logprobs, "top_logprobs": request.top_logprobs}
 
     def request_key(self, request: JudgeRequest) -> str:
-        """The cache key of ``request`` for this judge (never its API key)."""
-        return cache_key(self.backend, self.model, request.messages, self.settings(request))
+        """The cache key of ``request`` for this judge (never its API key). A judge made by
+        :meth:`repeated` adds its repeat number, so that each repeat of a request is asked and
+        cached apart; a judge without one keys every request as before."""
+        settings = self.settings(request)
+        if self.repeat:
+            settings = {**settings, "repeat": self.repeat}
+        return cache_key(self.backend, self.model, request.messages, settings)
+
+    def repeated(self, number: int) -> Judge:
+        """A copy of this judge (:meth:`share`: the same budget and cache) that asks every request
+        anew as repeat ``number`` (an audit's repeats: each a distinct cache key, so that neither
+        the cache nor in-flight sharing folds them into one answer). 0: the plain judge."""
+        if isinstance(number, bool) or not isinstance(number, int) or number < 0:
+            raise ValueError(f"repeat: {number!r} must be a non-negative integer")
+        out = self.share()
+        out.repeat = number
+        return out
 
     def secrets(self) -> list[str]:
         """Strings that must never appear in what the judge reports (API keys)."""

@@ -1,0 +1,220 @@
+"""``audit(...)``: a judge audited on a metric over rows, the probes chosen, in one call; and its
+cost before any request (``dry_run=True``, as ``score --dry-run``).
+
+The rows come as ``score`` takes them (a list of records, a ``.jsonl``/``.json``/``.csv``/
+``.tsv``/``.parquet`` file, a ``datasets`` folder) or as a bundled set's name (``llmbar_natural``:
+its records carry ``query``, ``prediction``, ``baseline`` and ``gold``). The judge, the column map
+and the options are those ``score`` takes; ``human_column`` names the field of people's labels:
+gold verdicts ``"a"``/``"b"`` for a comparison (position accuracies; calibration reads "a" as 1),
+0/1 labels otherwise (calibration). Calibration without ``human_column`` is skipped and says so,
+as position on a metric that compares nothing.
+
+The result (SPEC "Judge audits")::
+
+    {"probes": {"position": {...}, "verbosity": {...}, "repeat": {...}, "calibration": {...}},
+     "requests": N, "unscored": N, "metric": ..., "judge": "backend:model", "examples": n,
+     "runs": [{"run", "requests", "cached", "unscored"}, ...], "settings": {...}}
+
+``requests``: the requests sent over every run (``judge_usage``'s count: retries and re-asks
+included, cached answers not); ``unscored``: the examples left without a score by an answer that
+stayed unusable, over every run (each run's are listed in ``runs``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..judges import Judge, JudgeFatalError
+from ..llm.metrics import JudgedMetric
+from . import probes as P
+from .stats import MISSING
+
+__all__ = ["audit", "read_rows", "estimate_audit"]
+
+_CACHE_NOTE = re.compile(r"answered from the judge's cache|no answer in the judge's cache")
+
+
+def read_rows(source: Any, split: str | None = None) -> tuple[list[dict[str, Any]], str]:
+    """(records, a name for messages) from a list of records, a file or folder, or a bundled
+    set's name."""
+    if isinstance(source, (str, os.PathLike)):
+        path = os.fspath(source)
+        from ..meta.data import bundled_sets, load_set
+
+        if not os.path.exists(path) and path in bundled_sets():
+            return load_set(path, split).rows, path
+        from ..scoring import read_records
+
+        return read_records(path, split=split), path
+    if isinstance(source, Sequence) and all(isinstance(r, Mapping) for r in source):
+        return [dict(r) for r in source], "rows"
+    raise TypeError(f"source: expected a list of records, a file path or a bundled set's name, got "
+                    f"{type(source).__name__}")
+
+
+def _metric(metrics: Any) -> type[JudgedMetric]:
+    if isinstance(metrics, type) and issubclass(metrics, JudgedMetric):
+        return metrics
+    names = [m.strip() for m in metrics.split(",") if m.strip()] if isinstance(metrics, str) else list(metrics)
+    if len(names) != 1:
+        raise ValueError(f"metrics: audit one LLM-guided metric at a time; got {names}")
+    name = names[0]
+    if isinstance(name, type) and issubclass(name, JudgedMetric):
+        return name
+    from ..llm.metrics import METRICS
+
+    if not isinstance(name, str) or name not in METRICS:
+        raise ValueError(f"metrics: {name!r} is not an LLM-guided metric; audit one of {', '.join(sorted(METRICS))}")
+    return METRICS[name]
+
+
+def _probes(probes: Any) -> list[str]:
+    names = [p.strip() for p in probes.split(",") if p.strip()] if isinstance(probes, str) else list(probes)
+    for p in names:
+        if p not in P.PROBES:
+            raise ValueError(f"probes: unknown probe {p!r}; the probes are {', '.join(P.PROBES)}")
+    if not names:
+        raise ValueError(f"probes: name at least one of {', '.join(P.PROBES)}")
+    return [p for p in P.PROBES if p in names]
+
+
+def _metric_options(cls: type[JudgedMetric], options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The metric's options from ``{metric: {option: value}}`` (as ``score`` takes them)."""
+    given = dict((options or {}).get(cls.name, {}))
+    given = {k: v for k, v in given.items() if k not in ("judge", "judge_options", "on_error", "use_aggregator")}
+    cls.check_options(given, where=f"options[{cls.name!r}]")
+    return given
+
+
+def _human(rows: Sequence[Mapping[str, Any]], column: str | None) -> list[Any] | None:
+    if column is None:
+        return None
+    for i, row in enumerate(rows):
+        if column not in row:
+            have = ", ".join(sorted(map(str, row))) or "no fields"
+            raise ValueError(f"human_column: row {i + 1} has no field {column!r} (it has: {have})")
+    return [row[column] for row in rows]
+
+
+def _check(repeats: Any, threshold: Any, probes: list[str]) -> None:
+    if "repeat" in probes and (isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 2):
+        raise ValueError(f"repeats: {repeats!r} must be an integer of at least 2 (the plain run is the first)")
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1:
+        raise ValueError(f"threshold: {threshold!r} must be a number in [0, 1] (on the score mapped to [0, 1])")
+
+
+def audit(source_rows_or_path: Any, *, metrics: Any, judge: Any, judge_options: Mapping[str, Any] | None = None,
+          columns: Mapping[str, str] | None = None, options: Mapping[str, Mapping[str, Any]] | None = None,
+          probes: Sequence[str] | str = P.PROBES, repeats: int = 3, threshold: float = 0.5,
+          human_column: str | None = None, dry_run: bool = False, confidence_level: float = 0.95,
+          n_resamples: int = 1000, seed: int | None = None, missing: str = "omit",
+          split: str | None = None) -> dict[str, Any]:
+    """Audit ``judge`` on the LLM-guided metric ``metrics`` (one name, or a ``JudgedMetric``
+    class) over the rows of ``source_rows_or_path``: the ``probes`` chosen (position,
+    verbosity, repeat, calibration), each statistic with a percentile bootstrap interval
+    (``confidence_level``, ``n_resamples``, ``seed``), each probe ``flagged`` by SPEC's rule.
+    ``repeats``: requests asked ``K`` times in all by the repeat probe; ``threshold``: the
+    verdict cut on the score mapped to [0, 1]; ``human_column``: people's labels; ``missing``:
+    the position audit's handling of unusable verdicts (``"omit"`` or ``"as_verdict"``).
+    ``dry_run=True`` returns the cost estimate of every run the audit would make (as
+    ``estimate_cost``) and sends nothing. See the module docstring for the result."""
+    cls = _metric(metrics)
+    chosen = _probes(probes)
+    _check(repeats, threshold, chosen)
+    if missing not in MISSING:
+        raise ValueError(f"missing: {missing!r} is not one of {list(MISSING)}")
+    rows, where = read_rows(source_rows_or_path, split)
+    if not rows:
+        raise ValueError(f"{where}: no rows to audit")
+    opts = _metric_options(cls, options)
+    from ..scoring import columns_from_records
+
+    inputs = columns_from_records(rows, cls, columns or {}, where)
+    human = _human(rows, human_column)
+    if dry_run:
+        return estimate_audit(cls, inputs, judge=judge, judge_options=judge_options, options=opts, probes=chosen,
+                              repeats=repeats)
+    from ..scoring import resolve_judge
+
+    resolved = resolve_judge(judge, judge_options)
+    if resolved is None:
+        raise ValueError("judge: an audit needs a judge (a judge string, object or function)")
+    target = P.Target(cls, opts, inputs, resolved)
+    target.make().check_inputs(inputs)  # the inputs' errors before any request
+    interval: dict[str, Any] = {"confidence_level": confidence_level, "n_resamples": n_resamples, "seed": seed}
+    plain = target.run("plain")
+    runs = [plain]
+    out: dict[str, Any] = {}
+    if "position" in chosen:
+        gold = P.gold_labels(human) if human is not None and target.comparison else None
+        out["position"], extra = P.position_probe(target, plain, gold, missing=missing, **interval)
+        runs += extra
+    if "verbosity" in chosen:
+        out["verbosity"], extra = P.verbosity_probe(target, plain, threshold=threshold, **interval)
+        runs += extra
+    if "repeat" in chosen:
+        out["repeat"], extra = P.repeat_probe(target, plain, repeats, threshold=threshold, **interval)
+        runs += extra
+    if "calibration" in chosen:
+        if human is None:
+            out["calibration"] = {"skipped": "no human labels: give human_column (--human-column), 0/1 labels "
+                                             "(a comparison: gold 'a'/'b')"}
+        else:
+            out["calibration"] = P.calibration_probe(target, plain, P.binary_labels(human, target.comparison),
+                                                     **interval)
+    return {"probes": out, "requests": sum(r.requests for r in runs), "unscored": sum(r.unscored for r in runs),
+            "metric": cls.name, "judge": f"{resolved.backend}:{resolved.model}", "examples": len(rows),
+            "source": where, "runs": [r.summary() for r in runs],
+            "settings": {"repeats": repeats if "repeat" in chosen else None, "threshold": threshold,
+                         "human_column": human_column, "missing": missing, "score_range": list(target.score_range),
+                         **interval}}
+
+
+def estimate_audit(cls: type[JudgedMetric], inputs: Mapping[str, list[Any]], *, judge: Any,
+                   judge_options: Mapping[str, Any] | None, options: Mapping[str, Any], probes: Sequence[str],
+                   repeats: int) -> dict[str, Any]:
+    """The cost of every run the audit would make, in ``estimate_cost``'s shape with one entry
+    per run under ``"metrics"`` (``"<metric> (<run>)"``); nothing is sent. A run whose answers
+    the judge's cache holds costs nothing (``cached``); the repeats' own keys are looked up in
+    it as the repeats would ask them."""
+    from ..cost import estimate_cost
+    from ..judges import get_judge
+
+    try:
+        made: Judge | None = get_judge(judge, **dict(judge_options or {})) if not isinstance(judge, Judge) else judge
+    except JudgeFatalError:  # no key or endpoint: the estimate needs neither (and there is no cache to read)
+        made = None
+    plan: list[tuple[str, Mapping[str, list[Any]], Any]] = [("plain", inputs, made or judge)]
+    if "position" in probes and P.is_comparison(cls) and not P.asks_both_orders(cls):
+        plan.append(("position (swapped)", P.swapped(inputs), made or judge))
+    if "verbosity" in probes:
+        plan.append(("verbosity (padded)", P.padded(inputs), made or judge))
+    if "repeat" in probes:
+        plan += [(f"repeat {r + 1}", inputs, made.repeated(r) if made is not None else judge)
+                 for r in range(1, repeats)]
+    out: dict[str, Any] = {"dry_run": True, "metrics": {}}
+    notes: dict[str, None] = {}
+    for label, run_inputs, run_judge in plan:
+        columns: dict[str, Any] = dict(run_inputs)
+        estimate = estimate_cost(cls.name, judge=run_judge, options={cls.name: dict(options)},
+                                 judge_options=None if isinstance(run_judge, Judge) else judge_options, **columns)
+        for key in ("judge", "tokenizer", "tokens_exact", "price"):
+            out[key] = estimate[key]
+        out["metrics"][f"{cls.name} ({label})"] = estimate["metrics"][cls.name]
+        notes.update((n, None) for n in estimate["notes"] if not _CACHE_NOTE.search(n))
+    fields = ("examples", "requests", "prompt_tokens", "completion_tokens", "cached")
+    total: dict[str, Any] = {k: sum(m[k] for m in out["metrics"].values()) for k in fields}
+    costs = [m["cost"] for m in out["metrics"].values()]
+    total["cost"] = None if None in costs else sum(costs)
+    batch = [m["batch_cost"] for m in out["metrics"].values()]
+    total["batch_cost"] = None if None in batch else sum(batch)
+    out["total"] = total
+    cached = total["cached"]
+    out["notes"] = [*notes, f"{cached} requests answered from the judge's cache: not sent, not counted" if cached
+                    else "no answer in the judge's cache: every request counted",
+                    "the repeats ask every request anew (their own cache keys); the position audit of "
+                    "pairwise_preference asks nothing beyond the plain run (it judges both orders)"]
+    return out
