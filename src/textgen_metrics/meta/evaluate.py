@@ -229,8 +229,9 @@ def _weighted_pearson(r: _Rows, weights: np.ndarray) -> np.ndarray:
     mmin = np.where(weights[:, :, None] * onehot > 0, m[None, :, None], np.inf).min(axis=1)
     mmax = np.where(weights[:, :, None] * onehot > 0, m[None, :, None], -np.inf).max(axis=1)
     rho = np.where((n >= 2) & (hmax > hmin) & (mmax > mmin), rho, np.nan)
-    with np.errstate(invalid="ignore"):
-        out: np.ndarray = np.nanmean(np.where(np.isnan(rho), np.nan, rho), axis=1) if rho.size else rho
+    ok = ~np.isnan(rho)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out: np.ndarray = np.where(ok, rho, 0.0).sum(axis=1) / ok.sum(axis=1)
     return out
 
 
@@ -263,12 +264,12 @@ def _segment_boot(stat: str, r: _Rows, group_by: str, counts: np.ndarray) -> np.
         lengths = reps.sum(axis=1)
         width = int(lengths.max()) if lengths.size else 0
         valid = np.arange(width)[None, :] < lengths[:, None]
-        rows = np.zeros((reps.shape[0], width), dtype=np.int64)
+        grid = np.zeros((reps.shape[0], width), dtype=np.int64)
         base = np.arange(len(r.item))
         for i in range(reps.shape[0]):
-            rows[i, :lengths[i]] = np.repeat(base, reps[i])
-        vals: np.ndarray = stats.group_values(stat, r.h[rows], r.m[rows], valid)
-        return vals
+            grid[i, :lengths[i]] = np.repeat(base, reps[i])
+        batched: np.ndarray = stats.group_values(stat, r.h[grid], r.m[grid], valid)
+        return batched
     out = np.empty(counts.shape[0])
     base = np.arange(len(r.item))
     for i in range(counts.shape[0]):
@@ -596,6 +597,10 @@ def _permutation(stat: str, level: str, hi: _Rows, lo: _Rows, n_systems: int, k:
                  draws_for: Callable[[int], Callable[[], Iterator[np.ndarray]]]) -> float:
     labels = stat in LABEL_STATISTICS
     if level == "segment":
+        # rows in group order (table order within a group), the order in which mt-metrics-eval's
+        # _ReshapeAndFilter lays out the rows its swap draws follow
+        order = np.argsort(hi.group, kind="stable")
+        hi, lo = hi.take(order), lo.take(order)
         fn = _segment_batch(stat, hi)
         if labels:
             codes, inverse = np.unique(np.array(list(hi.m) + list(lo.m), dtype=object).astype(str), return_inverse=True)
