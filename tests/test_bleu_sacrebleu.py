@@ -98,7 +98,7 @@ def test_bleu_interval_equals_sacrebleu_confidence(monkeypatch, seed, n_resample
     metric = BLEU(smooth_method=smooth_method)
     want = metric.corpus_score(preds, sacre_refs(refs), n_bootstrap=n_resamples)
     got = textgen_metrics.bleu(preds, refs, smooth_method=smooth_method, confidence_level=0.95,
-                               n_resamples=n_resamples, seed=seed)
+                               n_resamples=n_resamples, seed=seed, interval="sacrebleu")
     assert got["bleu_ci"] == [float(want._mean - want._ci) / 100, float(want._mean + want._ci) / 100]
     assert got["signature"] == metric.get_signature().format()
     assert "bs:" in got["signature"] and f"seed:{seed}" in got["signature"]

@@ -75,7 +75,8 @@ def test_chrf_interval_equals_sacrebleu_confidence(monkeypatch, seed, n_resample
     monkeypatch.setenv("SACREBLEU_SEED", str(seed))
     metric = CHRF(word_order=2)
     want = metric.corpus_score(preds, sacre_refs(refs), n_bootstrap=n_resamples)
-    got = textgen_metrics.chrf(preds, refs, word_order=2, confidence_level=0.95, n_resamples=n_resamples, seed=seed)
+    got = textgen_metrics.chrf(preds, refs, word_order=2, confidence_level=0.95, n_resamples=n_resamples, seed=seed,
+                               interval="sacrebleu")
     assert got["score_ci"] == [float(want._mean - want._ci), float(want._mean + want._ci)]
     assert got["signature"] == metric.get_signature().format()
 

@@ -157,3 +157,65 @@ def test_cli_compare_prints_the_table_and_writes_the_library_results(tmp_path):
     file_b.write_text("\n".join(json.dumps({"prediction": p}) for p in b[:-1]))
     proc = run_cli("compare", file_a, file_b, "--metrics", "bleu")
     assert proc.returncode == 2 and "39 rows, but" in proc.stderr
+
+
+# -- what compare's figures are, and why a p-value and an interval can seem to disagree -------------
+def english_systems(n, seed):
+    preds, refs = mt_corpus(n, seed=seed, kinds=("english",), max_refs=1)
+    return preds, second_system(preds, seed + 1), refs
+
+
+def test_a_p_value_below_005_beside_an_interval_holding_0_gets_a_note_that_says_why():
+    from textgen_metrics.comparison import describe_interval, describe_test, disagreement
+
+    a, b, refs = english_systems(40, 6)
+    got = textgen_metrics.compare("bleu", a, b, refs)
+    s = got["scores"]["bleu"]
+    assert s["p_value"] < 0.05 and s["difference_ci"][0] <= 0 <= s["difference_ci"][1]  # the premise
+    note = disagreement(got, "bleu")
+    assert note.startswith(f"note: bleu bleu: p = {s['p_value']:.4g} < 0.05 while the 95% interval of B - A holds 0")
+    assert "one-sided" in note and "two-sided" in note and "\n" not in note
+    assert describe_test(got).startswith("p-value: paired bootstrap resampling (Koehn 2004; sacrebleu's --paired-bs), "
+                                         "1000 resamples")
+    assert "mean of the resampled B - A plus and minus half" in describe_interval(got)
+    # the reverse: p >= 0.05 while the interval leaves 0 out
+    a, b, refs = english_systems(10, 11)
+    got = textgen_metrics.compare("bleu", a, b, refs)
+    s = got["scores"]["bleu"]
+    assert s["p_value"] >= 0.05 and not s["difference_ci"][0] <= 0 <= s["difference_ci"][1]
+    assert "leaves 0 out; both can hold: the interval describes" in disagreement(got, "bleu")
+    # agreeing figures get no note: identical systems (p = 1, interval [0, 0]) and a clear difference
+    same = textgen_metrics.compare("meteor", a, a, refs, n_resamples=200)
+    assert disagreement(same, "meteor") is None
+    assert "percentiles of the resampled B - A" in describe_interval(same)
+    clear = textgen_metrics.compare("chrf", a, [""] * len(a), refs, n_resamples=200)
+    assert clear["scores"]["score"]["p_value"] < 0.05 and disagreement(clear, "score") is None
+    # randomization: its own test named, and its own reason
+    ar = textgen_metrics.compare("bleu", a, b, refs, method="randomization", n_resamples=500)
+    assert describe_test(ar).startswith("p-value: paired approximate randomization (Riezler and Maxwell 2005")
+    ar["scores"]["bleu"].update(p_value=0.01, difference_ci=[-0.1, 0.2])
+    assert "approximate randomization (swapping" in disagreement(ar, "bleu")
+
+
+def test_cli_compare_names_the_test_and_notes_a_disagreement(tmp_path):
+    a, b, refs = english_systems(40, 6)
+    file_a, file_b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    file_a.write_text("\n".join(json.dumps({"prediction": p, "references": r}) for p, r in zip(a, refs, strict=True)))
+    file_b.write_text("\n".join(json.dumps({"prediction": p}) for p in b))
+    proc = run_cli("compare", file_a, file_b, "--metrics", "bleu,meteor")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "p-value: paired bootstrap resampling (Koehn 2004; sacrebleu's --paired-bs), 1000 resamples" in out
+    assert "95% CI of B - A (bleu): a paired bootstrap of 1000 resamples, the mean of the resampled B - A" in out
+    assert "95% CI of B - A (meteor): a paired bootstrap of 1000 resamples, the percentiles" in out
+    from textgen_metrics.comparison import disagreement
+
+    results = [textgen_metrics.compare(m, a, b, refs) for m in ("bleu", "meteor")]
+    notes = [line for line in out.splitlines() if line.startswith("note: ")]
+    assert notes == [n for r in results for k in r["scores"] if (n := disagreement(r, k))]  # every one, no other
+    p = results[0]["scores"]["bleu"]["p_value"]
+    assert notes[0].startswith(f"note: bleu bleu: p = {p:.4g} < 0.05 while the 95% interval of B - A holds 0")
+    proc = run_cli("compare", file_a, file_b, "--metrics", "bleu", "--method", "randomization", "--n-resamples", "500")
+    assert proc.returncode == 0, proc.stderr
+    assert "p-value: paired approximate randomization (Riezler and Maxwell 2005; sacrebleu's --paired-ar), " \
+           "500 trials" in proc.stdout

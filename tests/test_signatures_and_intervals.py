@@ -62,3 +62,96 @@ def test_evaluate_modules_pass_the_interval_options(name, repo_root):
     assert any(k.endswith("_ci") for k in got) and "signature" in got
     with pytest.raises(ValueError, match="confidence_level"):
         metric.compute(predictions=PREDS[:2], references=REFS[:2], confidence_level=95)
+
+
+# -- the corpus metrics' default interval stays in range (SPEC: "Interval defaults stay within the
+# metric's range"); sacrebleu's symmetric one is the explicit interval="sacrebleu" ----------------------
+CORPUS_METRICS = [("bleu", "bleu", (0.0, 1.0)), ("google_bleu", "google_bleu", (0.0, 1.0)),
+                  ("chrf", "score", (0.0, 100.0)), ("ter", "score", (0.0, float("inf")))]
+
+
+def generated_corpora():
+    """Many corpora: generated ones of 2 to 40 examples (English, CJK, empty lines, several
+    references), and the degenerate ones: one example, identical examples, all predictions empty,
+    every prediction equal to its reference."""
+    out = []
+    for seed in range(24):
+        n = (2, 3, 5, 9, 17, 40)[seed % 6]
+        out.append(mt_corpus(n, seed=100 + seed, kinds=("english", "english", "cjk", "empty"), max_refs=3))
+    one_pred, one_refs = mt_corpus(12, seed=7, kinds=("english",), max_refs=2)
+    for i in range(6):
+        out.append(([one_pred[i]], [one_refs[i]]))
+        for k in (2, 3, 7, 11):
+            out.append(([one_pred[i]] * k, [one_refs[i]] * k))
+    out.append(([""] * 5, one_refs[:5]))
+    out.append((["the cat sat on the mat"] * 3, ["the cat sat on the mat"] * 3))
+    out.append((["a b c d e f", "g h i j k"], [["a b c d e f"], ["g h i j k l m n o p q"]]))
+    return out
+
+
+CORPORA = generated_corpora()
+
+
+@pytest.mark.parametrize("name, main, bounds", CORPUS_METRICS, ids=[m[0] for m in CORPUS_METRICS])
+def test_default_corpus_interval_stays_in_range_and_holds_its_score(name, main, bounds):
+    fn = getattr(textgen_metrics, name)
+    for k, (preds, refs) in enumerate(CORPORA):
+        got = fn(preds, refs, confidence_level=0.95, n_resamples=200, seed=k)
+        low, high = got[f"{main}_ci"]
+        # each bound is some resample's score: in range, up to sacrebleu's own rounding (a perfect
+        # BLEU is exp(log(100)) / 100 = 1.0000000000000004, the score of such a corpus too)
+        assert bounds[0] <= low <= got[main] <= high <= bounds[1] + 1e-12, (k, preds, refs, got)
+        assert "|interval:percentile|" in got["signature"]
+        if len(set(zip(preds, map(str, refs), strict=True))) == 1:  # every resample is the corpus itself
+            assert low == high == got[main], (k, got)
+
+
+def test_default_interval_is_the_percentile_of_sacrebleus_resamples():
+    """The default interval: the 2.5th and 97.5th percentile order statistics of the scores of
+    sacrebleu's resamples (its indices for the seed, its statistics, its formula; float64 sums)."""
+    import numpy as np
+    from sacrebleu.metrics import BLEU, CHRF, TER
+
+    from mt_corpus import sacre_refs
+
+    preds, refs = mt_corpus(30, seed=5, kinds=("english", "cjk", "empty"), max_refs=2)
+    for name, main, sacre, divisor in [("bleu", "bleu", BLEU(), 100.0), ("chrf", "score", CHRF(), 1.0),
+                                       ("ter", "score", TER(), 1.0)]:
+        stats = np.array(sacre._extract_corpus_statistics(preds, sacre_refs(refs)), dtype="float64")
+        idxs = np.random.default_rng(3).choice(len(preds), size=(500, len(preds)), replace=True)
+        scores = sorted(sacre._compute_score_from_stats(list(stats[i].sum(0))).score for i in idxs)
+        got = getattr(textgen_metrics, name)(preds, refs, confidence_level=0.95, n_resamples=500, seed=3)
+        assert got[f"{main}_ci"] == [scores[500 // 40] / divisor, scores[500 - 500 // 40 - 1] / divisor], name
+
+
+def test_sacrebleus_symmetric_interval_is_an_explicit_option_that_can_leave_the_range():
+    preds = ["The cat sat on the mat.", "It is raining today."]
+    refs = [["The cat sat on the mat."], ["Today it rains heavily."]]
+    sacre = textgen_metrics.bleu(preds, refs, confidence_level=0.95, interval="sacrebleu")
+    default = textgen_metrics.bleu(preds, refs, confidence_level=0.95)
+    assert sacre["bleu_ci"][1] > 1.0  # mean ± half the spread: past BLEU's range
+    assert 0.0 <= default["bleu_ci"][0] <= default["bleu"] <= default["bleu_ci"][1] <= 1.0 + 1e-12  # see above
+    assert "interval" not in sacre["signature"] and default["signature"] == sacre["signature"].replace(
+        "|version:", "|interval:percentile|version:")
+    assert "interval" not in textgen_metrics.bleu(preds, refs)["signature"]  # no interval, no field
+    with pytest.raises(ValueError, match=r"interval: 'normal' is not one of \['percentile', 'sacrebleu'\]"):
+        textgen_metrics.chrf(preds, refs, confidence_level=0.95, interval="normal")
+    # the same option in the evaluate script, the command line's --option and the Spaces' help
+    from textgen_metrics.registry import get_metric
+
+    for name in ("bleu", "google_bleu", "chrf", "ter"):
+        spec = get_metric(name)
+        assert spec.option_kinds()["interval"] == "str" and "sacrebleu" in spec.option_help()["interval"]
+        assert spec.parse_option("interval", "sacrebleu") == "sacrebleu"
+    assert not get_metric("rouge").takes("interval")
+
+
+def test_evaluate_script_takes_the_interval_option(repo_root):
+    import evaluate
+
+    preds = ["The cat sat on the mat.", "It is raining today."]
+    refs = [["The cat sat on the mat."], ["Today it rains heavily."]]
+    metric = evaluate.load(str(repo_root / "metrics" / "bleu"))
+    got = metric.compute(predictions=preds, references=refs, confidence_level=0.95, interval="sacrebleu")
+    assert got["bleu_ci"] == textgen_metrics.bleu(preds, refs, confidence_level=0.95, interval="sacrebleu")["bleu_ci"]
+    assert metric.compute(predictions=preds, references=refs, confidence_level=0.95)["bleu_ci"][1] <= 1.0 + 1e-12

@@ -152,7 +152,7 @@ def test_ter_interval_equals_sacrebleu_confidence(monkeypatch):
     monkeypatch.setenv("SACREBLEU_SEED", "11")
     metric = TER()
     want = metric.corpus_score(preds, sacre_refs(refs), n_bootstrap=400)
-    got = textgen_metrics.ter(preds, refs, confidence_level=0.95, n_resamples=400, seed=11)
+    got = textgen_metrics.ter(preds, refs, confidence_level=0.95, n_resamples=400, seed=11, interval="sacrebleu")
     assert got["score_ci"] == [float(want._mean - want._ci), float(want._mean + want._ci)]
     assert got["signature"] == metric.get_signature().format()
 

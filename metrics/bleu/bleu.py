@@ -54,7 +54,11 @@ Args:
     effective_order (bool): sacrebleu's effective order (orders without n-grams left out).
     use_aggregator (bool): True (default) gives the corpus score; False per-example lists.
     confidence_level (float), n_resamples (int, default 1000), seed (int, default 12345): add
-        bleu_ci, sacrebleu's bootstrap interval of the corpus score (its --confidence) / 100.
+        bleu_ci, a bootstrap interval of the corpus score over resamples of the examples.
+    interval (str): the rule of bleu_ci. "percentile" (default): the 2.5th and 97.5th
+        percentiles of the resampled scores (at 0.95), within [0, 1]. "sacrebleu": sacrebleu's
+        --confidence interval / 100 (the resamples' mean plus and minus half that spread), for
+        parity with sacrebleu; on a few examples it can pass 1.
 Returns:
     bleu (float): the score, in [0, 1].
     precisions (list of float): the n-gram precisions.

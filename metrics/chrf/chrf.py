@@ -48,7 +48,11 @@ Args:
     eps_smoothing (bool): the mean of per-order F-scores (chrF++.py, Moses, nltk) instead of
         the F-score of the averaged precision and recall (sacrebleu's default). Default False.
     use_aggregator (bool): True (default) gives the corpus score; False per-example scores.
-    confidence_level (float): add score_ci, sacrebleu's bootstrap interval of the corpus score.
+    confidence_level (float): add score_ci, a bootstrap interval of the corpus score.
+    interval (str): the rule of score_ci. "percentile" (default): the 2.5th and 97.5th
+        percentiles of the resampled scores (at 0.95), within 0-100. "sacrebleu": sacrebleu's
+        --confidence interval (their mean plus and minus half that spread), for parity with
+        sacrebleu; it can leave 0-100 on a few examples.
     n_resamples (int): resamples of the interval. Default 1000.
     seed (int): its random seed. Default 12345 (sacrebleu's).
 Returns:

@@ -38,6 +38,9 @@ Args:
     use_aggregator (bool): True (default) gives the corpus score; False per-example lists.
     confidence_level (float), n_resamples (int, default 1000), seed (int, default 12345): add
         google_bleu_ci, the bootstrap interval of the corpus score (examples' statistics resampled).
+    interval (str): the rule of google_bleu_ci. "percentile" (default): the percentiles of the
+        resampled scores, within [0, 1]. "sacrebleu": the rule of sacrebleu's intervals (the
+        resamples' mean plus and minus half that spread), which can leave [0, 1].
 Returns:
     google_bleu (float, or list of float): in [0, 1].
     signature (str): tokenizer, n-gram orders, number of references, version.

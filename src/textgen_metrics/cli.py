@@ -311,8 +311,10 @@ class _PredictionsOnly(NamedTuple):
 
 
 def compare_files(args: argparse.Namespace) -> int:
-    """``textgen-metrics compare A B``: each metric's paired test of system B against A."""
-    from .comparison import compare
+    """``textgen-metrics compare A B``: each metric's paired test of system B against A; which test
+    gave the p-values and what the intervals are, and a note where a p-value and an interval seem
+    to disagree (``comparison.disagreement``: why both can hold)."""
+    from .comparison import compare, describe_interval, describe_test, disagreement
     from .registry import get_metric
     from .scoring import columns_from_records
 
@@ -346,7 +348,13 @@ def compare_files(args: argparse.Namespace) -> int:
     print(f"{len(rows_a)} examples; A: {args.file_a}; B: {args.file_b}; {args.method}, "
           f"{results[0]['n_resamples']} {'resamples' if args.method == 'bootstrap' else 'trials'}, "
           f"seed {args.seed}")
+    print(describe_test(results[0]))
     print(_compare_table(results))
+    for r in results:
+        print(describe_interval(r))
+    notes = [note for r in results for key in r["scores"] if (note := disagreement(r, key))]
+    for note in notes:
+        print(note)
     for r in results:
         if r.get("signature"):
             print(f"{r['metric']}: {r['signature']}")

@@ -17,7 +17,7 @@ statistics of each system (:meth:`Metric.statistics <textgen_metrics.metric.Metr
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .registry import get_metric
@@ -31,7 +31,7 @@ from .significance import (
     paired_test,
 )
 
-__all__ = ["compare", "METHODS"]
+__all__ = ["compare", "METHODS", "describe_test", "describe_interval", "disagreement"]
 
 METHODS = ("bootstrap", "randomization")
 _TEST = {"bootstrap": "bs", "randomization": "ar"}
@@ -110,3 +110,69 @@ def compare(metric: str, predictions_a: Sequence[str], predictions_b: Sequence[s
     if result_a.signature is not None:
         out["signature"] = signature
     return out
+
+
+# -- what a comparison's figures are, in words (the command line prints them) ----------------------
+def describe_test(result: Mapping[str, Any]) -> str:
+    """Which test gave the p-values of a :func:`compare` result, and how, in one sentence."""
+    n = result["n_resamples"]
+    if result["method"] == "randomization":
+        return (f"p-value: paired approximate randomization (Riezler and Maxwell 2005; sacrebleu's --paired-ar), "
+                f"{n} trials: the share of trials, each swapping the two systems' outputs on a random half of "
+                f"the examples, whose |B - A| exceeds the observed |B - A|")
+    return (f"p-value: paired bootstrap resampling (Koehn 2004; sacrebleu's --paired-bs), {n} resamples: the "
+            f"share of resamples of the examples whose |B - A|, shifted to mean 0, exceeds the observed |B - A|")
+
+
+def describe_interval(result: Mapping[str, Any]) -> str:
+    """What the interval of B - A of a :func:`compare` result is, in one sentence."""
+    n = result["n_resamples"] if result["method"] == "bootstrap" else DEFAULT_RESAMPLES
+    level = f"{result['confidence_level']:.0%}"
+    if get_metric(result["metric"]).corpus:
+        rule = "the mean of the resampled B - A plus and minus half the spread of their percentiles (sacrebleu's rule)"
+    else:
+        rule = "the percentiles of the resampled B - A"
+    return f"{level} CI of B - A ({result['metric']}): a paired bootstrap of {n} resamples, {rule}"
+
+
+def disagreement(result: Mapping[str, Any], key: str) -> str | None:
+    """A one-line note when the p-value and the interval of B - A of score ``key`` seem to
+    disagree (p below ``1 - confidence_level`` while the interval holds 0, or the reverse),
+    saying why both can hold; None when they agree.
+
+    The paired bootstrap p-value (Koehn's, as sacrebleu) counts the resamples whose absolute
+    difference, shifted to mean 0, exceeds the observed one: a test of the difference's size
+    that acts one-sided (about 1.64 standard errors at 0.05), where the interval is two-sided
+    (about 1.96), and it is centred on the observed difference where the interval is centred on
+    the resamples. Approximate randomization's p-value comes from another procedure altogether
+    (swapping outputs under the null of no difference) than the interval (a bootstrap).
+    """
+    s = result["scores"][key]
+    if "p_value" not in s:
+        return None
+    alpha = 1 - result["confidence_level"]
+    low, high = s["difference_ci"]
+    holds_zero = low <= 0 <= high
+    significant = s["p_value"] < alpha
+    if significant != holds_zero:
+        return None
+    level = f"{result['confidence_level']:.0%}"
+    p = f"{s['p_value']:.4g}"
+    if significant:
+        what = f"p = {p} < {alpha:.2g} while the {level} interval of B - A holds 0"
+    else:
+        what = f"p = {p} >= {alpha:.2g} while the {level} interval of B - A leaves 0 out"
+    if result["method"] == "randomization":
+        why = ("the p-value comes from approximate randomization (swapping the systems' outputs on random halves of "
+               "the examples, a test of 'no difference') and the interval from a separate paired bootstrap: two "
+               "procedures near their threshold can fall on either side")
+    elif significant:
+        why = ("the bootstrap p-value weighs the observed |B - A| against the resampled |B - A| shifted to mean 0, "
+               "which acts as a one-sided test (about 1.64 standard errors at 0.05), while the interval is "
+               "two-sided (about 1.96): a difference between the two passes the test but not the interval")
+    else:
+        why = ("the interval describes the resampled B - A around their own mean while the bootstrap p-value "
+               "weighs the observed |B - A| against the resampled |B - A| shifted to mean 0: on a skewed or "
+               "shifted resampling distribution (few examples; a corpus score is not a mean of its examples) "
+               "one crosses its threshold and the other does not")
+    return f"note: {result['metric']} {key}: {what}; both can hold: {why}. Read it as weak evidence either way."

@@ -10,7 +10,8 @@ that merges across processes). A metric declares:
   kind (how a text becomes a value), its check and its help. It is the one source of the
   library function's keyword arguments, of evaluate's arguments, of the command line's
   ``--option`` and of the Spaces' option boxes. Every metric's options end with the interval
-  options of :class:`Options` (``confidence_level``, ``n_resamples``, ``seed``);
+  options of :class:`Options` (``confidence_level``, ``n_resamples``, ``seed``; a corpus
+  metric's, :class:`CorpusOptions`, add ``interval``: percentile, or sacrebleu's for parity);
 - ``score_range`` and :meth:`Metric.keys`, the per-example scores (charted, resampled, compared);
 - :meth:`Metric.signature`, every setting that changes a score;
 - :meth:`Metric.statistics` ``(inputs) -> Stats`` and :meth:`Metric.score` ``(stats) -> Result``.
@@ -51,16 +52,19 @@ from typing import Any, ClassVar, Protocol
 from .errors import InputError, OptionError, OptionTypeError
 from .signature import bootstrap_fields, with_fields
 from .significance import (
+    DEFAULT_INTERVAL,
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
     CorpusStatistics,
+    check_interval_method,
     check_interval_options,
     corpus_interval,
     percentile_interval,
 )
 from .validation import check_reference_sets, check_same_length, check_text_lists, check_texts
 
-__all__ = ["Metric", "MeanMetric", "CorpusMetric", "ScoredTogether", "Stats", "Result", "Options", "option",
+__all__ = ["Metric", "MeanMetric", "CorpusMetric", "ScoredTogether", "Stats", "Result", "Options", "CorpusOptions",
+           "option",
            "OPTION_KINDS", "MetricFunction", "metric_classes", "parse_option_text"]
 
 # The kinds of option values, what a text typed on the command line or in a Space becomes:
@@ -149,7 +153,19 @@ def _option_errors(name: str | None) -> Iterator[None]:
         raise OptionError(str(e), name) from e
 
 
-_INTERVAL_OPTIONS = ("confidence_level", "n_resamples", "seed")
+@dataclasses.dataclass(frozen=True)
+class CorpusOptions(Options):
+    """The options of a corpus metric (BLEU, Google BLEU, chrF, TER): the interval options and
+    ``interval``, the rule of its bootstrap interval."""
+
+    interval: str = option(
+        DEFAULT_INTERVAL, kind="str", kw_only=True, check=check_interval_method,
+        doc="the rule of <key>_ci: percentile (default; the 2.5th and 97.5th percentiles of the resampled "
+            "scores at 0.95, within the metric's range) or sacrebleu (sacrebleu's --confidence interval, "
+            "mean ± half that spread, for parity with sacrebleu; it can leave the range on few examples)")
+
+
+_INTERVAL_OPTIONS = ("confidence_level", "n_resamples", "seed", "interval")
 AnyOptions = Options  # the base, for annotations inside a Metric (whose ``Options`` is its own)
 
 
@@ -427,6 +443,8 @@ class Metric:
     optional_columns: ClassVar[dict[str, str]] = {}
     Options: ClassVar[type[Options]] = Options
     score_range: ClassVar[tuple[float, float]] = (0.0, 1.0)
+    # a lower score is better (TER, an error rate): a meta-evaluation correlates its negation
+    lower_is_better: ClassVar[bool] = False
     corpus: ClassVar[bool] = False        # the aggregate is the score of summed statistics
     scores_together: ClassVar[bool] = False  # the statistics are the inputs (ScoredTogether)
     judge: ClassVar[bool] = False         # takes judge= and judge_options=
@@ -751,6 +769,16 @@ class CorpusMetric(Metric):
     (each example's own score) and :meth:`resampling` (for intervals and paired tests)."""
 
     corpus = True
+    Options: ClassVar[type[Options]] = CorpusOptions
+
+    def _bootstrap_signatures(self, stats: Stats) -> tuple[str, str | None]:
+        """With an interval, the signatures name its rule when it is not sacrebleu's
+        (``interval:percentile``): sacrebleu's own string is kept for sacrebleu's interval."""
+        sign, per_sign = super()._bootstrap_signatures(stats)
+        if self.options.confidence_level is None or self.options.interval == "sacrebleu":
+            return sign, per_sign
+        mark = functools.partial(with_fields, interval=self.options.interval)
+        return mark(sign), None if per_sign is None else mark(per_sign)
 
     def aggregate(self, stats: Stats) -> dict[str, Any]:
         raise NotImplementedError
@@ -767,7 +795,8 @@ class CorpusMetric(Metric):
         intervals: dict[str, list[float | None]] = {}
         level = self.options.confidence_level
         if level is not None:
-            low, high = corpus_interval(self.resampling(stats), level, self.options.n_resamples, self.options.seed)
+            low, high = corpus_interval(self.resampling(stats), level, self.options.n_resamples, self.options.seed,
+                                        self.options.interval)
             intervals[self.main_key] = [low, high]
         sign, per_sign = self._bootstrap_signatures(stats)
         return Result(self.name, self.keys(), stats.count, self.aggregate(stats),

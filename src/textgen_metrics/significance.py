@@ -13,10 +13,16 @@ the same seed and number of resamples, the numbers are sacrebleu's:
   (drawn here as the same stream of ``rng.integers(0, n, ...)`` in chunks of rows, so that memory
   stays bounded however many examples there are); a corpus metric's statistics are summed as
   ``float32``, as sacrebleu does;
-- a corpus metric's interval is sacrebleu's ``--confidence`` interval: the mean of the resampled
-  scores plus and minus half the distance between the order statistics at ``(1 - level) / 2``
-  and ``(1 + level) / 2`` (sacrebleu only has level 0.95: indices ``n // 40`` and
-  ``n - n // 40 - 1``);
+- a corpus metric's interval is, by default (``interval="percentile"``), the percentile
+  interval: the order statistics at ``(1 - level) / 2`` and ``(1 + level) / 2`` of the scores of
+  the resamples (indices ``n // 40`` and ``n - n // 40 - 1`` at 0.95), their statistics summed in
+  float64. Each bound is the score of some resample, so the interval never leaves the metric's
+  range, and a corpus whose resamples all score alike (one example, identical examples) gets the
+  corpus score for both bounds;
+- with ``interval="sacrebleu"`` it is sacrebleu's ``--confidence`` interval, kept for parity:
+  float32 sums, and the mean of the resampled scores plus and minus half the distance between
+  the same two order statistics (sacrebleu only has level 0.95). That interval is symmetric
+  around the mean, so on a few examples it can leave the range (a BLEU of [0.34, 1.34]);
 - the paired bootstrap p-value (Koehn 2004, as Moses' script and sacrebleu): the share of
   resamples whose absolute difference, centred on the mean of those differences, exceeds the
   observed one, ``(c + 1) / (n + 1)`` (for the metrics sacrebleu does not have, a resampled
@@ -32,8 +38,11 @@ the one bootstrap of the package: every interval of every module (``<key>_ci``, 
 ``bootstrap_samples``, G-Eval's and pairwise preference's, ``bootstrap_ci``) draws its resamples
 and takes its order statistics here.
 
+The paired tests (``compare``) keep sacrebleu's rule for the intervals of a corpus metric's
+systems and of their difference (``PairedTest``'s ``mean ± ci``), which the parity tests hold.
+
 The defaults are named once, here: 1,000 resamples and seed 12345 (sacrebleu's), level 0.95,
-10,000 randomization trials.
+10,000 randomization trials, the percentile interval.
 """
 
 from __future__ import annotations
@@ -47,8 +56,9 @@ from typing import Any, NamedTuple
 
 from .validation import check_number
 
-__all__ = ["DEFAULT_SEED", "DEFAULT_RESAMPLES", "DEFAULT_TRIALS", "DEFAULT_CONFIDENCE", "CorpusStatistics", "Interval",
-           "PairedResult", "check_interval_options", "corpus_interval", "mean_interval",
+__all__ = ["DEFAULT_SEED", "DEFAULT_RESAMPLES", "DEFAULT_TRIALS", "DEFAULT_CONFIDENCE", "DEFAULT_INTERVAL", "INTERVALS",
+           "CorpusStatistics", "Interval",
+           "PairedResult", "check_interval_options", "check_interval_method", "corpus_interval", "mean_interval",
            "bootstrap_ci", "paired_bootstrap", "paired_randomization", "paired_test", "sum_statistics",
            "percentile_interval"]
 
@@ -56,6 +66,10 @@ DEFAULT_SEED = 12345       # sacrebleu's SACREBLEU_SEED default
 DEFAULT_RESAMPLES = 1000   # sacrebleu's --confidence-n and --paired-bs-n defaults
 DEFAULT_TRIALS = 10000     # sacrebleu's --paired-ar-n default
 DEFAULT_CONFIDENCE = 0.95  # the level of sacrebleu's intervals (and of compare's, by default)
+# a corpus metric's interval: "percentile" (within the metric's range) or "sacrebleu" (its
+# --confidence interval, mean ± half the percentile spread: kept for parity, it can leave the range)
+INTERVALS = ("percentile", "sacrebleu")
+DEFAULT_INTERVAL = "percentile"
 
 # resampled indices drawn at once (rows x examples): 32 MiB of int64, whatever the corpus size
 _CHUNK_CELLS = 1 << 22
@@ -128,21 +142,23 @@ class CorpusStatistics:
             return math.fsum(s[0] for s in self.stats) / len(self.stats)
         return float(self.score(sum_statistics([list(s) for s in self.stats])))
 
-    def resample(self, n_resamples: int, seed: int | None) -> Any:
+    def resample(self, n_resamples: int, seed: int | None, dtype: str = "float32") -> Any:
         """The score of each of ``n_resamples`` resamples of the examples (seeded as sacrebleu):
-        a list of a corpus metric's scores, a numpy array of a mean metric's means."""
+        a list of a corpus metric's scores (its statistics summed as ``dtype``: sacrebleu's
+        float32, or float64), a numpy array of a mean metric's means."""
         if self.kind == "mean":
             import numpy as np
 
             return np.concatenate([self.resampled(idxs) for idxs in _index_chunks(len(self), n_resamples, seed)])
-        return [s for idxs in _index_chunks(len(self), n_resamples, seed) for s in self.resampled_scores(idxs)]
+        return [s for idxs in _index_chunks(len(self), n_resamples, seed) for s in self.resampled_scores(idxs, dtype)]
 
-    def resampled_scores(self, idxs: Any) -> list[Any]:
+    def resampled_scores(self, idxs: Any, dtype: str = "float32") -> list[Any]:
         """A corpus metric's score of each resample (a row of ``idxs``), as sacrebleu's
-        ``_bootstrap_resample`` computes them: float32 statistics, each resample summed."""
+        ``_bootstrap_resample`` computes them: statistics as ``dtype`` (sacrebleu's float32 by
+        default), each resample summed."""
         import numpy as np
 
-        arr = np.array(self.stats, dtype="float32")
+        arr = np.array(self.stats, dtype=dtype)
         score = self.score
         return [score(arr[idx].sum(0)) for idx in idxs]
 
@@ -214,18 +230,34 @@ def _percentile_interval(scores: Any, confidence_level: float) -> tuple[float, f
     return float(s[lo]), float(s[n - lo - 1])
 
 
+def check_interval_method(name: str, value: Any) -> str:
+    """``value`` if it is one of :data:`INTERVALS`, else a ValueError naming ``name``."""
+    if value not in INTERVALS:
+        raise ValueError(f"{name}: {value!r} is not one of {list(INTERVALS)}")
+    return str(value)
+
+
 def corpus_interval(stats: CorpusStatistics, confidence_level: float = DEFAULT_CONFIDENCE,
-                    n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> tuple[float, float]:
-    """The bootstrap interval of ``stats``' score: for a corpus metric sacrebleu's
-    ``corpus_score(n_bootstrap=n_resamples)`` interval with ``SACREBLEU_SEED=seed`` (on the
-    metric's own scale); for a mean metric the percentile interval."""
+                    n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+                    interval: str = DEFAULT_INTERVAL) -> tuple[float, float]:
+    """The bootstrap interval of ``stats``' score, on the metric's own scale.
+
+    A mean metric: the percentile interval of the resampled means. A corpus metric, by default
+    (``interval="percentile"``): the percentile interval of the resamples' scores (float64
+    sums), which stays within the metric's range; with ``interval="sacrebleu"``: sacrebleu's
+    ``corpus_score(n_bootstrap=n_resamples)`` interval with ``SACREBLEU_SEED=seed``, the
+    resamples' mean plus and minus half the percentile spread, which can leave the range.
+    """
     check_interval_options(confidence_level, n_resamples, seed)
+    check_interval_method("interval", interval)
     if not len(stats):
         raise ValueError("predictions: no examples to resample")
     if stats.kind == "mean":
         low, high = _percentile_interval(stats.resample(n_resamples, seed), confidence_level)
-    else:
+    elif interval == "sacrebleu":
         low, high = _sacrebleu_interval(stats.resample(n_resamples, seed), confidence_level)
+    else:
+        low, high = _percentile_interval(stats.resample(n_resamples, seed, "float64"), confidence_level)
     return low / stats.divisor, high / stats.divisor
 
 

@@ -37,7 +37,7 @@ from typing import Any, NamedTuple
 
 from .. import _native
 from ..errors import OptionError, OptionTypeError
-from ..metric import AnyOptions, CorpusMetric, Options, Stats, option
+from ..metric import AnyOptions, CorpusMetric, CorpusOptions, Stats, option
 from ..signature import sacrebleu_signature, with_fields
 from ..significance import CorpusStatistics
 from ..tokenizers import Lowercased, NoneTokenizer, Tokenizer, Tokenizer13a, get_tokenizer
@@ -204,7 +204,7 @@ def _threads(name: str, value: Any) -> Any:
 
 
 @dataclasses.dataclass(frozen=True)
-class BleuOptions(Options):
+class BleuOptions(CorpusOptions):
     tokenizer: Any = option(None, kind="str", doc="13a (default), intl, none, char, zh, ja-mecab, ko-mecab, or a "
                                                   "function str -> list of str")
     max_order: int = option(4, doc="the largest n-gram order")
@@ -235,9 +235,12 @@ class Bleu(CorpusMetric):
     ``brevity_penalty``, ``length_ratio``, ``translation_length`` and ``reference_length``.
 
     ``confidence_level`` (e.g. 0.95) adds ``bleu_ci``: the bootstrap interval of the corpus
-    score over ``n_resamples`` resamples of the examples' statistics with ``seed``, equal to
-    sacrebleu's ``--confidence`` interval (``SACREBLEU_SEED=seed``) divided by 100. Every
-    result has ``signature``: sacrebleu's signature for the same settings.
+    score over ``n_resamples`` resamples of the examples' statistics with ``seed``: by default
+    the percentile interval, within [0, 1]; with ``interval="sacrebleu"``, sacrebleu's
+    ``--confidence`` interval (``SACREBLEU_SEED=seed``) divided by 100, the resamples' mean plus
+    and minus half their spread, which can pass 1 on a few examples. Every result has
+    ``signature``: sacrebleu's signature for the same settings (with ``interval:percentile``
+    for the default interval, which sacrebleu does not have).
     Empty predictions score 0; no matching n-gram of some order gives a corpus score of 0.
     """
 

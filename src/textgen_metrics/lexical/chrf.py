@@ -23,7 +23,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ..metric import Options, Stats, option
+from ..metric import CorpusOptions, Stats, option
 from ..ngrams import char_codes, match_statistics, word_codes
 from ..significance import CorpusStatistics, sum_statistics
 from .checks import flag, whole
@@ -107,7 +107,7 @@ def _beta(name: str, value: Any) -> Any:
 
 
 @dataclasses.dataclass(frozen=True)
-class ChrfOptions(Options):
+class ChrfOptions(CorpusOptions):
     char_order: int = option(6, check=_order, doc="character n-gram orders")
     word_order: int = option(0, check=_order, doc="word n-gram orders (2: chrF++)")
     beta: float = option(2, kind="number", check=_beta, doc="recall's weight in the F-score")
@@ -128,8 +128,10 @@ class Chrf(SacrebleuMetric):
     ``score``: sacrebleu's ``CHRF(...).corpus_score`` (0-100) with ``use_aggregator=True``, the
     per-example ``sentence_score`` list otherwise (each example against its best reference).
     Also ``char_order``, ``word_order`` and ``beta`` (as Hugging Face's chrf), and ``signature``
-    (sacrebleu's). ``confidence_level`` adds ``score_ci``, sacrebleu's ``--confidence`` interval
-    of the corpus score for ``n_resamples`` resamples and ``seed``. An empty prediction scores 0.
+    (sacrebleu's). ``confidence_level`` adds ``score_ci``, the bootstrap interval of the corpus
+    score for ``n_resamples`` resamples and ``seed``: the percentile interval (within 0-100), or
+    with ``interval="sacrebleu"`` sacrebleu's ``--confidence`` interval (mean ± half the spread,
+    which can leave the range). An empty prediction scores 0.
     """
 
     name = "chrf"

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import _native
-from ..metric import CorpusMetric, Options, Stats, option
+from ..metric import CorpusMetric, CorpusOptions, Stats, option
 from ..signature import bootstrap_fields
 from ..signature import signature as make_signature
 from ..significance import CorpusStatistics
@@ -41,7 +41,7 @@ def _threads(name: str, value: Any) -> Any:
 
 
 @dataclasses.dataclass(frozen=True)
-class GoogleBleuOptions(Options):
+class GoogleBleuOptions(CorpusOptions):
     tokenizer: Any = option(None, kind="str", doc="13a (default), or any BLEU tokenizer or function")
     min_len: int = option(1, check=_order, doc="the smallest n-gram order")
     max_len: int = option(4, check=_order, doc="the largest n-gram order")
@@ -65,7 +65,8 @@ class GoogleBleu(CorpusMetric):
     The n-grams of orders ``min_len`` to ``max_len`` on ``tokenizer``'s tokens (13a by
     default); with several references each example keeps the best one. An empty prediction
     scores 0. ``confidence_level`` adds ``google_bleu_ci``, a bootstrap interval of the corpus
-    score over the examples' statistics (as sacrebleu's intervals of corpus metrics);
+    score over resamples of the examples' statistics: the percentile interval (within [0, 1]),
+    or with ``interval="sacrebleu"`` the rule of sacrebleu's intervals (mean ± half the spread);
     ``signature`` names the tokenizer, the n-gram orders and the number of references.
     """
 

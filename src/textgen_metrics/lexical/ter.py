@@ -29,7 +29,7 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
-from ..metric import Options, Stats, option
+from ..metric import CorpusOptions, Stats, option
 from ..significance import CorpusStatistics, sum_statistics
 from ..tokenizers import TercomTokenizer
 from .checks import flag
@@ -91,7 +91,7 @@ def _alias_flag(name: str, value: Any) -> Any:
 
 
 @dataclasses.dataclass(frozen=True)
-class TerOptions(Options):
+class TerOptions(CorpusOptions):
     normalized: bool = option(False, check=flag, doc="Tercom's normalisation of punctuation and XML entities")
     no_punct: bool = option(False, check=flag, doc="remove punctuation (Hugging Face's name: ignore_punct)")
     asian_support: bool = option(False, check=flag,
@@ -122,13 +122,15 @@ class Ter(SacrebleuMetric):
     otherwise; ``num_edits`` and ``ref_length`` (sums, or per-example lists), as Hugging Face's
     ter; ``signature`` (sacrebleu's). ``ignore_punct`` and ``support_zh_ja_chars`` are Hugging
     Face's names of ``no_punct`` and ``asian_support``. ``confidence_level`` adds ``score_ci``,
-    sacrebleu's ``--confidence`` interval for ``n_resamples`` resamples and ``seed``. Empty
+    the percentile bootstrap interval for ``n_resamples`` resamples and ``seed`` (never below
+    0), or with ``interval="sacrebleu"`` sacrebleu's ``--confidence`` interval. Empty
     references against a non-empty prediction score 100; both empty, 0.
     """
 
     name = "ter"
     Options = TerOptions
     score_range = (0.0, 100.0)
+    lower_is_better = True
 
     @functools.cached_property
     def scoring(self) -> Any:
