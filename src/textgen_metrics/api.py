@@ -4,6 +4,8 @@ any name here (imported on first use of one of them; the metric functions come f
 type checkers read as a re-export.
 """
 
+from .audit.run import audit as audit
+from .audit.stats import position_audit as position_audit
 from .comparison import compare as compare
 from .cost import estimate_cost as estimate_cost
 from .human_agreement import agreement as agreement

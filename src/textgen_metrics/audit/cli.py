@@ -1,0 +1,109 @@
+"""The ``audit`` subcommand: ``textgen-metrics audit SOURCE --metrics NAME --judge ...`` (SPEC
+"Judge audits"). :func:`add_audit_parser` builds its parser on the command line's subparsers
+(``parents=[common_options()]``, ``run=`` the function that returns the exit status), reading
+metric options, judge options and columns with the ``score`` command's own helpers.
+
+Exit status: 0 when the audit ran (whatever it found: a flagged probe is a finding, not a
+failure), 2 for a usage error; a judge that cannot be reached stops with 1, as ``score``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+__all__ = ["add_audit_parser", "audit_command"]
+
+
+def _probes(text: str | None) -> list[str] | None:
+    return [p.strip() for p in text.split(",") if p.strip()] if text else None
+
+
+def audit_command(args: argparse.Namespace) -> int:
+    """Run ``audit``: print the judge card's text, write the JSON and HTML; the exit status."""
+    from ..cli import EXIT_OK, UsageError, _input_fields, _judge_options, _metric_options, _write
+    from ..cost import format_estimate
+    from .probes import PROBES
+    from .report import format_summary, judge_card_html
+    from .run import audit
+
+    names = [m.strip() for m in (args.metrics or "").split(",") if m.strip()]
+    if len(names) != 1:
+        raise UsageError("--metrics: name one LLM-guided metric to audit the judge on (e.g. pairwise_preference)")
+    if not args.judge:
+        raise UsageError("--judge: give the judge to audit (e.g. openai:gpt-4o-mini; server from --judge-url)")
+    options = _metric_options(args.option, names)
+    judge_options = _judge_options(args.judge_option)
+    if args.judge_url:
+        judge_options["base_url"] = args.judge_url
+    probes = _probes(args.probe) or list(PROBES)
+    if args.n_resamples < 0:
+        raise UsageError(f"--n-resamples: {args.n_resamples} must be 0 (no intervals) or more")
+    result = audit(args.source, metrics=names[0], judge=args.judge, judge_options=judge_options,
+                   columns=_input_fields(args), options=options, probes=probes, repeats=args.repeats,
+                   threshold=args.threshold, human_column=args.human_column, dry_run=args.dry_run,
+                   confidence_level=args.confidence_level, n_resamples=args.n_resamples, seed=args.seed,
+                   missing=args.missing, split=args.split)
+    if args.dry_run:
+        print(format_estimate(result))
+    else:
+        print(format_summary(result))
+    if args.json:
+        _write(args.json, json.dumps(result, indent=2, ensure_ascii=False))
+        print(f"json: {args.json}")
+    if args.html and not args.dry_run:
+        _write(args.html, judge_card_html(result))
+        print(f"html judge card: {args.html}")
+    return EXIT_OK
+
+
+def add_audit_parser(sub: Any) -> None:
+    """Add ``audit`` to the command line's subparsers."""
+    from ..cli import common_options
+    from ..significance import DEFAULT_CONFIDENCE
+    from .probes import PROBES
+
+    a = sub.add_parser("audit", parents=[common_options()],
+                       help="audit a judge before trusting it: position, verbosity, repeat variance, calibration",
+                       description="Audit an LLM judge on one LLM-guided metric over the rows of SOURCE: does it "
+                                   "prefer the answer shown first, the longer text, does it change its verdict when "
+                                   "asked again, is it calibrated against people's labels? Each finding comes with "
+                                   "its interval; the probes' requests go through the judge's cache, budgets and "
+                                   "batch mode like any run.")
+    a.add_argument("source", help="a .jsonl, .json, .csv, .tsv or .parquet file, a datasets folder, or a bundled "
+                                  "set's name (meta-eval --list), e.g. llmbar_natural")
+    a.add_argument("--metrics", required=True, help="the LLM-guided metric to audit the judge on, e.g. "
+                                                    "pairwise_preference (one)")
+    a.add_argument("--judge", help="the judge: openai:MODEL, hf:MODEL_OR_PATH, ... (as score takes it)")
+    a.add_argument("--judge-url", help="the OpenAI-compatible server (default: OPENAI_BASE_URL)")
+    a.add_argument("--judge-option", action="append", metavar="KEY=VALUE",
+                   help="a judge option, e.g. cache=true, concurrency=16 (repeatable)")
+    a.add_argument("--column", action="append", metavar="INPUT=FIELD",
+                   help="the field holding an input, e.g. baselines=output_2 (repeatable)")
+    a.add_argument("--prediction-column", help="the field with the predictions (default: predictions or prediction)")
+    a.add_argument("--reference-column", help="the field with the references (default: references or reference)")
+    a.add_argument("--option", action="append", metavar="METRIC.KEY=VALUE",
+                   help="a metric option, e.g. g_eval.criteria=... (repeatable)")
+    a.add_argument("--probe", metavar=",".join(PROBES),
+                   help=f"the probes to run, comma-separated (default: all of {', '.join(PROBES)})")
+    a.add_argument("--repeats", type=int, default=3, metavar="K",
+                   help="the repeat probe asks every request K times in all, the plain run's answer first (default 3)")
+    a.add_argument("--threshold", type=float, default=0.5, metavar="T",
+                   help="the verdict cut on the score mapped to [0, 1] (default 0.5)")
+    a.add_argument("--human-column", metavar="NAME",
+                   help="people's labels: gold 'a'/'b' for a comparison (position accuracy, calibration), 0/1 "
+                        "otherwise (calibration)")
+    a.add_argument("--missing", choices=["omit", "as_verdict"], default="omit",
+                   help="the position audit's unusable verdicts: left out (omit, default) or a verdict of their own "
+                        "(as_verdict, as LLMBar's statistics.json)")
+    a.add_argument("--split", help="a bundled set's split or a datasets folder's")
+    a.add_argument("--dry-run", action="store_true",
+                   help="send no request: print what every run of the audit would cost (--json writes it)")
+    a.add_argument("--confidence-level", type=float, default=DEFAULT_CONFIDENCE,
+                   help=f"of the intervals (default {DEFAULT_CONFIDENCE})")
+    a.add_argument("--n-resamples", type=int, default=1000, help="bootstrap resamples (default 1000; 0: no intervals)")
+    a.add_argument("--seed", type=int, default=None, help="the random seed of the resamples (default: fresh)")
+    a.add_argument("--json", metavar="OUT", help="write the audit as JSON here")
+    a.add_argument("--html", metavar="OUT", help="write the judge card (HTML with charts) here")
+    a.set_defaults(run=audit_command)
