@@ -45,7 +45,10 @@ def read_rows(source: Any, split: str | None = None) -> tuple[list[dict[str, Any
         from ..meta.data import bundled_sets, load_set
 
         if not os.path.exists(path) and path in bundled_sets():
-            return load_set(path, split).rows, path
+            # fields a set does not have (no references: [], no source: None) are left out, so that an
+            # optional input (pairwise preference's references) is not read from them
+            rows = [{k: v for k, v in r.items() if v is not None and v != []} for r in load_set(path, split).rows]
+            return rows, path
         from ..scoring import read_records
 
         return read_records(path, split=split), path
