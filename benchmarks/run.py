@@ -7,6 +7,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import bench_audit  # noqa: E402
 import bench_bertscore  # noqa: E402
 import bench_budget_wait  # noqa: E402
 import bench_cluster_budget  # noqa: E402
@@ -20,7 +21,7 @@ import bench_trainer  # noqa: E402
 BENCHES = {"rouge": bench_rouge.main, "lexical": bench_lexical.main, "mt": bench_mt.main,
            "judges": bench_judges.main, "bertscore": bench_bertscore.main, "trainer": bench_trainer.main,
            "cluster_budget": bench_cluster_budget.main, "budget_wait": bench_budget_wait.main,
-           "scaleout": bench_scaleout.main}
+           "scaleout": bench_scaleout.main, "audit": bench_audit.main}
 
 
 def main(names=None):
