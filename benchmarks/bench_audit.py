@@ -7,6 +7,14 @@ index, the worst case) are timed beside them. The reference is the same statisti
 loop over resamples (numpy per resample, as a plain implementation would).
 
     python benchmarks/bench_audit.py
+    python benchmarks/bench_audit.py real --model smollm2 --n 40 [--repeats 3] [--out file.json]
+
+``real``: the position and repeat audits of pairwise_preference through a real tiny judge
+(SmolLM2-135M-Instruct or Gemma 3 270M) behind llama-cpp-python's OpenAI-compatible server on
+127.0.0.1 (``tests/llama_server.py``, as the real-model tests start it), on the ``--n`` shortest
+pairs of LLMBar Natural (shortest: a CPU reads them in reasonable time), gold labels from the
+set. The figures in docs/audit.md come from it: a check of the plumbing (requests counted, every
+verdict usable or counted unscored), never of a judge's quality.
 """
 
 import os
@@ -90,5 +98,55 @@ def main():
     return out
 
 
+def shortest_pairs(n):
+    """The ``n`` LLMBar Natural pairs with the fewest characters (query and both outputs)."""
+    from textgen_metrics.meta.data import load_set
+
+    rows = load_set("llmbar_natural").rows
+    rows = sorted(rows, key=lambda r: len(r["query"]) + len(r["prediction"]) + len(r["baseline"]))[:n]
+    return [{"query": r["query"], "prediction": r["prediction"], "baseline": r["baseline"], "gold": r["gold"]}
+            for r in rows]
+
+
+def real(model, n, repeats, out_path=None):
+    import json
+    import time
+
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    from llama_server import llama_server
+    from textgen_metrics.audit.report import format_summary
+    from textgen_metrics.audit.run import audit
+    from textgen_metrics.judges import OpenAIJudge
+    from textgen_metrics.judges.tiny import tiny_model_file
+
+    rows = shortest_pairs(n)
+    with llama_server(tiny_model_file(model)) as url:
+        judge = OpenAIJudge(model, base_url=url, api_key="none", timeout=600)
+        start = time.perf_counter()
+        result = audit(rows, metrics="pairwise_preference", judge=judge, probes=("position", "repeat"),
+                       repeats=repeats, human_column="gold", seed=0)
+        result["seconds"] = time.perf_counter() - start
+        result["judge_mode"] = judge.judge_mode
+    print(format_summary(result))
+    print(f"{result['seconds']:.0f} s; judge mode {result['judge_mode']}")
+    if out_path:
+        with open(out_path, "w") as f:
+            json.dump(result, f, indent=2)
+    return result
+
+
 if __name__ == "__main__":
-    main()
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command")
+    r = sub.add_parser("real", help="the position and repeat audits on a real tiny judge behind a real server")
+    r.add_argument("--model", choices=["smollm2", "gemma3"], default="smollm2")
+    r.add_argument("--n", type=int, default=40)
+    r.add_argument("--repeats", type=int, default=3)
+    r.add_argument("--out")
+    args = parser.parse_args()
+    if args.command == "real":
+        real(args.model, args.n, args.repeats, args.out)
+    else:
+        main()

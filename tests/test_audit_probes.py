@@ -18,6 +18,7 @@ import pytest
 
 import textgen_metrics
 from chat_server import ChatServer
+from conftest import ROOT
 from test_audit_stats import DEFECTS, TIE
 from textgen_metrics.audit.probes import FILLER
 from textgen_metrics.audit.run import audit
@@ -324,3 +325,35 @@ def test_bad_arguments_are_clear():
         audit(ROWS[:2], metrics="pairwise_preference", judge=judge, human_column="verdict")
     with pytest.raises(ValueError, match="has no field"):
         audit([{"x": 1}], metrics="pairwise_preference", judge=judge)
+
+
+def test_position_and_repeat_audits_on_the_real_smollm2_behind_the_real_server(tmp_path):
+    """SmolLM2-135M-Instruct behind llama-cpp-python's server (behind the recording proxy), on
+    the 3 shortest LLMBar Natural pairs: the plumbing, never the judge's quality. Every request
+    the server saw is counted in ``requests`` (the dialect step-down and re-asks included), and
+    every verdict is either usable or counted unscored."""
+    import sys
+
+    from llama_server import RecordingProxy, llama_server
+    from textgen_metrics.judges.tiny import tiny_model_file
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from bench_audit import shortest_pairs
+
+    rows = shortest_pairs(3)
+    with llama_server(tiny_model_file("smollm2"), log=tmp_path / "server.log") as url, RecordingProxy(url) as proxy:
+        judge = OpenAIJudge("smollm2", base_url=proxy.url, api_key="none", timeout=600)
+        out = audit(rows, metrics="pairwise_preference", judge=judge, probes=("position", "repeat"), repeats=2,
+                    human_column="gold", seed=0)
+        said = proxy.usage(0)
+    assert judge.judge_mode == "json_object_schema"
+    assert out["requests"] == said["requests"] >= 2 * 2 * len(rows)
+    assert [r["run"] for r in out["runs"]] == ["plain", "repeat 2"]
+    position, repeat = out["probes"]["position"], out["probes"]["repeat"]
+    assert position["pairs"] + position["missing"] == len(rows)  # usable, or left out and counted
+    assert repeat["examples"] + repeat["missing"] == len(rows)
+    assert out["unscored"] == sum(r["unscored"] for r in out["runs"])
+    assert out["runs"][0]["unscored"] == position["missing"]
+    for stat in ("first_position_rate", "positional_agreement", "kappa"):
+        value = position[stat]["value"]
+        assert value is None or -1.0 <= value <= 1.0
