@@ -470,6 +470,7 @@ def _evaluate_statistic(stat: str, dim: str, level: str, group_by: str, rows_of:
                         confidence_level: float, n_resamples: int, seed: int | None,
                         compare: bool) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     out: dict[str, dict[str, Any]] = {}
+    human_cache: dict[bytes, list[np.ndarray]] = {}  # spa: the human p-values of each resample, per item set
     for name, r in rows_of.items():
         entry: dict[str, Any] = {"metric": name, "human": dim, "level": level, "group_by": group_by,
                                  "statistic": stat, "value": None, "ci": None, "n": 0, "groups": 0,
@@ -491,7 +492,7 @@ def _evaluate_statistic(stat: str, dim: str, level: str, group_by: str, rows_of:
                                            for c in resample.item_counts(n_items, n_resamples, seed)])
                     entry["ci"] = resample.interval(boot, confidence_level)
         else:
-            _system_entry(stat, r, n_systems, entry, confidence_level, n_resamples, seed)
+            _system_entry(stat, r, n_systems, entry, confidence_level, n_resamples, seed, human_cache)
         out[name] = entry
     comps = _compare(stat, dim, level, group_by, rows_of, masks, out, n_systems, n_resamples, seed) \
         if compare and n_resamples else []
@@ -499,7 +500,7 @@ def _evaluate_statistic(stat: str, dim: str, level: str, group_by: str, rows_of:
 
 
 def _system_entry(stat: str, r: _Rows, n_systems: int, entry: dict[str, Any], confidence_level: float,
-                  n_resamples: int, seed: int | None) -> None:
+                  n_resamples: int, seed: int | None, human_cache: dict[bytes, list[np.ndarray]]) -> None:
     hmat, mmat, common = _system_matrix(r, n_systems)
     if common.size == 0 or n_systems < 2:
         entry.update(reason="fewer than two systems share an item on which all have both scores")
@@ -527,10 +528,17 @@ def _system_entry(stat: str, r: _Rows, n_systems: int, entry: dict[str, Any], co
         return
     boot = []
     if signs is not None:
+        # resample r: row r of default_rng(seed).integers(0, items, (n_resamples, items)), in
+        # chunks of 8; the human p-values of a resample are shared by every metric on these items
+        key = common.tobytes() + hmat.tobytes()
+        cached = human_cache.setdefault(key, [])
         rng = np.random.default_rng(seed)
-        for start in range(0, n_resamples, 8):
+        for chunk, start in enumerate(range(0, n_resamples, 8)):
             idx = rng.integers(0, common.size, size=(min(8, n_resamples - start), common.size))
-            boot.append(stats.spa_values(hmat[:, idx].transpose(1, 0, 2), mmat[:, idx].transpose(1, 0, 2), signs))
+            if chunk == len(cached):
+                cached.append(stats.p_values(hmat[:, idx].transpose(1, 0, 2), signs))
+            pm = stats.p_values(mmat[:, idx].transpose(1, 0, 2), signs)
+            boot.append(1.0 - np.abs(cached[chunk] - pm).mean(axis=-1))
     else:
         for counts in resample.item_counts(common.size, n_resamples, seed):
             total = counts.sum(axis=1, keepdims=True)
@@ -666,7 +674,11 @@ def _acc_eq_pairs_test(named: list[str], rows_of: dict[str, _Rows], masks: dict[
             verdicts.append(_unsort(pairs, verdict))
             if scale is None:
                 per = pairs.pairs_per_group
-                scale = _unsort(pairs, 1.0 / (per[pairs.group] * per.size))
+                lcm = 1
+                for size in np.unique(per).tolist():
+                    lcm = math.lcm(lcm, int(size))
+                unit = (lcm // per).astype(np.float64) if lcm < 1 << 52 else 1.0 / per
+                scale = _unsort(pairs, unit[pairs.group])
         assert scale is not None
         order = sorted(range(len(group)), key=lambda i: (-values[i], group[i]))
         pairs_idx = [(order[x], order[y]) for x in range(len(order)) for y in range(x + 1, len(order))]

@@ -91,14 +91,18 @@ def permutation_p(statistic: Callable[[np.ndarray], np.ndarray], high: np.ndarra
     return count / total if total else float("nan")
 
 
-def pairs_p_values(verdicts: np.ndarray, scale: np.ndarray, pairs: list[tuple[int, int]], k: int,
+def pairs_p_values(verdicts: np.ndarray, units: np.ndarray, pairs: list[tuple[int, int]], k: int,
                    seed: int | None) -> list[float]:
     """The pairs test for acc_eq: ``verdicts`` (``metrics x pairs``, 0/1 at each metric's own
-    threshold) and ``scale`` (per pair: 1 / (pairs of its group * groups)); for each ``(high, low)``
-    the share of ``k`` sign draws whose signed difference is at least the observed one. Signs:
-    ``numpy.random.default_rng(seed)``'s bits, one row per draw, shared by all metric pairs."""
-    weighted = verdicts * scale  # metrics x pairs
+    threshold) and ``units`` (per pair: an integer proportional to 1 / pairs of its group, so
+    that a metric's acc_eq is proportional to ``verdicts @ units``); for each ``(high, low)`` the
+    share of ``k`` sign draws whose signed difference is at least the observed one. Signs:
+    ``numpy.random.default_rng(seed)``'s bits, one row per draw, shared by all metric pairs. The
+    product runs in float32, exact while every sum stays below 2^24 (float64 otherwise)."""
+    weighted = verdicts * units  # metrics x pairs, integers
     observed = weighted.sum(axis=1)
+    kind = np.float32 if np.abs(weighted).sum(axis=1).max(initial=0) < 1 << 24 else np.float64
+    weighted_k = weighted.astype(kind).T.copy()
     rng = np.random.default_rng(seed)
     n_pairs = verdicts.shape[1]
     step = max(1, _MAX_CELLS // max(n_pairs, 1))
@@ -107,8 +111,8 @@ def pairs_p_values(verdicts: np.ndarray, scale: np.ndarray, pairs: list[tuple[in
         rows = min(step, k - start)
         bits = np.unpackbits(rng.integers(0, 256, size=(rows, (n_pairs + 7) // 8), dtype=np.uint8), axis=1,
                              count=n_pairs)
-        signs = bits.astype(np.float64) * 2.0 - 1.0
-        sums = signs @ weighted.T  # draws x metrics
+        # signs s = 2 bits - 1, so s @ w = 2 (bits @ w) - sum(w)
+        sums = 2 * (bits.astype(kind) @ weighted_k).astype(np.float64) - observed
         for i, (hi, lo) in enumerate(pairs):
-            counts[i] += int((sums[:, hi] - sums[:, lo] >= observed[hi] - observed[lo] - 1e-12).sum())
+            counts[i] += int((sums[:, hi] - sums[:, lo] >= observed[hi] - observed[lo]).sum())
     return [float(c) / k for c in counts]

@@ -17,9 +17,10 @@ Each statistic follows Google's mt-metrics-eval (commit 68a481a; ``stats.py``, `
   within-group pair once, sorted by the metric's absolute difference, and the accuracy at every
   candidate threshold read from one cumulative sum (``tau_optimization.tau_optimization`` walks
   the same order pair by pair in Python). The threshold is the smallest that reaches the
-  maximum, as ``numpy.nanargmax`` there; where all groups have the same number of pairs the sum is
-  kept in integers, so an exact tie between two thresholds is a tie here (the reference's float
-  running sum may break it by rounding, at 1e-16).
+  maximum, as ``numpy.nanargmax`` there; the sums are kept in integers (each group's pairs
+  weighted by the least common multiple of the groups' pair counts over its own), so an exact tie
+  between two thresholds is a tie here (the reference's float running sum may break it by
+  rounding, at 1e-16).
 - ``pdp``: ``stats.AverageCorrelation(pearsonr, pdp=True)`` pools every ordered within-group pair
   (diagonal included) into one Pearson. Those differences have mean 0, and
   ``sum_ij (h_j - h_i)(m_j - m_i) = 2 n S_hm``, so the pooled Pearson is
@@ -57,7 +58,7 @@ from ..human_agreement import cohen_kappa
 
 __all__ = ["STATISTICS", "SYSTEM_ONLY", "SEGMENT_NONE_ONLY", "LABEL_STATISTICS", "PAIR_COUNT_STATISTICS",
            "Layout", "layout", "pad", "group_values", "kendall_counts", "acc_eq_pairs", "acc_eq_sweep",
-           "AccEqPairs", "pdp_parts", "pdp_value", "spa_signs", "spa_values", "pairwise_accuracy",
+           "AccEqPairs", "pdp_parts", "pdp_value", "spa_signs", "spa_values", "p_values", "pairwise_accuracy",
            "system_residuals", "williams_test", "t_sf", "label_value"]
 
 STATISTICS = ("pearson", "spearman", "kendall", "kendall_c", "kendall_23", "acc23", "acc_eq", "pdp", "spa",
@@ -377,7 +378,13 @@ def acc_eq_sweep(pairs: AccEqPairs, weights: np.ndarray | None = None) -> tuple[
     """``(value, threshold)`` of acc_eq: the mean over groups (weighted by ``weights``, one row of
     group weights per resample; None: each group once) of the groups' acc23 at the threshold
     that maximises it; every metric difference is a candidate, and 0. NaN where no group has a
-    pair."""
+    pair.
+
+    The sums are integers: each group's pairs count ``L / pairs_g`` with ``L`` the least common
+    multiple of the groups' pair counts, so exact ties between thresholds stay ties (the smallest
+    wins) and a resample is an integer gather, product and cumulative sum over the pairs whose
+    tie changes the verdict (``numpy.take`` on int64: a resample of 100,000 such pairs takes
+    about a millisecond)."""
     n_groups = pairs.pairs_per_group.size
     w = np.ones((1, n_groups)) if weights is None else np.atleast_2d(weights)
     if n_groups == 0 or pairs.gap.size == 0:
@@ -385,31 +392,65 @@ def acc_eq_sweep(pairs: AccEqPairs, weights: np.ndarray | None = None) -> tuple[
     change = pairs.after - pairs.before  # -1, 0 or 1 when the pair is tied
     ends = np.flatnonzero(np.r_[pairs.gap[1:] != pairs.gap[:-1], True])
     thresholds = np.r_[0.0, pairs.gap[ends]]
-    base_counts = np.bincount(pairs.group, weights=pairs.before, minlength=n_groups)
-    equal = bool((pairs.pairs_per_group == pairs.pairs_per_group[0]).all())
+    moving = np.flatnonzero(change)  # pairs whose tie changes the accuracy
+    upto = np.searchsorted(moving, ends, side="right")  # moving pairs up to each candidate
+    # a candidate that ties no further moving pair scores as the one before it and never wins
+    # (the first maximum does): keep the first candidate of each new count, threshold 0 first
+    keep = (upto > 0) & np.r_[True, upto[1:] != upto[:-1]]
+    thresholds, upto = np.r_[0.0, thresholds[1:][keep]], upto[keep]
+    lcm = 1
+    for size in np.unique(pairs.pairs_per_group).tolist():
+        lcm = math.lcm(lcm, int(size))
+        if lcm > 1 << 62:
+            break
+    counts = np.rint(w).astype(np.int64)
+    # every partial sum is at most lcm * (the resample's groups): int64 holds it below 2^62
+    bound = lcm * max(1, int(counts.sum(axis=1).max()))
+    if np.array_equal(counts, w) and bound < 1 << 62:
+        kind = np.int32 if bound < 1 << 31 else np.int64  # half the memory traffic where it fits
+        unit = lcm // pairs.pairs_per_group
+        step_moving = (change[moving] * unit[pairs.group[moving]]).astype(kind)
+        base = np.bincount(pairs.group, weights=pairs.before, minlength=n_groups).astype(np.int64) * unit
+        values = np.empty(w.shape[0])
+        best = np.empty(w.shape[0])
+        step = max(1, _PAIR_CELLS // max(1, moving.size))
+        gidx = pairs.group[moving]
+        wide = counts.astype(kind)
+        # where no two moving pairs share a candidate, the candidates are the cumulative sums themselves
+        direct = upto.size == moving.size  # then upto is 1, 2, ..., moving.size
+        for start in range(0, w.shape[0], step):
+            wb = counts[start:start + step]
+            if direct:
+                at = np.zeros((wb.shape[0], moving.size + 1), dtype=kind)
+                np.take(wide[start:start + step], gidx, axis=1, out=at[:, 1:])
+                at[:, 1:] *= step_moving
+                np.cumsum(at[:, 1:], axis=1, out=at[:, 1:])
+            else:
+                cum = np.take(wide[start:start + step], gidx, axis=1)
+                cum *= step_moving
+                np.cumsum(cum, axis=1, out=cum)
+                at = np.zeros((wb.shape[0], upto.size + 1), dtype=kind)
+                np.take(cum, upto - 1, axis=1, out=at[:, 1:])
+            i = np.argmax(at, axis=1)
+            totals = at[np.arange(wb.shape[0]), i].astype(np.int64) + wb @ base
+            with np.errstate(invalid="ignore", divide="ignore"):
+                values[start:start + step] = totals / (lcm * wb.sum(axis=1))
+            best[start:start + step] = thresholds[i]
+        return values, best
+    # weights that are not counts, or sums past int64's comfort: floats
+    delta = change[moving] / pairs.pairs_per_group[pairs.group[moving]]
+    fbase = np.bincount(pairs.group, weights=pairs.before, minlength=n_groups) / pairs.pairs_per_group
     values = np.empty(w.shape[0])
     best = np.empty(w.shape[0])
-    moving = np.flatnonzero(change)  # pairs whose tie changes the accuracy
-    ends_moving = np.searchsorted(moving, ends, side="right")  # moving pairs up to each candidate
-    if weights is None and equal:
-        # integers throughout: exact ties between thresholds stay ties
-        cum = np.r_[0, np.cumsum(change[moving])][ends_moving]
-        totals = np.r_[0, cum] + int(base_counts.sum())
-        i = int(np.argmax(totals))
-        values[0] = totals[i] / (pairs.pairs_per_group[0] * n_groups)
-        best[0] = thresholds[i]
-        return values, best
-    delta = change[moving] / pairs.pairs_per_group[pairs.group[moving]]
-    base = base_counts / pairs.pairs_per_group
     step = max(1, _PAIR_CELLS // max(1, moving.size))
     for start in range(0, w.shape[0], step):
-        wb = w[start:start + step]
-        cum = np.zeros((wb.shape[0], moving.size + 1))
-        np.cumsum(wb[:, pairs.group[moving]] * delta, axis=1, out=cum[:, 1:])
-        totals = np.concatenate([np.zeros((wb.shape[0], 1)), cum[:, ends_moving]], axis=1)
-        totals += (wb @ base)[:, None]
-        i = np.argmax(totals, axis=1)
-        values[start:start + step] = totals[np.arange(wb.shape[0]), i] / wb.sum(axis=1)
+        wf = w[start:start + step]
+        fcum = np.zeros((wf.shape[0], moving.size + 1))
+        np.cumsum(np.take(wf, pairs.group[moving], axis=1) * delta, axis=1, out=fcum[:, 1:])
+        ftotals = np.concatenate([np.zeros((wf.shape[0], 1)), fcum[:, upto]], axis=1)  # upto >= 1 here
+        i = np.argmax(ftotals, axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            values[start:start + step] = (ftotals[np.arange(wf.shape[0]), i] + wf @ fbase) / wf.sum(axis=1)
         best[start:start + step] = thresholds[i]
     return values, best
 
@@ -427,7 +468,7 @@ def spa_signs(n_items: int, n_permutations: int, seed: int | None) -> np.ndarray
     return signs
 
 
-def _p_values(matrices: np.ndarray, signs: np.ndarray) -> np.ndarray:
+def p_values(matrices: np.ndarray, signs: np.ndarray) -> np.ndarray:
     """Per matrix (``(..., systems, items)``) the upper-triangle p-values of ``pce``, as
     ``(..., pairs)`` (float64 counts / permutations), with its float32 arithmetic."""
     x = matrices.astype(np.float32)
@@ -450,7 +491,7 @@ def spa_values(human: np.ndarray, metrics: np.ndarray, signs: np.ndarray) -> np.
     """Soft pairwise accuracy (``1 - PCE``) of each metric matrix (``(..., systems, items)``)
     against the human matrix (``(systems, items)`` or batched alike), systems in the given
     order."""
-    ph, pm = _p_values(human, signs), _p_values(metrics, signs)
+    ph, pm = p_values(human, signs), p_values(metrics, signs)
     out: np.ndarray = 1.0 - np.abs(ph - pm).mean(axis=-1)
     return out
 
