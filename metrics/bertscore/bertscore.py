@@ -31,7 +31,8 @@ Computes BERTScore of predictions against references.
 Args:
     predictions (list of str): the generated texts.
     references (list of str, or list of list of str): one or several references per prediction;
-        with several, P, R and F1 are each the maximum over them (as bert_score).
+        with several, P, R and F1 are each the maximum over them (as bert_score), or the mean
+        with multi_ref="mean".
     model_type (str): a local model folder or a model id already in the Hugging Face cache;
         default the packaged all-MiniLM-L6-v2. Nothing is downloaded.
     num_layers (int): the layer whose embeddings are used; default the model's last.
@@ -48,6 +49,10 @@ Args:
     all_layers (bool): every hidden state of the whole model; each output is then a list over
         them (embeddings first) of the per-example lists.
     nthreads (int): accepted as Hugging Face's (bert_score's idf workers); changes nothing here.
+    multi_ref (str): with several references, "best" (default: P, R and F1 each the maximum over
+        them, as bert_score) or "mean" (each the mean over them of the per-reference scores,
+        rescaled first where asked, in float64, as SummEval's and BARTScore's analyses); the
+        signature then has refs:mean.
     use_aggregator (bool): False (default, as Hugging Face's) gives per-example lists; True the means.
     confidence_level (float), n_resamples (int, default 1000), seed (int, default 12345): add
         precision_ci, recall_ci and f1_ci, the bootstrap intervals of the means.
@@ -71,6 +76,15 @@ Examples:
     ...                             references=[["a cat was sitting on the mat", "dogs bark"]],
     ...                             use_aggregator=True)
     >>> print(round(results["f1"], 2) > 0.7, round(results["precision"], 2) <= 1.0)
+    True True
+
+    The mean over the references instead of the maximum:
+
+    >>> best = bertscore.compute(predictions=["the cat sat on the mat"],
+    ...                          references=[["a cat was sitting on the mat", "dogs bark"]])
+    >>> mean = bertscore.compute(predictions=["the cat sat on the mat"],
+    ...                          references=[["a cat was sitting on the mat", "dogs bark"]], multi_ref="mean")
+    >>> print(mean["f1"][0] < best["f1"][0], "refs:mean" in mean["signature"])
     True True
 """
 

@@ -30,8 +30,9 @@ matches (rougeW) and skip-bigrams with an optional maximum gap, with or without 
 
 Per example the scores are those of Google's rouge-score 0.1.2 for rougeN/L/Lsum and of the
 official ROUGE-1.5.5 script for rougeW/S/SU, on the same tokens. With several references the
-best F-measure is kept. The aggregate is the exact mean of the per-example F-measures (Hugging
-Face's rouge reports a bootstrap median instead).
+best F-measure is kept (multi_ref="best"), or P, R and F are each averaged over the references
+(multi_ref="mean", as SummEval's and BARTScore's analyses). The aggregate is the exact mean of
+the per-example F-measures (Hugging Face's rouge reports a bootstrap median instead).
 """
 
 _KWARGS_DESCRIPTION = """
@@ -56,6 +57,11 @@ Args:
         bootstrap_samples, add <type>_ci = [low, high], the bootstrap interval of the mean.
     num_threads (int or None): threads of the compiled core; 1 (default), None or 0 for every
         core. Scores do not depend on it.
+    multi_ref (str): with several references per prediction, "best" (default: per type the
+        scores against the reference with the best F-measure, first on ties, as rouge-score's
+        score_multi) or "mean" (per type P, R and F each the mean of the scores against each
+        reference, correctly rounded in float64; the aggregate is then the mean of these
+        per-example means). One reference scores the same either way.
 Returns:
     dict: rouge type -> F-measure (float, or list of floats with use_aggregator=False), and
     signature (str): the settings that change the scores; report it with them.
@@ -77,6 +83,14 @@ Examples:
     ...                         use_aggregator=False, use_stemmer=True)
     >>> print([round(v, 4) for v in results["rouge1"]])
     [0.8571, 0.5714]
+
+    Several references, averaged instead of the best one (SummEval's and BARTScore's rule):
+
+    >>> results = rouge.compute(predictions=["the cats are running", "a dog barked loudly"],
+    ...                         references=[["the cat runs", "cats run fast"], "the dog barked"],
+    ...                         use_aggregator=False, use_stemmer=True, multi_ref="mean")
+    >>> print([round(v, 4) for v in results["rouge1"]], results["signature"].split("|")[3])
+    [0.7143, 0.5714] refs:mean
 
     The ROUGE-1.5.5 family, with precision and recall:
 

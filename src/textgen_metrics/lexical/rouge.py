@@ -10,8 +10,22 @@ Per example and reference the scores are those of the reference implementations:
   quirks are reproduced: the ROUGE-W recall applies the weight twice (identical texts of six
   tokens get recall 0.69883), and ROUGE-SU counts the unigrams of every token but the last.
 
-With several references an example keeps, per type, the reference with the best F-measure (the
-first one on ties), as rouge-score's ``score_multi`` and the MATLAB ``rougeEvaluationScore``.
+With several references, ``multi_ref`` says how an example's score is formed:
+
+- ``"best"`` (default): per type, the scores against the reference with the best F-measure (the
+  first one on ties), as rouge-score's ``score_multi`` and the MATLAB ``rougeEvaluationScore``;
+- ``"mean"``: per type, P, R and F each the mean of the example's per-reference scores
+  (``RougeScorer.score(reference, prediction)`` for each reference, as rouge-score gives them),
+  averaged independently: F is the mean of the F-measures, not the F of the mean P and R. The
+  mean is correctly rounded in float64 (``math.fsum`` of the values / their count), so an example
+  with one reference scores as with ``"best"``. This is the multi-reference ROUGE of SummEval's
+  and BARTScore's analyses. The corpus aggregate is then the exact mean over examples of these
+  per-example means (the scores rouge-score's ``BootstrapAggregator`` would be given); intervals
+  resample the examples as with ``"best"``. The core keeps only the best reference's scores, so each
+  (prediction, reference) pair is scored as an example of its own, in the same one batch call
+  (the prediction tokenised once per reference; ``split_summaries`` splits each text on its own),
+  and the means are taken in Python. A batch whose examples all have one reference takes
+  ``"best"``'s path (the same scores).
 
 Every score is computed by the compiled core (``textgen_metrics._native``): tokenising and
 stemming (rouge-score's default tokenizer), n-gram matching, LCS, union LCS, weighted LCS and
@@ -39,7 +53,7 @@ from ..tokenizers import RougeScoreTokenizer, _Tokenizer, get_tokenizer, split_s
 from ..validation import check_bool, check_number
 
 __all__ = ["Score", "RougeScorer", "RougeAggregator", "Rouge", "RougeOptions", "rouge", "DEFAULT_ROUGE_TYPES",
-           "parse_rouge_type"]
+           "MULTI_REF", "parse_rouge_type"]
 
 DEFAULT_ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
 
@@ -47,6 +61,7 @@ DEFAULT_ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
 # views and of the per-example results whatever the number of examples
 _CHUNK = 8192
 _RefSet = str | list[str] | tuple[str, ...]  # one example's references, as check_reference_sets gives them
+MULTI_REF = ("best", "mean")  # how several references make one example's score
 
 
 class Score(NamedTuple):
@@ -115,12 +130,27 @@ class _Doc:
         return self._sents
 
 
+def _check_multi_ref(name: str, value: Any) -> str:
+    """``multi_ref`` as given, when it is one of :data:`MULTI_REF`; else an OptionError naming it."""
+    if not isinstance(value, str) or value not in MULTI_REF:
+        raise OptionError(f"{name}: {value!r} is not one of 'best', 'mean' (best: the scores against the "
+                          "best reference; mean: the mean of the scores against each reference)", name)
+    return value
+
+
+def _group_means(values: list[float], bounds: list[tuple[int, int]]) -> list[float]:
+    """Per group ``values[a:b]``, their correctly rounded mean (one value: itself)."""
+    fsum = math.fsum
+    return [values[a] if b - a == 1 else (fsum(values[a:b]) / (b - a) if b > a else 0.0) for a, b in bounds]
+
+
 class RougeScorer:
     """Scores one prediction against one or several references (rouge-score's interface), or
     whole lists at once (``score_batch``).
 
     The positional order is rouge-score's: ``RougeScorer(rouge_types, use_stemmer,
-    split_summaries, tokenizer)``; ``rouge_w_weight`` comes after them.
+    split_summaries, tokenizer)``; ``rouge_w_weight`` and ``multi_ref`` (``"best"`` or
+    ``"mean"``, see the module) come after them.
 
     >>> scorer = RougeScorer(["rouge1", "rougeL"], use_stemmer=True)
     >>> round(scorer.score("The cat sat on the mat.", "The cats sat.")["rouge1"].fmeasure, 6)
@@ -130,7 +160,8 @@ class RougeScorer:
     _CACHE_SIZE = 2048
 
     def __init__(self, rouge_types: Sequence[str] | str | None = DEFAULT_ROUGE_TYPES, use_stemmer: bool = False,
-                 split_summaries: bool = False, tokenizer: Any = None, rouge_w_weight: float = 1.2) -> None:
+                 split_summaries: bool = False, tokenizer: Any = None, rouge_w_weight: float = 1.2,
+                 multi_ref: str = "best") -> None:
         if rouge_types is None:
             rouge_types = DEFAULT_ROUGE_TYPES
         if isinstance(rouge_types, str):
@@ -142,6 +173,7 @@ class RougeScorer:
         self._kinds = [(t,) + parse_rouge_type(t) for t in rouge_types]
         self.rouge_w_weight = float(check_number("rouge_w_weight", rouge_w_weight, minimum=1.0, min_open=True))
         self.split_summaries = check_bool("split_summaries", split_summaries)
+        self.multi_ref = _check_multi_ref("multi_ref", multi_ref)
         self._tokenizer = get_tokenizer(tokenizer, check_bool("use_stemmer", use_stemmer))
         self.use_stemmer = self._tokenizer.use_stemmer
         # rouge-score's own tokenizer (not a subclass that may tokenise otherwise) runs inside
@@ -160,7 +192,7 @@ class RougeScorer:
             "rouge",
             f"tok:{self._tokenizer.signature}",
             f"sent:{'split' if self.split_summaries else 'newline'}",
-            "refs:best-f",
+            "refs:best-f" if self.multi_ref == "best" else "refs:mean",
         ]
         if any(k == "W" for _, k, _ in self._kinds):
             parts.append(f"w:{self.rouge_w_weight:g}")
@@ -192,9 +224,10 @@ class RougeScorer:
     # -- public -----------------------------------------------------------------------------
     def score_batch(self, predictions: Sequence[str], references: Sequence[str | Sequence[str]],
                     num_threads: int | None = 1) -> dict[str, list[Score]]:
-        """``{rouge_type: [Score per example]}``, each the best F-measure over the example's
-        references (a string or a list of strings; first reference on ties). ``num_threads``:
-        threads of the core (None or 0: every core)."""
+        """``{rouge_type: [Score per example]}`` over the example's references (a string or a
+        list of strings): the best F-measure's (first reference on ties), or with
+        ``multi_ref="mean"`` the means over them. ``num_threads``: threads of the core (None or
+        0: every core)."""
         raw = self._score_raw(predictions, references, num_threads)
         out = {}
         for k, name in enumerate(self.rouge_types):
@@ -203,20 +236,43 @@ class RougeScorer:
 
     def _score_raw(self, predictions: Sequence[str], references: Sequence[str | Sequence[str]],
                    num_threads: int | None = 1) -> list[list[float]]:
+        """The core's P, R, F lists of each type, per example (see :meth:`score_batch`)."""
         threads = _native.resolve_threads(num_threads)
         preds, mode = self._inputs(predictions)
         refs: Sequence[Any] = references  # texts: the core takes a str or a list per example
         if mode != _native.RougeInput.TEXT:
             refs = [self._inputs([rs] if isinstance(rs, str) else rs)[0] for rs in references]
+        if self.multi_ref == "mean" and any(type(rs) is not str and len(rs) != 1 for rs in refs):
+            return self._score_mean(preds, refs, mode, threads)
         scores: list[list[float]] = self._core.score(preds, refs, mode, threads)
         return scores
+
+    def _score_mean(self, preds: list[Any], refs: Sequence[Any], mode: _native.RougeInput,
+                    threads: int) -> list[list[float]]:
+        """``multi_ref="mean"``: every (prediction, reference) pair scored as an example of its
+        own in one call into the core (one reference each, so the core's best is that
+        reference's score), then P, R and F of each type averaged over the example's pairs."""
+        flat_preds: list[Any] = []
+        flat_refs: list[Any] = []
+        bounds: list[tuple[int, int]] = []
+        for pred, group in zip(preds, refs, strict=True):
+            start = len(flat_refs)
+            if type(group) is str:
+                flat_refs.append(group)
+            else:
+                flat_refs.extend([r] for r in group)  # a one-reference list: any input mode
+            flat_preds.extend([pred] * (len(flat_refs) - start))
+            bounds.append((start, len(flat_refs)))
+        pairs: list[list[float]] = self._core.score(flat_preds, flat_refs, mode, threads)
+        return [_group_means(column, bounds) for column in pairs]
 
     def score(self, target: str, prediction: str) -> dict[str, Score]:
         """``{rouge_type: Score}`` for one reference ``target`` and one ``prediction``."""
         return self.score_multi([target], prediction)
 
     def score_multi(self, targets: Sequence[str], prediction: str) -> dict[str, Score]:
-        """Best F-measure over ``targets`` per type (first reference on ties)."""
+        """Per type, the scores against the target with the best F-measure (first on ties), or
+        with ``multi_ref="mean"`` P, R and F each the mean over ``targets``."""
         raw = self._score_raw([prediction], [list(targets)])
         return {name: Score(raw[3 * k][0], raw[3 * k + 1][0], raw[3 * k + 2][0])
                 for k, name in enumerate(self.rouge_types)}
@@ -345,6 +401,10 @@ class RougeOptions(Options):
     num_threads: int | None = option(1, kind="int", check=_threads,
                                      doc="threads of the compiled core (None or 0: every core); scores do not "
                                          "depend on it")
+    multi_ref: str = option("best", check=_check_multi_ref, kw_only=True,
+                            doc="with several references: best (default), the scores against the reference "
+                                "with the best F-measure per type; mean, P, R and F each the mean over the "
+                                "references")
 
 
 class Rouge(MeanMetric):
@@ -352,8 +412,11 @@ class Rouge(MeanMetric):
 
     Per example, each type's F-measure against the best reference: rouge-score 0.1.2's for
     rouge1..rouge9, rougeL and rougeLsum, the official ROUGE-1.5.5 script's for rougeW, rougeS*
-    and rougeSU* (with its two quirks, see the module). Range 0 to 1; an empty prediction or
-    reference scores 0. ``use_aggregator=True`` gives the exact mean over examples.
+    and rougeSU* (with its two quirks, see the module). ``multi_ref="mean"`` takes instead, per
+    type, P, R and F each averaged over the example's references (correctly rounded in float64;
+    the module says how). Range 0 to 1; an empty prediction or reference scores 0.
+    ``use_aggregator=True`` gives the exact mean over examples (with ``"mean"``: the mean of the
+    per-example means).
     ``return_precision_recall=True`` adds ``<type>_precision`` and ``<type>_recall``;
     ``bootstrap_samples=N`` adds ``<type>_low`` and ``<type>_high``, a percentile bootstrap
     interval of the mean at ``confidence_level`` (0.95 by default) fixed by ``seed``.
@@ -368,7 +431,7 @@ class Rouge(MeanMetric):
     def scorer(self) -> RougeScorer:
         o = self.options
         return RougeScorer(o.rouge_types, use_stemmer=o.use_stemmer, split_summaries=o.split_summaries,
-                           tokenizer=o.tokenizer, rouge_w_weight=o.rouge_w_weight)
+                           tokenizer=o.tokenizer, rouge_w_weight=o.rouge_w_weight, multi_ref=o.multi_ref)
 
     def keys(self) -> tuple[str, ...]:
         return tuple(_keys(self.options.rouge_types, self.options.return_precision_recall))

@@ -3,9 +3,15 @@
 Per pair: token embeddings of candidate and reference from layer ``num_layers`` of the model,
 cosine similarities, greedy matching (each candidate token to its most similar reference token
 for precision, the reverse for recall), weighted by idf (or uniformly with [CLS]/[SEP] at 0),
-F = 2PR/(P+R). With several references per example, P, R and F are each the maximum over the
-references (as bert_score), so F is the best F. Texts longer than the model's maximum length are
-truncated to it (``model_max_length`` tokens, special tokens included), as bert_score does.
+F = 2PR/(P+R). With several references per example, ``multi_ref`` says how they combine:
+``"best"`` (default): P, R and F are each the maximum over the references (as bert_score), so F
+is the best F; ``"mean"``: P, R and F are each the mean over the references of the pair's score
+(averaged independently, so F is the mean F, not the F of the mean P and R), as SummEval's and
+BARTScore's analyses use BERTScore with several references. The pairs' scores are the same
+float32 values as for ``"best"`` (rescaled with the baseline, where asked, pair by pair, as
+bert_score's scores of each reference would be); their mean is taken in float64 and kept so.
+Texts longer than the model's maximum length are truncated to it (``model_max_length`` tokens,
+special tokens included), as bert_score does.
 
 What is faster than bert_score, with the same numbers: each distinct sentence is tokenised and
 embedded once, in batches sorted by *token* length (less padding than bert_score's word-count
@@ -50,7 +56,9 @@ from ..validation import check_bool, check_number
 _LANG_MODELS = {"zh": "bert-base-chinese", "tr": "dbmdz/bert-base-turkish-cased",
                 "en-sci": "allenai/scibert_scivocab_uncased"}
 
-__all__ = ["BertScore", "BertScoreOptions", "BertScorer", "bertscore", "default_model_path"]
+__all__ = ["BertScore", "BertScoreOptions", "BertScorer", "bertscore", "default_model_path", "MULTI_REF"]
+
+MULTI_REF = ("best", "mean")  # how several references make one example's score
 
 
 def default_model_path() -> str:
@@ -394,8 +402,11 @@ class BertScorer:
             F += f.tolist()
 
     def score(self, predictions: list[str], references: list[list[str]], verbose: bool = False,
-              progress: Callable[[int], Any] | None = None) -> tuple[list[Any], list[Any], list[Any]]:
-        """Per example (P, R, F) lists; ``references`` is a list of lists of strings.
+              progress: Callable[[int], Any] | None = None, multi_ref: str = "best"
+              ) -> tuple[list[Any], list[Any], list[Any]]:
+        """Per example (P, R, F) lists; ``references`` is a list of lists of strings. With
+        several references: the maximum over them of each of P, R and F (``multi_ref="best"``)
+        or the mean of each over them in float64 (``"mean"``).
 
         With ``all_layers`` each is a list over the hidden states of per-example lists (bert_score's
         layout). ``verbose``: bert_score's status lines on stdout and a progress bar on stderr.
@@ -437,10 +448,16 @@ class BertScorer:
         # (pairs, 3) or, with all_layers, (pairs, hidden states, 3)
         preds = torch.stack([torch.tensor(P, dtype=torch.float32), torch.tensor(R, dtype=torch.float32),
                              torch.tensor(F, dtype=torch.float32)], dim=-1)
-        out = torch.stack([preds[a:b].max(dim=0)[0] for a, b in bounds])
-        if self.baseline is not None:
-            base = torch.tensor(self.baseline, dtype=torch.float32)
-            out = (out - base) / (1 - base)
+        base = None if self.baseline is None else torch.tensor(self.baseline, dtype=torch.float32)
+        if multi_ref == "mean":  # each pair's score as bert_score gives it (rescaled), then the mean
+            if base is not None:
+                preds = (preds - base) / (1 - base)
+            preds = preds.double()
+            out = torch.stack([preds[a:b].sum(dim=0) / (b - a) for a, b in bounds])
+        else:
+            out = torch.stack([preds[a:b].max(dim=0)[0] for a, b in bounds])
+            if base is not None:
+                out = (out - base) / (1 - base)
         if verbose:
             took = time.perf_counter() - start
             print(f"done in {took:.2f} seconds, {len(refs) / max(took, 1e-9):.2f} sentences/sec")
@@ -470,6 +487,13 @@ def _nthreads(name: str, value: Any) -> Any:
     return check_number(name, value, minimum=0, integer=True)
 
 
+def _multi_ref(name: str, value: Any) -> str:
+    if not isinstance(value, str) or value not in MULTI_REF:
+        raise OptionError(f"{name}: {value!r} is not one of 'best', 'mean' (best: P, R and F each the maximum "
+                          "over the references; mean: each the mean over them)", name)
+    return value
+
+
 @dataclasses.dataclass(frozen=True)
 class BertScoreOptions(Options):
     model_type: str | None = option(None, kind="str", doc="a local model folder or a model id already on disk "
@@ -490,6 +514,9 @@ class BertScoreOptions(Options):
     all_layers: bool = option(False, check=check_bool, doc="every hidden layer's scores")
     progress: Callable[[int], Any] | None = option(None, kind="json", front_end=True,
                                                    doc="called as k more examples are scored")
+    multi_ref: str = option("best", check=_multi_ref, kw_only=True,
+                            doc="with several references: best (default), P, R and F each the maximum over "
+                                "them (as bert_score); mean, each the mean over them")
 
     def check(self) -> None:
         object.__setattr__(self, "lang", _check_lang(self.lang, self.model_type))
@@ -499,8 +526,9 @@ class BertScore(ScoredTogether):
     """BERTScore of ``predictions`` against ``references`` (a string or list of strings each).
 
     Per example: precision, recall and F1 of the greedy matching of the texts' token embeddings
-    (cosine similarity; idf-weighted with ``idf=True``), the maximum over the references; as
-    bert_score 0.3.13 computes them, with the same model, layer, idf and baseline. Returns
+    (cosine similarity; idf-weighted with ``idf=True``), the maximum over the references (or
+    with ``multi_ref="mean"`` each the mean over them, in float64); as bert_score 0.3.13 computes
+    them, with the same model, layer, idf and baseline. Returns
     ``precision``, ``recall``, ``f1`` (per-example lists, as Hugging Face's bertscore; means
     with ``use_aggregator=True``) and ``hashcode``. With ``all_layers=True`` each of them is a
     list over the model's hidden states (embeddings first) of those values. ``lang`` other than
@@ -538,13 +566,15 @@ class BertScore(ScoredTogether):
         return scorer
 
     def settings_signature(self) -> str:
-        """bert_score's hash code (model, layer, idf, baseline, versions)."""
-        return signature("bertscore", hashcode=self.scorer.hashcode)
+        """bert_score's hash code (model, layer, idf, baseline, versions), and ``refs:mean`` with
+        ``multi_ref="mean"``."""
+        refs = None if self.options.multi_ref == "best" else self.options.multi_ref
+        return signature("bertscore", hashcode=self.scorer.hashcode, refs=refs)
 
     def score_inputs(self, inputs: dict[str, list[Any]]) -> tuple[dict[str, list[Any]], dict[str, Any]]:
         refs = [[r] if isinstance(r, str) else list(r) for r in inputs["references"]]
         P, R, F = self.scorer.score(inputs["predictions"], refs, verbose=self.options.verbose,
-                                    progress=self.options.progress)
+                                    progress=self.options.progress, multi_ref=self.options.multi_ref)
         return {"precision": P, "recall": R, "f1": F}, {"hashcode": self.scorer.hashcode}
 
     def score(self, stats: Stats) -> Result:
