@@ -18,7 +18,7 @@ CORE_STAMP := $(VENV)/.installed-core
 DEMO_STAMP := $(VENV)/.installed-demo
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: install install-core install-demo system system-demo test lint bench bench-peers demo run clean
+.PHONY: install install-core install-demo system system-demo test lint bench bench-peers demo run space clean
 
 # apt-get install what is missing of $(1)
 define apt_install
@@ -106,6 +106,14 @@ demo: install-core system-demo
 	    --out reports/sample_report.json --html reports/sample_report.html
 
 run: demo
+
+# A Space folder that deploys as it is (docs/spaces.md): `make space NAME=bleu` (any metrics/<name>, or
+# playground) writes build/spaces/NAME/: the Space's files, this checkout's package built now (its
+# compiled core for this Python, on Linux x86_64) inside the folder, and requirements.txt of its
+# dependencies from the package index.
+space: install-core
+	@test -n "$(NAME)" || { echo "usage: make space NAME=<metric>|playground (docs/spaces.md)"; exit 2; }
+	$(PY) tools/build_space.py $(NAME)
 
 clean:
 	rm -rf $(VENV) reports build *.egg-info src/*.egg-info src/textgen_metrics/_native/*.so

@@ -64,7 +64,9 @@ def test_every_module_reaches_the_cli_playground_and_trainer(metric_name):
     assert REGISTRY[metric_name].columns == type(metric).columns
 
 
-def test_playground_space_deploys_as_is():
+def test_playground_space_files():
+    """The Space's front matter, app and the extras `make space NAME=playground` reads (the folder
+    deploys through that command: tests/test_space_deploy.py)."""
     folder = ROOT / "spaces" / "playground"
     text = (folder / "README.md").read_text(encoding="utf-8")
     import yaml
