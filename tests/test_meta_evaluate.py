@@ -239,6 +239,31 @@ def test_permutation_p_equals_permutation_sig_diff(group_by, stat, fn):
         assert c["delta"] == pytest.approx(delta, abs=1e-12) == pytest.approx(values[c["a"]] - values[c["b"]])
 
 
+@pytest.mark.parametrize("group_by", ["none", "item"])
+def test_pearson_moment_path_equals_permutation_sig_diff(group_by, monkeypatch):
+    """Large tables' Pearson comparisons take the moment path (all pairs from one product; here
+    forced from 40 rows): still PermutationSigDiff's p-values for the same seed."""
+    from textgen_metrics.meta import evaluate
+
+    monkeypatch.setattr(evaluate, "_FAST_ROWS", 40)
+    rng = np.random.default_rng(33)
+    h = rng.normal(size=(4, 15))
+    scores = {f"m{k}": (h + rng.normal(size=h.shape) * (1 + 0.1 * k)).ravel().tolist() for k in range(3)}
+    items, systems = [i for _ in range(4) for i in range(15)], [s for s in range(4) for _ in range(15)]
+    out = meta_evaluate(scores, h.ravel().tolist(), items=items, systems=systems, group_by=group_by,
+                        statistics="pearson", n_resamples=150, seed=4)
+    corrs = {name: ref.Correlation(4, h.ravel().tolist(), values) for name, values in scores.items()}
+    for c in out["comparisons"]:
+        np.random.seed(4)
+        p, delta, _, _ = ref.PermutationSigDiff(corrs[c["b"]], corrs[c["a"]], scipy.stats.pearsonr,
+                                                {"none": "none", "item": "item"}[group_by], 150,
+                                                ref.PermutationSigDiffParams(block_size=150, early_min=-1,
+                                                                             early_max=2))
+        assert c["p_value"] == p
+        assert c["delta"] == pytest.approx(delta, abs=1e-12)
+    assert any(0.02 < c["p_value"] < 0.98 for c in out["comparisons"])  # not only the trivial ends
+
+
 def test_permutation_p_with_missing_uses_common_rows():
     rng = np.random.default_rng(30)
     h = rng.normal(size=60)

@@ -214,8 +214,12 @@ def _weighted_pearson(r: _Rows, weights: np.ndarray) -> np.ndarray:
     lay = stats.layout(r.group)
     onehot = np.zeros((r.h.size, lay.sizes.size))
     onehot[lay.order, lay.group] = 1.0
-    h = r.h - r.h.mean()
-    m = r.m - r.m.mean()
+    # shift each group by one of its own values: a constant group is exactly 0
+    first = lay.order[np.r_[0, np.cumsum(lay.sizes)[:-1]]]  # first row of each group
+    group_of = np.empty(r.h.size, dtype=np.int64)
+    group_of[lay.order] = lay.group
+    h = r.h - r.h[first][group_of]
+    m = r.m - r.m[first][group_of]
     n = weights @ onehot
     sh, sm = (weights * h) @ onehot, (weights * m) @ onehot
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -223,12 +227,12 @@ def _weighted_pearson(r: _Rows, weights: np.ndarray) -> np.ndarray:
         smm = (weights * m * m) @ onehot - sm * sm / n
         shm = (weights * h * m) @ onehot - sh * sm / n
         rho = np.clip(shm / np.sqrt(shh * smm), -1.0, 1.0)
-    # a group whose drawn rows hold one value of either score has no correlation
-    hmin = np.where(weights[:, :, None] * onehot > 0, h[None, :, None], np.inf).min(axis=1)
-    hmax = np.where(weights[:, :, None] * onehot > 0, h[None, :, None], -np.inf).max(axis=1)
-    mmin = np.where(weights[:, :, None] * onehot > 0, m[None, :, None], np.inf).min(axis=1)
-    mmax = np.where(weights[:, :, None] * onehot > 0, m[None, :, None], -np.inf).max(axis=1)
-    rho = np.where((n >= 2) & (hmax > hmin) & (mmax > mmin), rho, np.nan)
+    # a group whose drawn rows hold one value of either score has no correlation: its centred
+    # sum of squares is then rounding noise (relative 1e-16), far below this bound
+    with np.errstate(invalid="ignore", divide="ignore"):
+        flat_h = shh <= 1e-10 * ((weights * h * h) @ onehot)
+        flat_m = smm <= 1e-10 * ((weights * m * m) @ onehot)
+    rho = np.where((n >= 2) & ~flat_h & ~flat_m, rho, np.nan)
     ok = ~np.isnan(rho)
     with np.errstate(invalid="ignore", divide="ignore"):
         out: np.ndarray = np.where(ok, rho, 0.0).sum(axis=1) / ok.sum(axis=1)
@@ -562,18 +566,26 @@ def _compare(stat: str, dim: str, level: str, group_by: str, rows_of: dict[str, 
 
     if stat == "acc_eq" and level == "segment":
         pvals = _acc_eq_pairs_test(named, rows_of, masks, k, seed)
+    fast: dict[tuple[str, str], float] = {}
+    same_rows = len({masks[n].tobytes() for n in named}) == 1
+    if stat == "pearson" and level == "segment" and same_rows and len(named) > 1 \
+            and int(masks[named[0]].sum()) >= _FAST_ROWS:
+        fast = _pearson_permutations(named, rows_of, k, seed)
     for i, a in enumerate(named):
         for j in range(i + 1, len(named)):
             b = named[j]
             common = masks[a] & masks[b]
             ra, rb = _restrict(rows_of[a], masks[a], common), _restrict(rows_of[b], masks[b], common)
-            va, vb = _value_on(stat, level, ra, n_systems, k, seed), _value_on(stat, level, rb, n_systems, k, seed)
+            va = out[a]["value"] if (common == masks[a]).all() else _value_on(stat, level, ra, n_systems, k, seed)
+            vb = out[b]["value"] if (common == masks[b]).all() else _value_on(stat, level, rb, n_systems, k, seed)
             hi, lo, ri, rl = (a, b, ra, rb) if (va >= vb or math.isnan(vb)) else (b, a, rb, ra)
             delta = abs(va - vb) if not (math.isnan(va) or math.isnan(vb)) else None
             if delta is None:
                 p = None
             elif stat == "acc_eq" and level == "segment":
                 p = pvals[(hi, lo)]
+            elif (hi, lo) in fast:
+                p = fast[(hi, lo)]
             else:
                 p = _permutation(stat, level, ri, rl, n_systems, k, seed, draws_for)
             if p is not None and hi == a:
@@ -583,6 +595,63 @@ def _compare(stat: str, dim: str, level: str, group_by: str, rows_of: dict[str, 
     for name, rank in zip(named, assign_ranks(p_matrix), strict=True):
         out[name]["rank"] = rank
     return comps
+
+
+_FAST_ROWS = 1000  # Pearson comparisons on this many rows or more take the moment path
+
+
+def _pearson_permutations(named: list[str], rows_of: dict[str, _Rows], k: int,
+                          seed: int | None) -> dict[tuple[str, str], float]:
+    """``PermutationSigDiff`` for Pearson, every pair of metrics at once (all on the same rows):
+    a swapped vector's per-group Pearson needs only its sums, sums of squares and sums of
+    products with the centred human scores, and each of those is the unswapped one plus the
+    swapped rows' share, which is linear in the metric: one product of the swap draws with each
+    metric's three per-row features gives them for every pair (the same draws and z-scores as
+    :func:`textgen_metrics.meta.resample.permutation_p`; the values agree with its per-draw
+    Pearson to rounding, ~1e-15)."""
+    first = rows_of[named[0]]
+    order = np.argsort(first.group, kind="stable")  # mt-metrics-eval's row layout
+    lay = stats.layout(first.group[order])
+    h = np.asarray(first.h, dtype=np.float64)[order]
+    valid = lay.valid
+    hp = stats.pad(h, lay)
+    n = valid.sum(axis=1).astype(np.float64)
+    hc = np.where(valid, hp - np.where(valid, hp, 0.0).sum(axis=1, keepdims=True) / n[:, None], 0.0)
+    shh = (hc * hc).sum(axis=1)
+    zs = np.stack([resample.zscore(np.asarray(rows_of[name].m, dtype=np.float64)[order]) for name in named])
+    feats = np.stack([stats.pad(zs, lay), stats.pad(zs * zs, lay), stats.pad(zs, lay) * hc])  # 3, K, G, W
+    totals = feats.sum(axis=-1)  # 3, K, G
+    g, w = lay.sizes.size, lay.width
+    flat = feats.transpose(2, 3, 0, 1).reshape(g, w, -1)  # G, W, 3K
+
+    def pearson_mean(sums: np.ndarray) -> np.ndarray:  # sums: 3, ..., G
+        with np.errstate(invalid="ignore", divide="ignore"):
+            var = sums[1] - sums[0] ** 2 / n
+            r = sums[2] / np.sqrt(shh * var)
+        ok = (n >= 2) & (shh > 0) & (var > 1e-12 * sums[1]) & ~np.isnan(r)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.where(ok, np.clip(r, -1, 1), 0.0).sum(axis=-1) / ok.sum(axis=-1)
+        out: np.ndarray = np.where(ok.any(axis=-1), mean, 0.0)
+        return out
+
+    pairs = [(i, j) for i in range(len(named)) for j in range(i + 1, len(named))]
+    counts = np.zeros(len(pairs), dtype=np.int64)
+    observed = pearson_mean(totals)  # K
+    for swap in resample.permutation_draws(k, int(h.size), seed):
+        sp = np.zeros((swap.shape[0], g, w))
+        sp[:, lay.group, lay.position] = swap
+        # per group and draw, the swapped rows' share of each feature: G batched (B x W) @ (W x 3K)
+        share = np.matmul(sp.transpose(1, 0, 2), flat)  # G, B, 3K
+        share = share.reshape(g, swap.shape[0], 3, len(named)).transpose(2, 1, 3, 0)  # 3, B, K, G
+        for c, (hi, lo) in enumerate(pairs):  # named is sorted by value: the first is the higher
+            # m2 takes the higher metric where swapped, m1 the lower
+            m2 = totals[:, lo][:, None] + share[:, :, hi] - share[:, :, lo]
+            m1 = totals[:, hi][:, None] - share[:, :, hi] + share[:, :, lo]
+            counts[c] += int((pearson_mean(m2) - pearson_mean(m1) >= observed[hi] - observed[lo]).sum())
+    out: dict[tuple[str, str], float] = {}
+    for c, (x, y) in enumerate(pairs):
+        out[(named[x], named[y])] = float(counts[c]) / k
+    return out
 
 
 def _restrict(r: _Rows, mask: np.ndarray, common: np.ndarray) -> _Rows:
