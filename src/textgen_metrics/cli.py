@@ -498,6 +498,7 @@ def meta_eval_command(args: argparse.Namespace) -> int:
                        or None, options=options, columns=columns, judge=_judge(args) if needs else None,
                        split=args.split, confidence_level=args.confidence_level, n_resamples=args.n_resamples,
                        seed=args.seed, compare=not args.no_compare,
+                       exclude_systems=[x for item in args.exclude_system or [] for x in _names(item)],
                        progress=_progress(args.progress, names) if names else None)
     print(format_table(result))
     if args.json:
@@ -518,7 +519,8 @@ def _add_meta_eval(sub: Any) -> None:
                                    "human judgments (--list) or your own file with human score columns.")
     m.add_argument("source", nargs="?", help="a bundled set's name (--list) or a .jsonl, .csv or .tsv file")
     m.add_argument("--list", action="store_true", help="list the bundled sets of human judgments and exit")
-    m.add_argument("--metrics", help=f"metrics to compute on the rows, comma-separated, of: {', '.join(sorted(METRICS))}")
+    m.add_argument("--metrics",
+                   help=f"metrics to compute on the rows, comma-separated, of: {', '.join(sorted(METRICS))}")
     m.add_argument("--score-column", action="append", metavar="NAME",
                    help="a column of the source that already holds a metric's scores (repeatable)")
     m.add_argument("--human-column", action="append", metavar="NAME[,NAME...]",
@@ -526,6 +528,8 @@ def _add_meta_eval(sub: Any) -> None:
     m.add_argument("--item-column", help="the column naming each row's item (source document, segment, prompt; "
                                          "default: item)")
     m.add_argument("--system-column", help="the column naming each row's system (default: system)")
+    m.add_argument("--exclude-system", action="append", metavar="NAME[,NAME...]",
+                   help="leave out this system's rows (e.g. an MQM set's human references: ref-A,ref-B)")
     m.add_argument("--level", choices=["segment", "system"], help="segment (rows) or system (each system's mean)")
     m.add_argument("--group-by", choices=["none", "item", "system"],
                    help="at segment level: pool all rows (none), per item then the mean (item: G-Eval's and "
@@ -556,7 +560,13 @@ def _add_meta_eval(sub: Any) -> None:
 
 
 # the subcommands, each adding its parser to the subparsers
-SUBCOMMANDS: list[Callable[[Any], None]] = [_add_score, _add_compare, _add_meta_eval]
+def _add_audit(sub: Any) -> None:
+    from .audit.cli import add_audit_parser
+
+    add_audit_parser(sub)
+
+
+SUBCOMMANDS: list[Callable[[Any], None]] = [_add_score, _add_compare, _add_meta_eval, _add_audit]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -63,7 +63,8 @@ def format_table(result: Mapping[str, Any]) -> str:
     """The result as text: one table per human dimension and statistic (rank, metric, value,
     interval, counts), then the notes (what a missing row means, the tiny judges' caveat)."""
     level = result.get("confidence_level", 0.95)
-    lines = [f"{result['rows']} rows from {result['source']}" + (f" ({result['split']})" if result.get("split") else "")]
+    split = f" ({result['split']})" if result.get("split") else ""
+    lines = [f"{result['rows']} rows from {result['source']}{split}"]
     for key, rows in blocks(result):
         lines.append("")
         lines.append(_title(key))
@@ -124,7 +125,7 @@ def _forest(rows: list[dict[str, Any]], title: str) -> str:
     lo, hi = lo - pad, hi + pad
 
     def x(v: float) -> float:
-        return label_w + plot_w * (v - lo) / (hi - lo)
+        return float(label_w + plot_w * (v - lo) / (hi - lo))
 
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" '
              f'height="{height}" role="img" class="forest" font-family="sans-serif"><title>{e(title)}</title>']

@@ -169,10 +169,34 @@ def _from_file(path: str, split: str | None, human_columns: Sequence[str] | None
                      split=split)
 
 
+def _without_systems(table: MetaTable, exclude: Sequence[str]) -> MetaTable:
+    """The table without the rows of the systems in ``exclude`` (each must be one of its systems)."""
+    if not exclude:
+        return table
+    if table.systems is None:
+        raise ValueError("--exclude-system: the source names no systems (give --system-column)")
+    known = set(table.systems)
+    for name in exclude:
+        if name not in known:
+            raise ValueError(f"--exclude-system: no system {name!r} in {table.source} "
+                             f"(it has: {', '.join(sorted(known))})")
+    keep = [i for i, s in enumerate(table.systems) if s not in set(exclude)]
+
+    def pick(values: list[Any]) -> list[Any]:
+        return [values[i] for i in keep]
+
+    return MetaTable(source=table.source, records=pick(table.records), lines=pick(table.lines),
+                     items=pick(table.items) if table.items is not None else None, systems=pick(table.systems),
+                     human={k: pick(v) for k, v in table.human.items()},
+                     scores={k: pick(v) for k, v in table.scores.items()}, info=table.info, split=table.split)
+
+
 def read_source(source: str, *, split: str | None = None, human_columns: Sequence[str] | None = None,
                 item_column: str | None = None, system_column: str | None = None,
-                score_columns: Sequence[str] = (), labels: bool = False) -> MetaTable:
-    """The :class:`MetaTable` of a bundled set's name or a file's path."""
+                score_columns: Sequence[str] = (), labels: bool = False,
+                exclude_systems: Sequence[str] = ()) -> MetaTable:
+    """The :class:`MetaTable` of a bundled set's name or a file's path (without the rows of
+    ``exclude_systems``: e.g. the human reference translations of an MQM set)."""
     from .data import bundled_sets
 
     if not isinstance(source, str) or not source:
@@ -180,19 +204,23 @@ def read_source(source: str, *, split: str | None = None, human_columns: Sequenc
     if source in bundled_sets():
         if item_column or system_column:
             raise ValueError("--item-column/--system-column: a bundled set names its items and systems itself")
-        return _bundled(source, split, human_columns, score_columns, labels)
-    if os.path.splitext(source)[1].lower() not in _FILE_TYPES and not os.path.isdir(source):
+        table = _bundled(source, split, human_columns, score_columns, labels)
+    elif os.path.splitext(source)[1].lower() not in _FILE_TYPES and not os.path.isdir(source):
         raise ValueError(f"source: {source!r} is neither a bundled set ({', '.join(bundled_sets())}) nor a "
                          f".jsonl, .csv or .tsv file")
-    return _from_file(source, split, human_columns, item_column, system_column, score_columns, labels)
+    else:
+        table = _from_file(source, split, human_columns, item_column, system_column, score_columns, labels)
+    return _without_systems(table, exclude_systems)
 
 
-def score_names(metric: str, keys: Sequence[str]) -> dict[str, str]:
+def score_names(metric: str, keys: Sequence[str], negated: bool = False) -> dict[str, str]:
     """``{key: score name}`` of a metric's per-example keys: ``<metric>.<key>``, or the metric's
-    own name for its only key."""
+    own name for its only key; ``-`` before it where the scores are negated (a metric whose lower
+    scores are better, TER: negated so that every score agrees with people by going up)."""
+    sign = "-" if negated else ""
     if len(keys) == 1:
-        return {keys[0]: metric}
-    return {key: f"{metric}.{key}" for key in keys}
+        return {keys[0]: f"{sign}{metric}"}
+    return {key: f"{sign}{metric}.{key}" for key in keys}
 
 
 def _metric_scores(table: MetaTable, metrics: Sequence[str], columns: Mapping[str, str] | None,
@@ -200,6 +228,7 @@ def _metric_scores(table: MetaTable, metrics: Sequence[str], columns: Mapping[st
                    progress: Callable[..., Any] | None) -> tuple[dict[str, list[float | None]], dict[str, Any]]:
     """The per-row scores of each metric (one list per key) and what each run reported beside
     them (judge, usage, rows it could not score)."""
+    from ..registry import get_metric
     from ..scoring import score_records
 
     report = score_records(table.records, metrics, columns=columns, options=options, judge=judge,
@@ -210,8 +239,9 @@ def _metric_scores(table: MetaTable, metrics: Sequence[str], columns: Mapping[st
         keys = [k for k in entry["scores"]
                 if all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
                        for v in entry["per_example"][k])]
-        for key, flat in score_names(name, keys).items():
-            scores[flat] = [None if v is None or not math.isfinite(v) else float(v)
+        sign = -1.0 if get_metric(name).lower_is_better else 1.0
+        for key, flat in score_names(name, keys, negated=sign < 0).items():
+            scores[flat] = [None if v is None or not math.isfinite(v) else sign * float(v)
                             for v in entry["per_example"][key]]
         agg = entry["aggregate"]
         errors = [e for e in (agg.get("errors") or []) if isinstance(e, Mapping)]
@@ -239,7 +269,8 @@ def meta_eval(source: str, *, metrics: Sequence[str] = (), score_columns: Sequen
               statistics: Sequence[str] | None = None, options: Mapping[str, Mapping[str, Any]] | None = None,
               columns: Mapping[str, str] | None = None, judge: Any = None, split: str | None = None,
               confidence_level: float = 0.95, n_resamples: int = 1000, seed: int | None = None,
-              compare: bool = True, progress: Callable[..., Any] | None = None) -> dict[str, Any]:
+              compare: bool = True, exclude_systems: Sequence[str] = (),
+              progress: Callable[..., Any] | None = None) -> dict[str, Any]:
     """Meta-evaluate scores against people's on ``source`` (a bundled set's name, or a file).
 
     ``metrics``: the library's metrics to compute on the rows (``options``, ``columns`` and
@@ -248,6 +279,9 @@ def meta_eval(source: str, *, metrics: Sequence[str] = (), score_columns: Sequen
     published baselines, UniEval's predictions) are taken. ``human_columns``: the human
     dimensions (a bundled set's by default). ``level``, ``group_by``, ``statistics``: a bundled
     set's defaults, else ``segment``, ``none`` and Pearson, Spearman and Kendall.
+    ``exclude_systems``: systems whose rows are left out (an MQM set's human references, which
+    would be scored against themselves). A metric whose lower scores are better (TER) is
+    meta-evaluated negated, named ``-ter``.
 
     Returns :func:`~textgen_metrics.meta.evaluate.meta_evaluate`'s dict with ``source``,
     ``rows``, ``signature``, ``set`` (a bundled set's licence and citation) and ``runs`` (per
@@ -275,7 +309,8 @@ def meta_eval(source: str, *, metrics: Sequence[str] = (), score_columns: Sequen
     stats = list(statistics or DEFAULT_STATISTICS)
     labels = all(s in LABEL_STATISTICS for s in stats)
     table = read_source(source, split=split, human_columns=human_columns, item_column=item_column,
-                        system_column=system_column, score_columns=score_columns, labels=labels)
+                        system_column=system_column, score_columns=score_columns, labels=labels,
+                        exclude_systems=exclude_systems)
     score_lists: dict[str, list[float | None]] = dict(table.scores)
     runs: dict[str, Any] = {}
     if metrics:
@@ -290,7 +325,7 @@ def meta_eval(source: str, *, metrics: Sequence[str] = (), score_columns: Sequen
     sig = signature("meta-eval", level=level, group=group_by, resample="item" if table.items else "row",
                     bs=n_resamples, seed=seed, ci=confidence_level, version=__version__)
     out: dict[str, Any] = {"source": table.source, "split": table.split, "rows": len(table.records),
-                           "signature": sig, **result}
+                           "excluded_systems": list(exclude_systems), "signature": sig, **result}
     if info is not None:
         out["set"] = {"name": info.name, "title": info.title, "licence": info.licence, "citation": info.citation,
                       "source": info.source}
