@@ -23,6 +23,7 @@ from sklearn.linear_model import LinearRegression
 from sklearn.preprocessing import OneHotEncoder
 
 from textgen_metrics import rouge
+from textgen_metrics.meta import reproduce
 from textgen_metrics.meta.data import describe_set, load_set
 from textgen_metrics.meta.run import meta_eval
 
@@ -30,23 +31,11 @@ GEVAL_ROWS = {"ROUGE-1": "rouge.rouge1", "ROUGE-2": "rouge.rouge2", "ROUGE-L": "
 
 
 def test_geval_table1_rouge_rows_on_summeval_within_0_003():
-    published = describe_set("summeval").published["geval_table1_rouge"]
-    assert published["level"] == "segment" and published["group_by"] == "item"
-    result = meta_eval("summeval", metrics=["rouge"],
-                       options={"rouge": {"use_stemmer": True, "multi_ref": "mean", "split_summaries": True,
-                                          "rouge_types": ["rouge1", "rouge2", "rougeLsum"]}},
-                       statistics=["spearman", "kendall"], level="segment", group_by="item", n_resamples=0,
-                       compare=False)
-    got = {(r["metric"], r["human"], r["statistic"]): r for r in result["results"]}
-    checked = 0
-    for row, metric in GEVAL_ROWS.items():
-        for dim, figures in published["figures"][row].items():
-            for stat, value in figures.items():
-                r = got[metric, dim, stat]
-                assert r["value"] == pytest.approx(value, abs=0.003), (row, dim, stat, r["value"], value)
-                assert r["groups"] + r["groups_skipped"] == 100 and r["n"] == 16 * r["groups"]
-                checked += 1
-    assert checked == 24
+    rows = reproduce.geval_table1()
+    assert len(rows) == 24
+    for r in rows:
+        assert r["ours"] == pytest.approx(r["published"], abs=0.003), r
+        assert r["groups"] + r["groups_skipped"] == 100 and r["n"] == 16 * r["groups"]
 
 
 def test_geval_recipe_matters_best_reference_misses_the_published_figures():
@@ -119,3 +108,26 @@ def test_frank_rouge_recomputed_from_its_texts_equals_the_published_columns():
     got = {r["metric"]: r["value"] for r in result["results"]}
     for key, column in (("rouge.rouge1", "Rouge 1"), ("rouge.rouge2", "Rouge 2"), ("rouge.rougeL", "Rouge L")):
         assert got[key] == pytest.approx(got[column], abs=0.01)
+
+
+def test_unieval_correlations_from_its_stored_predictions_through_meta_eval():
+    rows = reproduce.unieval_correlations()
+    assert {r["set"] for r in rows} == {"qags_cnndm", "qags_xsum", "sfhot", "sfres", "topical_chat"}
+    printed = sum(len(stats) for name in {r["set"] for r in rows}
+                  for level in describe_set(name).published["unieval_readme"]["levels"]
+                  for stats in level["figures"].values())
+    assert len(rows) == printed == 42
+    for r in rows:
+        assert r["ours"] == pytest.approx(r["published"], abs=5e-7), r
+
+
+def test_llmbar_stored_judges_accuracy_and_positional_agreement_through_position_audit():
+    """statistics.json prints "95 / 100 = 95.0%": the share is the published figure."""
+    judges = reproduce.llmbar_judges()
+    assert len(judges) >= 60
+    for j in judges:
+        for key, ours in (("correct_False", "accuracy_first"), ("correct_True", "accuracy_second"),
+                          ("equal", "positional_agreement")):
+            num, den = j["published"][key].split("=")[0].split("/")
+            assert int(den) == j["pairs"], (j["set"], j["evaluator"], key)
+            assert j[ours] == pytest.approx(int(num) / int(den), abs=1e-12), (j["set"], j["evaluator"], j["protocol"], key)
