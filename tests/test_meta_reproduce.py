@@ -130,4 +130,5 @@ def test_llmbar_stored_judges_accuracy_and_positional_agreement_through_position
                           ("equal", "positional_agreement")):
             num, den = j["published"][key].split("=")[0].split("/")
             assert int(den) == j["pairs"], (j["set"], j["evaluator"], key)
-            assert j[ours] == pytest.approx(int(num) / int(den), abs=1e-12), (j["set"], j["evaluator"], j["protocol"], key)
+            where = (j["set"], j["evaluator"], j["protocol"], key)
+            assert j[ours] == pytest.approx(int(num) / int(den), abs=1e-12), where
