@@ -208,31 +208,33 @@ def _system_values(stat: str, h: np.ndarray, m: np.ndarray, signs: np.ndarray | 
 
 # -- bootstrap -----------------------------------------------------------------------------------
 
-def _weighted_pearson(r: _Rows, weights: np.ndarray) -> np.ndarray:
-    """Pearson within each group (then the mean over defined groups) of the rows repeated
-    ``weights`` times (``resamples x rows``), from weighted moments."""
+def _weighted_pearson(r: _Rows, counts: np.ndarray) -> np.ndarray:
+    """Pearson within each group (then the mean over defined groups) of the resampled rows
+    (``counts``: resamples x items of the table), from moments: each item's sums of 1, h, m,
+    h^2, m^2 and h m per group are added up once, and a resample's sums are one product of its
+    item counts with them (``resamples x items x (6 groups)``), however many rows an item has."""
     lay = stats.layout(r.group)
-    onehot = np.zeros((r.h.size, lay.sizes.size))
-    onehot[lay.order, lay.group] = 1.0
+    g = lay.sizes.size
     # shift each group by one of its own values: a constant group is exactly 0
     first = lay.order[np.r_[0, np.cumsum(lay.sizes)[:-1]]]  # first row of each group
     group_of = np.empty(r.h.size, dtype=np.int64)
     group_of[lay.order] = lay.group
     h = r.h - r.h[first][group_of]
     m = r.m - r.m[first][group_of]
-    n = weights @ onehot
-    sh, sm = (weights * h) @ onehot, (weights * m) @ onehot
+    feats = np.stack([np.ones_like(h), h, m, h * h, m * m, h * m], axis=1)  # rows x 6
+    per_item = np.zeros((counts.shape[1] * g, 6))
+    np.add.at(per_item, r.item * g + group_of, feats)
+    sums = (counts @ per_item.reshape(counts.shape[1], g * 6)).reshape(-1, g, 6)
+    n, sh, sm, s_hh, s_mm, s_hm = (sums[..., i] for i in range(6))
     with np.errstate(invalid="ignore", divide="ignore"):
-        shh = (weights * h * h) @ onehot - sh * sh / n
-        smm = (weights * m * m) @ onehot - sm * sm / n
-        shm = (weights * h * m) @ onehot - sh * sm / n
+        shh = s_hh - sh * sh / n
+        smm = s_mm - sm * sm / n
+        shm = s_hm - sh * sm / n
         rho = np.clip(shm / np.sqrt(shh * smm), -1.0, 1.0)
-    # a group whose drawn rows hold one value of either score has no correlation: its centred
-    # sum of squares is then rounding noise (relative 1e-16), far below this bound
-    with np.errstate(invalid="ignore", divide="ignore"):
-        flat_h = shh <= 1e-10 * ((weights * h * h) @ onehot)
-        flat_m = smm <= 1e-10 * ((weights * m * m) @ onehot)
-    rho = np.where((n >= 2) & ~flat_h & ~flat_m, rho, np.nan)
+        # a group whose drawn rows hold one value of either score has no correlation: its
+        # centred sum of squares is then rounding noise (relative 1e-16), far below this bound
+        flat = (shh <= 1e-10 * s_hh) | (smm <= 1e-10 * s_mm)
+    rho = np.where((n >= 2) & ~flat, rho, np.nan)
     ok = ~np.isnan(rho)
     with np.errstate(invalid="ignore", divide="ignore"):
         out: np.ndarray = np.where(ok, rho, 0.0).sum(axis=1) / ok.sum(axis=1)
@@ -241,7 +243,6 @@ def _weighted_pearson(r: _Rows, weights: np.ndarray) -> np.ndarray:
 
 def _segment_boot(stat: str, r: _Rows, group_by: str, counts: np.ndarray) -> np.ndarray:
     """The statistic on each resample (``counts``: ``resamples x items`` of the table)."""
-    row_w = counts[:, r.item]  # resamples x rows
     if group_by == "item" and stat not in ("pdp", "acc_eq") and stat not in LABEL_STATISTICS:
         lay = stats.layout(r.group)
         vals = stats.group_values(stat, stats.pad(r.h, lay), stats.pad(r.m, lay), lay.valid)
@@ -261,7 +262,8 @@ def _segment_boot(stat: str, r: _Rows, group_by: str, counts: np.ndarray) -> np.
         pairs = stats.acc_eq_pairs(H, M, valid)
         return stats.acc_eq_sweep(pairs, counts[:, group_items[pairs.groups]])[0]
     if stat == "pearson":
-        return _weighted_pearson(r, row_w)
+        return _weighted_pearson(r, counts)
+    row_w = counts[:, r.item]  # resamples x rows
     if group_by == "none" and (stat in ("spearman", "acc23", "kendall_23") or stat in stats.PAIR_COUNT_STATISTICS):
         # every resample one group of a padded resamples x rows matrix: one vectorised call
         reps = row_w.astype(np.int64)
