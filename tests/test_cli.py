@@ -207,8 +207,8 @@ def test_unscored_examples_exit_1_with_a_summary_unless_allowed(tmp_path):
         assert proc.returncode == 1, proc.stderr
         assert "2 of 6 example(s) got no score (faithfulness: 2)" in proc.stderr
         lines = proc.stderr.splitlines()
-        assert any(line.strip().startswith("faithfulness, row 2:") for line in lines), proc.stderr
-        assert any(line.strip().startswith("faithfulness, row 5:") for line in lines), proc.stderr
+        assert any(line.strip().startswith("faithfulness, line 2:") for line in lines), proc.stderr  # the file's
+        assert any(line.strip().startswith("faithfulness, line 5:") for line in lines), proc.stderr  # own lines
         assert "--allow-errors" in proc.stderr and "Traceback" not in proc.stderr
         report = json.loads(out.read_text())  # the reports are written all the same
         assert report["metrics"]["faithfulness"]["per_example"]["faithfulness"][1] is None
@@ -232,8 +232,8 @@ def test_a_judge_error_is_one_line_and_exit_1_with_traceback_only_under_debug(tm
 
 
 def test_on_error_raise_names_the_row_as_the_command_line_counts_rows(tmp_path, capsys):
-    """The library says ``example i`` (from 0, as Python indexes); the command line says the row,
-    from 1, as its summary of unscored rows does."""
+    """The library says ``example i`` (from 0, as Python indexes); the command line says the file's
+    line, as its summary of unscored rows does."""
     from textgen_metrics.cli import main
     from textgen_metrics.judges import JudgeError
 
@@ -244,7 +244,7 @@ def test_on_error_raise_names_the_row_as_the_command_line_counts_rows(tmp_path, 
         err = capsys.readouterr().err
         assert status == 1
         lines = [line for line in err.splitlines() if line.strip()]
-        assert len(lines) == 1 and lines[0].startswith("textgen-metrics: error: faithfulness, row 2: "), err
+        assert len(lines) == 1 and lines[0].startswith("textgen-metrics: error: faithfulness, line 2: "), err
         assert "example" not in lines[0]
         rows = [json.loads(line) for line in path.read_text().splitlines()]
         with pytest.raises(JudgeError, match=r"^faithfulness: example 1: ") as raised:  # the library's own count
@@ -328,17 +328,17 @@ def test_usage_errors_exit_2(tmp_path):
     assert proc.returncode == 2 and "--column queries: not an input of rouge" in proc.stderr
 
 
-def test_row_numbers_count_data_rows_from_1(tmp_path):
+def test_messages_name_the_file_line_and_ids_count_rows_from_1(tmp_path):
     path = tmp_path / "d.csv"
     path.write_text("prediction,references\nthe cat,the cat sat\n")
     bad = tmp_path / "bad.jsonl"
     write_jsonl(bad, [{"prediction": "a", "references": "a"}, {"prediction": "b"}])
     proc = run_cli("score", bad)
     assert proc.returncode == 2
-    assert "row 2 has no field 'references' for rouge's references" in proc.stderr
+    assert "bad.jsonl: line 2 has no field 'references' for rouge's references" in proc.stderr
     write_jsonl(bad, [{"answer": "a"}])
     proc = run_cli("score", bad)
-    assert "row 1 has no field 'predictions' or 'prediction' for rouge's predictions (it has: answer)" in proc.stderr
+    assert "line 1 has no field 'predictions' or 'prediction' for rouge's predictions (it has: answer)" in proc.stderr
     report = tmp_path / "r.json"
     assert run_cli("score", path, "--out", report).returncode == 0
     assert json.loads(report.read_text())["ids"] == [1]  # without an id field: the row number
@@ -392,3 +392,111 @@ def test_a_query_field_feeds_answer_relevance_end_to_end(tmp_path):
         proc = run_cli("score", path, "--metrics", "answer_relevance", "--judge", "openai:j", "--judge-url", srv.url)
     assert proc.returncode == 0, proc.stderr
     assert srv.bodies and "Where is Paris?" in json.dumps(srv.bodies)
+
+
+# -- bad cells: the file's own line (CSV: the header is line 1; JSONL: the line) and the column ----------
+def one_error(proc):
+    """The one line a usage error prints (exit 2, no traceback)."""
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == 2 and len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    return lines[0]
+
+
+CSV_CASES = [  # (the rows after the header, the error's line and column, its reason)
+    (["the cat sat,the cat sat", ",the dog ran"], "line 3, column 'prediction'", "empty"),
+    (["the cat sat,the cat sat", "a dog,a dog", "a cow,   "], "line 4, column 'references'", "empty"),
+    (['the cat sat,"[""Rain."", ""Rain fell."""'], "line 2, column 'references'",
+     "starts like a JSON list but is not one"),
+    (["a cat,\"['Rain.', 'Rain fell.']\""], "line 2, column 'references'", "starts like a JSON list but is not one"),
+    (['"the cat\nsat on\nthe mat",the cat', "a dog,"], "line 5, column 'references'", "empty"),  # a 3-line cell
+    (["the cat sat"], "line 2, column 'references'", "no value"),  # a row shorter than the header
+]
+
+
+@pytest.mark.parametrize("rows, where, reason", CSV_CASES, ids=["empty", "blank", "broken-json", "python-list",
+                                                                 "multi-line-cell", "short-row"])
+def test_a_bad_csv_cell_names_its_line_and_column(tmp_path, rows, where, reason):
+    path = tmp_path / "d.csv"
+    path.write_text("prediction,references\n" + "\n".join(rows) + "\n")
+    line = one_error(run_cli("score", path, "--metrics", "rouge,bleu"))
+    assert line.startswith(f"textgen-metrics: error: {path}: {where}: {reason}"), line
+
+
+def test_a_bad_jsonl_cell_names_its_line_and_column(tmp_path):
+    path = tmp_path / "d.jsonl"
+
+    def write(*records):  # a blank line 2: the records sit on lines 1, 3, 4...
+        path.write_text(json.dumps(records[0]) + "\n\n" + "".join(json.dumps(r) + "\n" for r in records[1:]))
+
+    good = {"prediction": "the cat", "references": ["the cat sat"]}
+    cases = [({"prediction": "  ", "references": "a"}, "line 3, column 'prediction': empty"),
+             ({"prediction": None, "references": "a"}, "line 3, column 'prediction': no value"),
+             ({"prediction": 5, "references": "a"}, "line 3, column 'prediction': expected str, got int"),
+             ({"prediction": "a", "references": ["a", " "]}, "line 3, column 'references', item 2: empty"),
+             ({"prediction": "a", "references": '["a", "b"'}, "line 3, column 'references': starts like a JSON list"),
+             ({"prediction": "a", "references": []}, "line 3, column 'references': empty list")]
+    for bad, want in cases:
+        write(good, bad, good)
+        line = one_error(run_cli("score", path, "--metrics", "rouge"))
+        assert line.startswith(f"textgen-metrics: error: {path}: {want}"), (bad, line)
+    write(good, {"hyp": "a", "references": "a"})
+    line = one_error(run_cli("score", path))
+    assert f"{path}: line 3 has no field 'prediction' for rouge's predictions (it has: hyp, references)" in line
+
+
+def test_a_json_list_names_the_row_from_1(tmp_path):
+    path = tmp_path / "d.json"
+    path.write_text(json.dumps([{"prediction": "a", "references": "a"}, {"prediction": "", "references": "b"}]))
+    line = one_error(run_cli("score", path))
+    assert f"{path}: row 2, column 'prediction': empty" in line
+
+
+def test_allow_empty_scores_blank_cells_as_the_library_scores_empty_texts(tmp_path):
+    path = tmp_path / "d.csv"
+    path.write_text("prediction,references\nthe cat sat,the cat sat\n,the dog ran\n  ,a cow\na dog,\n")
+    assert one_error(run_cli("score", path, "--metrics", "rouge,bleu")).endswith(
+        "line 3, column 'prediction': empty (a blank cell usually means missing data; --allow-empty scores it "
+        "as an empty text)")
+    out = tmp_path / "r.json"
+    proc = run_cli("score", path, "--metrics", "rouge,bleu", "--allow-empty", "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(out.read_text())
+    preds, refs = ["the cat sat", "", "  ", "a dog"], ["the cat sat", "the dog ran", "a cow", ""]
+    assert report["metrics"]["rouge"]["per_example"] == textgen_metrics.rouge(preds, refs, use_aggregator=False)
+    assert report["metrics"]["bleu"]["aggregate"] == textgen_metrics.bleu(preds, refs)
+    assert report["lines"] == [2, 3, 4, 5]
+    # --allow-empty allows blank cells only: a broken list is still an error
+    path.write_text('prediction,references\n,"[""Rain."", ""Rain fell."""\n')
+    line = one_error(run_cli("score", path, "--allow-empty"))
+    assert "line 2, column 'references': starts like a JSON list but is not one" in line
+
+
+def test_texts_in_brackets_and_the_library_keep_their_meaning(tmp_path):
+    from textgen_metrics.registry import get_metric
+    from textgen_metrics.scoring import columns_from_records
+
+    path = tmp_path / "d.csv"
+    path.write_text('prediction,references\n[Music] plays,[Music] plays softly\na,"[""a"", ""b""]"\n')
+    out = tmp_path / "r.json"
+    assert run_cli("score", path, "--out", out).returncode == 0
+    want = textgen_metrics.rouge(["[Music] plays", "a"], ["[Music] plays softly", ["a", "b"]], use_aggregator=False)
+    assert json.loads(out.read_text())["metrics"]["rouge"]["per_example"] == want
+    # in the library an empty string stays valid input with its documented score
+    assert columns_from_records([{"prediction": "", "references": ""}], get_metric("rouge")) == {
+        "predictions": [""], "references": [""]}
+    assert textgen_metrics.rouge([""], ["a"])["rouge1"] == 0.0
+
+
+def test_a_missing_file_is_a_clear_error(tmp_path):
+    line = one_error(run_cli("score", tmp_path / "missing.jsonl"))
+    assert line == f"textgen-metrics: error: {tmp_path / 'missing.jsonl'}: no such file or folder"
+    assert "Errno" not in line
+
+
+def test_judge_help_lists_every_backend():
+    from textgen_metrics.judges import BACKENDS
+
+    text = " ".join(run_cli("score", "--help").stdout.split())
+    for name in BACKENDS:
+        assert f"({name}:" in text, name
+    assert "tiny:smollm2" in text

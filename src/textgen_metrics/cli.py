@@ -34,7 +34,7 @@ from ._version import __version__
 from .metric import parse_option_text
 from .numbers import format_number
 from .registry import METRICS, get_metric
-from .scoring import read_records, score_records, unscored
+from .scoring import locate, read_records, read_table, score_records, unscored
 from .significance import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, DEFAULT_TRIALS
 
 __all__ = ["main", "build_parser", "parse_option_value", "UsageError", "SUBCOMMANDS"]
@@ -210,14 +210,15 @@ def score(args: argparse.Namespace) -> int:
     if needs and not args.judge:
         raise UsageError(f"--judge: an LLM-guided metric needs a judge ({', '.join(needs)}); give "
                          "--judge openai:MODEL (server from --judge-url or OPENAI_BASE_URL, key from "
-                         "OPENAI_API_KEY) or --judge hf:LOCAL_MODEL_PATH")
-    rows = read_records(args.file, split=args.split)
+                         "OPENAI_API_KEY), --judge hf:LOCAL_MODEL_PATH, or another of --help's backends "
+                         "(azure:, anthropic:, gemini:, tiny:smollm2 to check the pipeline offline)")
+    rows, lines = read_table(args.file, split=args.split)  # messages name the file's own lines
     if args.human_column:  # before any judge call: a wrong field name costs nothing
         from .human_agreement import check_human_columns
 
         check_human_columns(rows, args.human_column, names)
     if args.dry_run:
-        return _dry_run(args, rows, names, columns, options)
+        return _dry_run(args, rows, names, columns, options, lines)
     judge = _judge(args)
     shown: list[str] = []
 
@@ -228,8 +229,17 @@ def score(args: argparse.Namespace) -> int:
         shown.append(name)
         print(_table_rows(entry["summary"]), flush=True)
 
-    report = score_records(rows, names, columns=columns, options=options, judge=judge,
-                           progress=_progress(args.progress, names), source=args.file, on_result=show)
+    from .llm.metrics import ExampleJudgeError
+
+    try:
+        report = score_records(rows, names, columns=columns, options=options, judge=judge,
+                               progress=_progress(args.progress, names), source=args.file, on_result=show,
+                               lines=lines, allow_empty=args.allow_empty)
+    except ExampleJudgeError as e:  # the library's example index as the file's line
+        from .judges.base import JudgeError
+
+        where = locate(args.file, lines, e.index) if 0 <= e.index < len(rows) else f"example {e.index}"
+        raise JudgeError(f"{e.metric}, {where}: {_one_line(Exception(e.reason))}") from e
     for name, m in report["metrics"].items():
         agg = m["aggregate"]
         if "judge_usage" in agg:
@@ -261,7 +271,8 @@ def score(args: argparse.Namespace) -> int:
     print(f"textgen-metrics: {n_rows} of {report['examples']} example(s) got no score ({per_metric}); "
           "the first:", file=err)
     for m in missing[:_SHOWN_ERRORS]:
-        print(f"  {m['metric']}, row {m['row']}: {_one_line(Exception(m['error']))}", file=err)
+        print(f"  {m['metric']}, {locate(args.file, lines, m['row'] - 1)}: {_one_line(Exception(m['error']))}",
+              file=err)
     if args.allow_errors:
         print("textgen-metrics: exit status 0 (--allow-errors)", file=err)
         return EXIT_OK
@@ -270,7 +281,7 @@ def score(args: argparse.Namespace) -> int:
 
 
 def _dry_run(args: argparse.Namespace, rows: list[dict[str, Any]], names: list[str], columns: dict[str, str],
-             options: dict[str, dict[str, Any]]) -> int:
+             options: dict[str, dict[str, Any]], lines: list[int]) -> int:
     """``score --dry-run``: the cost estimate of the LLM-guided metrics; no request is sent."""
     from .cost import estimate_cost, format_estimate
     from .scoring import columns_from_records
@@ -283,7 +294,8 @@ def _dry_run(args: argparse.Namespace, rows: list[dict[str, Any]], names: list[s
         judge_options["base_url"] = args.judge_url
     inputs: dict[str, Any] = {}
     for name in judged:
-        inputs.update(columns_from_records(rows, get_metric(name), columns, args.file))
+        inputs.update(columns_from_records(rows, get_metric(name), columns, args.file, lines=lines,
+                                           allow_empty=args.allow_empty))
     estimate = estimate_cost(judged, judge=args.judge, judge_options=judge_options, options=options, **inputs)
     print(f"{len(rows)} examples from {args.file}")
     print(format_estimate(estimate))
@@ -429,8 +441,10 @@ def _add_score(sub: Any) -> None:
     s.add_argument("--option", action="append", metavar="METRIC.NAME=VALUE",
                    help="a metric option, parsed by its type: rouge.use_stemmer=true (true/false, yes/no, "
                         "on/off, 1/0), bleu.max_order=2, rouge.rouge_types=rouge1,rougeL (repeatable)")
-    s.add_argument("--judge", help="the judge of the LLM-guided metrics: openai:MODEL or hf:MODEL_OR_PATH "
-                                   "(API key from OPENAI_API_KEY)")
+    from .judges import BACKENDS
+
+    s.add_argument("--judge", help="the judge of the LLM-guided metrics: " + "; ".join(BACKENDS.values())
+                                   + " (openai: key from OPENAI_API_KEY, server from --judge-url or OPENAI_BASE_URL)")
     s.add_argument("--judge-url", help="the OpenAI-compatible server (default: OPENAI_BASE_URL)")
     s.add_argument("--judge-option", action="append", metavar="NAME=VALUE",
                    help="a judge option, e.g. concurrency=16, cache=true (repeatable)")
@@ -446,6 +460,9 @@ def _add_score(sub: Any) -> None:
                         "batch) that the LLM-guided metrics would cost (--out writes it as JSON)")
     s.add_argument("--allow-errors", action="store_true",
                    help="exit 0 even when some examples got no score (default: exit 1)")
+    s.add_argument("--allow-empty", action="store_true",
+                   help="score an empty or whitespace-only text cell as an empty text (default: an error "
+                        "naming the file's line and the column, exit 2: a blank cell usually means missing data)")
     s.set_defaults(run=score)
 
 

@@ -7,9 +7,10 @@ import json
 import math
 from typing import Any
 
-__all__ = ["format_number", "format_value"]
+__all__ = ["format_number", "format_value", "format_readable", "exact_number"]
 
 SHOWN_DIGITS = 4  # significant digits in a table (the JSON keeps them all)
+SMALLEST_SHOWN = 1e-4  # a report for people shows a non-zero value closer to 0 as "< 0.0001"
 
 
 def format_number(value: Any, digits: int = SHOWN_DIGITS) -> str:
@@ -40,3 +41,24 @@ def format_value(value: Any, digits: int = SHOWN_DIGITS) -> str:
             return v
         return json.dumps(short(value), ensure_ascii=False)
     return format_number(value, digits)
+
+
+def format_readable(value: Any, digits: int = SHOWN_DIGITS, smallest: float = SMALLEST_SHOWN) -> str:
+    """A number for a page a person reads: as :func:`format_number`, but never in exponent
+    notation. A non-zero value closer to 0 than ``smallest`` reads ``< 0.0001`` (``> -0.0001``
+    below 0: BLEU's unsmoothed sentence score of ``3.363e-78`` is not a figure anyone reads);
+    a value of ``10 ** digits`` or more reads as the whole number nearest it. Pair it with
+    :func:`exact_number` (a tooltip) where the exact value matters."""
+    if isinstance(value, bool) or not isinstance(value, float) or not math.isfinite(value):
+        return format_number(value, digits)
+    if value != 0.0 and abs(value) < smallest:
+        limit = format_number(smallest, digits)
+        return f"< {limit}" if value > 0 else f"> -{limit}"
+    if abs(value) >= 10 ** digits:
+        return str(round(value))
+    return format_number(value, digits)
+
+
+def exact_number(value: Any) -> str:
+    """Every digit of a number (``repr``: the shortest text that reads back as the same float)."""
+    return repr(value) if isinstance(value, float) else format_number(value)

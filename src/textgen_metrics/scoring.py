@@ -3,7 +3,13 @@
 Records come from CSV, TSV, JSON, JSONL, Parquet or a ``datasets`` folder (``save_to_disk``).
 The result is a report: per metric its options, aggregate (the corpus score for BLEU and
 Google BLEU, the mean over scored examples otherwise), per-example scores and time.
-Rows are numbered from 1 in every message (the first data row is row 1, whatever the format).
+Messages name a row as an editor shows it where :func:`read_table`'s lines are given
+(``lines=``: "line 3" of a CSV, TSV or JSONL file, the header being line 1; "row 3" from 1 of a
+JSON list, Parquet or a datasets folder), else its row from 1, and a cell by its column (the
+field). Cells are read as files hold them (:func:`columns_from_records`): a list column's text
+that starts like a JSON list is parsed, and one that does not parse is an error, never a
+reference; an empty required text is an error unless ``allow_empty`` (the library's own
+functions score an empty string: only a file's blank cell is taken for missing data).
 """
 
 from __future__ import annotations
@@ -11,17 +17,19 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from ._version import __version__
+from .errors import CellError, InputError
 from .metric import Result
 from .registry import column_fields, get_metric
 
 __all__ = ["read_records", "read_table", "columns_from_records", "score_records", "flat_scores", "resolve_judge",
-           "score_name", "unscored", "Progress"]
+           "score_name", "unscored", "Progress", "locate"]
 
 class InputColumns(Protocol):
     """What ``columns_from_records`` reads of a metric (a ``MetricSpec`` or a part of one): its
@@ -49,6 +57,8 @@ def read_table(path: str, split: str | None = None) -> tuple[list[dict[str, Any]
     """``(rows, lines)``: the rows of ``path`` as :func:`read_records` reads them, and each row's
     line in the file as an editor numbers it (CSV/TSV: the header is line 1, a row's first line;
     JSONL: its line; a JSON list, Parquet or a datasets folder: the row's number from 1)."""
+    if not os.path.exists(path):
+        raise ValueError(f"{path}: no such file or folder")
     if os.path.isdir(path):
         rows = _read_dataset_folder(path, split)
         return rows, list(range(1, len(rows) + 1))
@@ -96,8 +106,6 @@ def read_table(path: str, split: str | None = None) -> tuple[list[dict[str, Any]
 
         records: list[dict[str, Any]] = datasets.Dataset.from_parquet(path).to_list()
         return records, list(range(1, len(records) + 1))
-    if not os.path.exists(path):
-        raise ValueError(f"{path}: no such file or folder")
     raise ValueError(f"{path}: unknown file type {ext!r}; use .jsonl, .json, .csv, .tsv, .parquet "
                      "or a datasets folder")
 
@@ -122,18 +130,56 @@ def _read_dataset_folder(path: str, split: str | None) -> list[dict[str, Any]]:
     return records
 
 
-def _cell(value: Any, kind: str) -> Any:
-    """A CSV cell holds a string: a list column may hold a JSON list, or one text."""
+_LINE_FILES = (".jsonl", ".ndjson", ".csv", ".tsv")
+# a text that starts like a JSON list of texts: "[" then a quote (either: ['a'] is Python's
+# spelling), "[", "]" or nothing; "[Music] plays" is a text
+_LIST_START = re.compile(r"\s*\[\s*(?:[\"'\[\]]|$)")
+
+
+def locate(source: str, lines: Sequence[int] | None, index: int) -> str:
+    """Where row ``index`` (from 0) of ``source`` is, as an editor shows it: ``"line N"`` in a
+    CSV, TSV or JSONL file (``lines``: :func:`read_table`'s), else ``"row N"`` (from 1)."""
+    if lines is None:
+        return f"row {index + 1}"
+    line_file = not os.path.isdir(source) and os.path.splitext(source)[1].lower() in _LINE_FILES
+    return f"{'line' if line_file else 'row'} {lines[index]}"
+
+
+class _BadCell(ValueError):
+    """A cell that cannot be an input: ``reason``, and the ``item`` of its list where it is one."""
+
+    def __init__(self, reason: str, item: int | None = None) -> None:
+        super().__init__(reason)
+        self.reason, self.item = reason, item
+
+
+_EMPTY = "empty (a blank cell usually means missing data; --allow-empty scores it as an empty text)"
+
+
+def _cell(value: Any, kind: str, allow_empty: bool = True) -> Any:
+    """A cell as the metric takes it: a file's cell holds a string, so a list column's text that
+    starts like a JSON list is parsed (one that does not parse, or is not a list, is an error),
+    another text is a list of one; a blank text (or list item) is an error unless
+    ``allow_empty``."""
+    if not allow_empty and isinstance(value, str) and not value.strip():
+        raise _BadCell(_EMPTY)
     if kind != "text" and isinstance(value, str):
         if value.startswith("["):
             try:
                 parsed = json.loads(value)
-                if isinstance(parsed, list):
-                    return parsed
-            except json.JSONDecodeError:
-                pass
-        if kind == "list":
+            except json.JSONDecodeError as e:
+                if _LIST_START.match(value):
+                    raise _BadCell(f"starts like a JSON list but is not one ({e.msg} at character {e.pos + 1}); "
+                                   "write a list as [\"first\", \"second\"] with double quotes") from None
+                parsed = None
+            if isinstance(parsed, list):
+                value = parsed
+        if kind == "list" and isinstance(value, str):
             return [value]
+    if not allow_empty and isinstance(value, list):
+        for j, item in enumerate(value):
+            if isinstance(item, str) and not item.strip():
+                raise _BadCell(_EMPTY, j)
     return value
 
 
@@ -148,11 +194,17 @@ def _field(rows: Sequence[Mapping[str, Any]], column: str, mapping: Mapping[str,
 
 def columns_from_records(rows: Sequence[Mapping[str, Any]], spec: InputColumns,
                          mapping: Mapping[str, str] | None = None, source: str = "input",
-                         hint: str = "--column {column}=FIELD") -> dict[str, list[Any]]:
+                         hint: str = "--column {column}=FIELD", *, lines: Sequence[int] | None = None,
+                         allow_empty: bool = True) -> dict[str, list[Any]]:
     """``{column: values}`` for ``spec`` from the records; a missing field is a clear error that
-    names the row (from 1), the fields looked for and the ones the row has. ``hint`` says how to
-    name another field (the command line's flag, the playground's box). An optional column
-    (G-Eval's sources...) is read when mapped or when the first record has it."""
+    names the row (:func:`locate`: the file's line with ``lines``, else the row from 1), the
+    fields looked for and the ones the row has. ``hint`` says how to name another field (the
+    command line's flag, the playground's box). An optional column (G-Eval's sources...) is read
+    when mapped or when the first record has it.
+
+    A required cell with no value (JSON null, a CSV row shorter than its header), a list column's
+    text that starts like a JSON list and does not parse, and (unless ``allow_empty``) a blank
+    text are a :class:`~textgen_metrics.errors.CellError` naming the row and the column."""
     mapping = mapping or {}
     inputs: dict[str, list[Any]] = {}
     columns = dict(spec.columns)
@@ -167,11 +219,30 @@ def columns_from_records(rows: Sequence[Mapping[str, Any]], spec: InputColumns,
             if field is None or field not in row:
                 have = ", ".join(sorted(map(str, row))) or "no fields"
                 looked = " or ".join(repr(w) for w in wanted)
-                raise ValueError(f"{source}: row {i + 1} has no field {looked} for {spec.name}'s {column} "
-                                 f"(it has: {have}); choose one with {hint.format(column=column)}")
+                raise ValueError(f"{source}: {locate(source, lines, i)} has no field {looked} for "
+                                 f"{spec.name}'s {column} (it has: {have}); choose one with "
+                                 f"{hint.format(column=column)}")
         # (no rows: no field is needed)
-        inputs[column] = [] if field is None else [_cell(row[field], kind) for row in rows]
+        if field is None:
+            inputs[column] = []
+            continue
+        required = column in spec.columns
+        values = []
+        for i, row in enumerate(rows):
+            try:
+                if required and row[field] is None:
+                    raise _BadCell("no value (a JSON null, or a CSV row with fewer cells than its header)")
+                values.append(_cell(row[field], kind, allow_empty or not required))
+            except _BadCell as e:
+                raise CellError(e.reason, source, locate(source, lines, i), field, column, i, e.item) from None
+        inputs[column] = values
     return inputs
+
+
+def _fields(rows: Sequence[Mapping[str, Any]], spec: InputColumns, mapping: Mapping[str, str] | None) -> dict[str, str]:
+    """``{input column: record field}`` as :func:`columns_from_records` read them."""
+    columns = {**getattr(spec, "optional_columns", {}), **spec.columns}
+    return {c: f for c in columns if (f := _field(rows, c, mapping or {})) is not None}
 
 
 def resolve_judge(judge: Any, judge_options: Mapping[str, Any] | None = None) -> Any:
@@ -213,7 +284,8 @@ def score_records(rows: Sequence[Mapping[str, Any]], metrics: Sequence[str],
                   options: Mapping[str, Mapping[str, Any]] | None = None, judge: Any = None,
                   progress: Progress | None = None, source: str = "input",
                   column_hint: str = "--column {column}=FIELD",
-                  on_result: Callable[[str, Mapping[str, Any]], Any] | None = None) -> dict[str, Any]:
+                  on_result: Callable[[str, Mapping[str, Any]], Any] | None = None, *,
+                  lines: Sequence[int] | None = None, allow_empty: bool = True) -> dict[str, Any]:
     """Score ``rows`` (a list of dicts) with each metric name in ``metrics``.
 
     ``columns`` maps input columns to record fields, ``options`` maps a metric name to its
@@ -222,6 +294,13 @@ def score_records(rows: Sequence[Mapping[str, Any]], metrics: Sequence[str],
     (see ``Progress``). A record's ``id`` field names it; without one, its row number (from 1).
     ``on_result(metric, entry)`` is called as each metric's report entry is done (the command
     line prints its scores at once).
+
+    ``lines`` (:func:`read_table`'s) make every message name a row as the file's editor shows it,
+    a metric's own error about one input value (``predictions[1]: ...``) included: the file's
+    line and the column. ``allow_empty=False`` makes a blank required text an error (a file's
+    blank cell usually means missing data). Each metric's entry says whether its aggregate is a
+    corpus score (``corpus``: not the mean of the per-example scores); the report keeps ``lines``
+    when given.
     """
     if not rows:
         raise ValueError(f"{source}: no rows")
@@ -234,12 +313,15 @@ def score_records(rows: Sequence[Mapping[str, Any]], metrics: Sequence[str],
         raise ValueError(f"options: {unknown[0]!r} is not among the metrics {list(metrics)}")
     for spec in specs:
         spec.check_options(options.get(spec.name, {}), where=f"options of {spec.name}")
-    inputs = {spec.name: columns_from_records(rows, spec, columns, source, column_hint) for spec in specs}
+    inputs = {spec.name: columns_from_records(rows, spec, columns, source, column_hint, lines=lines,
+                                              allow_empty=allow_empty) for spec in specs}
     if judge is not None and any(spec.judge for spec in specs):
         judge = resolve_judge(judge)  # one judge (one cache, one connection pool) for all
     report: dict[str, Any] = {"source": source, "examples": len(rows), "textgen_metrics": __version__,
                               "ids": [row.get("id", i + 1) for i, row in enumerate(rows)], "metrics": {},
                               "summary": {}}
+    if lines is not None:
+        report["lines"] = list(lines)
     for spec in specs:
         opts = dict(options.get(spec.name, {}))
         if spec.judge:
@@ -247,7 +329,15 @@ def score_records(rows: Sequence[Mapping[str, Any]], metrics: Sequence[str],
         start = time.perf_counter()
         bar = progress(spec.name, len(rows)) if progress is not None else contextlib.nullcontext(None)
         with bar as update:
-            result = spec.run(inputs[spec.name], progress=update, **opts)
+            try:
+                result = spec.run(inputs[spec.name], progress=update, **opts)
+            except InputError as e:  # one value of one row: name it as the file does
+                fields = _fields(rows, spec, columns)
+                if lines is None or e.argument not in fields or e.index is None or isinstance(e, CellError) \
+                        or not 0 <= e.index < len(rows):
+                    raise
+                raise CellError(e.reason, source, locate(source, lines, e.index), fields[e.argument], e.argument,
+                                e.index, e.item) from e
         seconds = time.perf_counter() - start
         shown = {k: v for k, v in opts.items() if k not in ("judge", "judge_options")}
         report["metrics"][spec.name] = {
@@ -256,6 +346,7 @@ def score_records(rows: Sequence[Mapping[str, Any]], metrics: Sequence[str],
             "per_example": result.as_dict(False),
             "scores": list(result.keys),
             "summary": flat_scores(result),
+            "corpus": spec.corpus,
             "seconds": round(seconds, 4),
         }
         report["summary"].update(report["metrics"][spec.name]["summary"])

@@ -265,7 +265,7 @@ class JudgedMetric(MeanMetric):
 
     @staticmethod
     def _judge_fields(backend: Any, model: Any, mode: Any) -> dict[str, Any]:
-        return {"judge": f"{backend}:{model}", "mode": mode}
+        return {"judge": model if str(model).startswith(f"{backend}:") else f"{backend}:{model}", "mode": mode}
 
     @functools.cached_property
     def resolved_judge(self) -> Judge:
