@@ -134,6 +134,16 @@ def llmbar_judges() -> list[dict[str, Any]]:
     return out
 
 
+_LLMBAR_KEYS = (("correct_False", "accuracy_first"), ("correct_True", "accuracy_second"),
+                ("equal", "positional_agreement"))
+
+
+def _share(text: str) -> float:
+    """``"95 / 100 = 95.0%"`` (statistics.json's form) as 0.95."""
+    num, den = text.split("=")[0].split("/")
+    return int(num) / int(den)
+
+
 def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
@@ -164,13 +174,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     uni = unieval_correlations()
     worst = max(abs(r["ours"] - r["published"]) for r in uni)
     print(f"{len(uni)} figures; the largest difference from the printed value: {format_number(worst)}")
-    print("\n## LLMBar's stored judges\n")
+    print("\n## LLMBar's stored judges (Natural; every stored run is held equal in the tests)\n")
     judges = llmbar_judges()
-    print(_table(["set", "judge", "protocol", "accuracy (first order)", "published", "accuracy (swapped)",
-                  "published", "positional agreement", "published"],
-                 [[j["set"], j["evaluator"], j["protocol"], _f(j["accuracy_first"]), j["published"]["correct_False"],
-                   _f(j["accuracy_second"]), j["published"]["correct_True"], _f(j["positional_agreement"]),
-                   j["published"]["equal"]] for j in judges]))
+    print(_table(["judge", "protocol", "accuracy, first order", "accuracy, swapped", "positional agreement",
+                  "statistics.json (first, swapped, agreement)"],
+                 [[j["evaluator"], j["protocol"], _f(j["accuracy_first"]), _f(j["accuracy_second"]),
+                   _f(j["positional_agreement"]), ", ".join(j["published"][k].split(" = ")[0]
+                                                            for k in ("correct_False", "correct_True", "equal"))]
+                  for j in judges if j["set"] == "llmbar_natural"]))
+    exact = sum(all(abs(j[o] - _share(j["published"][k])) < 1e-12 for k, o in _LLMBAR_KEYS) for j in judges)
+    print(f"\n{exact} of {len(judges)} stored runs (judge x protocol x set or part) give every published share.")
     return 0
 
 
