@@ -162,3 +162,42 @@ def test_the_html_report_has_a_chart_and_table_per_statistic(tmp_path, capsys):
     text = page.read_text()
     assert text.count("<svg") == 2 and text.count("class='results'") == 2
     assert "tie-calibrated pairwise accuracy" in text and "tie threshold" in text
+
+
+def test_rows_a_judge_could_not_score_are_left_out_and_counted_never_zero(tmp_path):
+    """A judged metric's unusable answers are missing for that metric: left out of its
+    statistic, counted in ``missing`` and in the run's ``unscored``; the value equals the
+    statistic on the scored rows alone."""
+    import re
+
+    rng = random.Random(5)
+    rows = []
+    for i in range(40):
+        quality = rng.randint(1, 5)
+        broken = i % 7 == 3
+        rows.append({"item": f"d{i // 4}", "system": f"s{i % 4}", "source": f"Document {i}.",
+                     "prediction": f"summary {i} of quality {quality}" + (" broken" if broken else ""),
+                     "human": quality + rng.gauss(0, 1.5)})
+    path = tmp_path / "judged.jsonl"
+    _write_jsonl(path, rows)
+
+    def judge(messages, task):  # answers by the task id; the score is read from the judged text
+        assert task.startswith("summary_coherence/")
+        text = messages[-1]["content"]
+        quality = int(re.search(r"of quality (\d)", text).group(1))
+        score = 9 if "broken" in text else quality  # 9 is out of range: an unusable answer
+        return json.dumps({"reason": "read", "score": score})
+
+    result = meta_eval(str(path), metrics=["summary_coherence"], human_columns=["human"], judge=judge,
+                       statistics=["spearman"], n_resamples=0, compare=False)
+    (r,) = result["results"]
+    broken = [i for i, row in enumerate(rows) if "broken" in row["prediction"]]
+    assert r["missing"] == len(broken) == result["runs"]["summary_coherence"]["unscored"] == 6
+    assert r["n"] == 40 - 6
+    kept = [i for i in range(40) if i not in broken]
+    quality = [int(re.search(r"quality (\d)", rows[i]["prediction"]).group(1)) for i in kept]
+    assert r["value"] == pytest.approx(sps.spearmanr(quality, [rows[i]["human"] for i in kept]).statistic, abs=1e-12)
+    zero_filled = [0 if i in broken else int(re.search(r"quality (\d)", rows[i]["prediction"]).group(1))
+                   for i in range(40)]
+    assert r["value"] != pytest.approx(sps.spearmanr(zero_filled, [row["human"] for row in rows]).statistic)
+    assert result["runs"]["summary_coherence"]["errors"][0]["line"] == broken[0] + 1
