@@ -178,6 +178,19 @@ def test_spa_systems_in_sorted_order_and_pce_seed():
     assert unsorted != expected  # the order matters, so the test above checks it
 
 
+def test_spa_equals_pce_on_a_wmt_sized_grid_with_ties():
+    """15 systems x 200 items, human scores rounded (many permuted sums tie the observed one, so
+    the float32 rounding of each sum must be pce's own)."""
+    rng = np.random.default_rng(15)
+    h = rng.normal(size=(15, 200)) + rng.normal(size=(15, 1))
+    m = h + rng.normal(size=h.shape)
+    human, metric = h.round(1).ravel().tolist(), m.round(2).ravel().tolist()
+    out = meta_evaluate({"m": metric}, human, items=[i for _ in range(15) for i in range(200)],
+                        systems=[f"s{s:02d}" for s in range(15) for _ in range(200)], level="system", statistics="spa",
+                        n_resamples=1000, seed=4, compare=False)
+    assert out["results"][0]["value"] == ref.PairwiseConfidenceError(human, metric, 15)[0]
+
+
 def test_partial_correlations_equal_scipy_on_residuals():
     rng = np.random.default_rng(7)
     for _ in range(TABLES):

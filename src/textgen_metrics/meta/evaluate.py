@@ -514,9 +514,15 @@ def _system_entry(stat: str, r: _Rows, n_systems: int, entry: dict[str, Any], co
     if stat == "spa" and not n_resamples:
         entry.update(reason="spa needs n_resamples > 0 (its permutation count)")
         return
-    signs = stats.spa_signs(common.size, n_resamples, seed) if stat == "spa" else None
+    signs = None
     if stat == "spa":
-        value = float(_system_values(stat, hmat, mmat, signs))
+        # the signs and the human p-values are the same for every metric on these items: once
+        key = common.tobytes() + hmat.tobytes()
+        if key + b"signs" not in human_cache:
+            signs = stats.spa_signs(common.size, n_resamples, seed)
+            human_cache[key + b"signs"] = [signs, stats.p_values(hmat, signs)]
+        signs, human_p = human_cache[key + b"signs"]
+        value = float(1.0 - np.abs(human_p - stats.p_values(mmat, signs)).mean())
     elif stat == "acc_eq":
         v, t = stats.acc_eq_sweep(stats.acc_eq_pairs(hmat.mean(axis=1)[None], mmat.mean(axis=1)[None],
                                                      np.ones((1, n_systems), dtype=bool)))

@@ -471,7 +471,9 @@ def spa_signs(n_items: int, n_permutations: int, seed: int | None) -> np.ndarray
 def p_values(matrices: np.ndarray, signs: np.ndarray) -> np.ndarray:
     """Per matrix (``(..., systems, items)``) the upper-triangle p-values of ``pce``, as
     ``(..., pairs)`` (float64 counts / permutations), with its float32 arithmetic."""
-    x = matrices.astype(np.float32)
+    # C order as pce's own copy: a float32 sum's rounding depends on the memory order, and
+    # pce's ties (null == observed) on that rounding
+    x = np.ascontiguousarray(matrices, dtype=np.float32)
     lead, (n_sys, n_items) = x.shape[:-2], x.shape[-2:]
     flat = x.reshape(-1, n_sys, n_items)
     sums = flat.sum(axis=-1)  # float32, as pce's np.sum
