@@ -13,6 +13,7 @@ import bench_budget_wait  # noqa: E402
 import bench_cluster_budget  # noqa: E402
 import bench_judges  # noqa: E402
 import bench_lexical  # noqa: E402
+import bench_meta  # noqa: E402
 import bench_mt  # noqa: E402
 import bench_rouge  # noqa: E402
 import bench_scaleout  # noqa: E402
@@ -21,7 +22,8 @@ import bench_trainer  # noqa: E402
 BENCHES = {"rouge": bench_rouge.main, "lexical": bench_lexical.main, "mt": bench_mt.main,
            "judges": bench_judges.main, "bertscore": bench_bertscore.main, "trainer": bench_trainer.main,
            "cluster_budget": bench_cluster_budget.main, "budget_wait": bench_budget_wait.main,
-           "scaleout": bench_scaleout.main, "audit": bench_audit.main}
+           "scaleout": bench_scaleout.main, "audit": bench_audit.main,
+           "meta": bench_meta.main}
 
 
 def main(names=None):

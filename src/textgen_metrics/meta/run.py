@@ -223,36 +223,78 @@ def score_names(metric: str, keys: Sequence[str], negated: bool = False) -> dict
     return {key: f"{sign}{metric}.{key}" for key in keys}
 
 
-def _metric_scores(table: MetaTable, metrics: Sequence[str], columns: Mapping[str, str] | None,
-                   options: Mapping[str, Mapping[str, Any]] | None, judge: Any,
-                   progress: Callable[..., Any] | None) -> tuple[dict[str, list[float | None]], dict[str, Any]]:
-    """The per-row scores of each metric (one list per key) and what each run reported beside
-    them (judge, usage, rows it could not score)."""
+# the scores computed on a bundled set (immutable data) without a judge, by (set, split, systems left
+# out, metric, options): the studies of one set (segment and system level) compute each metric once
+_MEMO: dict[tuple[Any, ...], tuple[dict[str, list[float | None]], dict[str, Any]]] = {}
+_MEMO_SIZE = 64
+
+
+Scored = tuple[dict[str, list[float | None]], dict[str, Any]]
+
+
+def _one_metric(table: MetaTable, name: str, columns: Mapping[str, str] | None, options: Mapping[str, Any],
+                judge: Any, progress: Callable[..., Any] | None) -> Scored:
+    """One metric's per-row scores (one list per key) and what its run reported beside them
+    (options, signature, judge, usage, rows it could not score)."""
     from ..registry import get_metric
     from ..scoring import score_records
 
-    report = score_records(table.records, metrics, columns=columns, options=options, judge=judge,
-                           progress=progress, source=table.source)
+    report = score_records(table.records, [name], columns=columns, options={name: options} if options else None,
+                           judge=judge, progress=progress, source=table.source)
+    entry = report["metrics"][name]
+    keys = [k for k in entry["scores"]
+            if all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
+                   for v in entry["per_example"][k])]
+    sign = -1.0 if get_metric(name).lower_is_better else 1.0
+    scores = {flat: [None if v is None or not math.isfinite(v) else sign * float(v) for v in entry["per_example"][key]]
+              for key, flat in score_names(name, keys, negated=sign < 0).items()}
+    agg = entry["aggregate"]
+    errors = [e for e in (agg.get("errors") or []) if isinstance(e, Mapping)]
+    run: dict[str, Any] = {"options": entry["options"], "unscored": len(
+        {i for k in keys for i, v in enumerate(entry["per_example"][k]) if v is None}
+        | {e.get("index") for e in errors})}
+    for key in ("signature", "judge_model", "judge_usage"):
+        if key in agg:
+            run[key] = agg[key]
+    run["errors"] = [{"line": table.lines[e["index"]] if isinstance(e.get("index"), int) else None,
+                      "error": str(e.get("error"))} for e in errors[:5]]
+    return scores, run
+
+
+def _metric_scores(table: MetaTable, metrics: Sequence[str], columns: Mapping[str, str] | None,
+                   options: Mapping[str, Mapping[str, Any]] | None, judge: Any,
+                   progress: Callable[..., Any] | None) -> tuple[dict[str, list[float | None]], dict[str, Any]]:
+    """The per-row scores of each metric (one list per key) and each metric's run report. On a
+    bundled set, a metric scored without a judge is computed once per process for the same
+    rows and options."""
+    import json
+
+    from ..registry import get_metric
+    from ..scoring import resolve_judge
+
+    options = options or {}
+    unknown = sorted(set(options) - set(metrics))
+    if unknown:
+        raise ValueError(f"options: {unknown[0]!r} is not among the metrics {list(metrics)}")
+    if judge is not None and any(get_metric(m).judge for m in metrics):
+        judge = resolve_judge(judge)  # one judge (one cache, one connection pool) for all
     scores: dict[str, list[float | None]] = {}
     runs: dict[str, Any] = {}
-    for name, entry in report["metrics"].items():
-        keys = [k for k in entry["scores"]
-                if all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
-                       for v in entry["per_example"][k])]
-        sign = -1.0 if get_metric(name).lower_is_better else 1.0
-        for key, flat in score_names(name, keys, negated=sign < 0).items():
-            scores[flat] = [None if v is None or not math.isfinite(v) else sign * float(v)
-                            for v in entry["per_example"][key]]
-        agg = entry["aggregate"]
-        errors = [e for e in (agg.get("errors") or []) if isinstance(e, Mapping)]
-        run: dict[str, Any] = {"options": entry["options"], "unscored": len(
-            {i for k in keys for i, v in enumerate(entry["per_example"][k]) if v is None}
-            | {e.get("index") for e in errors})}
-        for key in ("signature", "judge_model", "judge_usage"):
-            if key in agg:
-                run[key] = agg[key]
-        run["errors"] = [{"line": table.lines[e["index"]] if isinstance(e.get("index"), int) else None,
-                          "error": str(e.get("error"))} for e in errors[:5]]
+    for name in metrics:
+        opts = dict(options.get(name, {}))
+        key = None
+        if table.info is not None and not get_metric(name).judge and columns is None:
+            key = (table.source, table.split, tuple(table.lines), name, json.dumps(opts, sort_keys=True, default=str))
+        if key is not None and key in _MEMO:
+            got, run = _MEMO[key]
+            got = {k: list(v) for k, v in got.items()}
+        else:
+            got, run = _one_metric(table, name, columns, opts, judge, progress)
+            if key is not None:
+                if len(_MEMO) >= _MEMO_SIZE:
+                    _MEMO.pop(next(iter(_MEMO)))
+                _MEMO[key] = ({k: list(v) for k, v in got.items()}, run)
+        scores.update(got)
         runs[name] = run
     return scores, runs
 
