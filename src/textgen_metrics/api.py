@@ -24,6 +24,7 @@ from .lexical.meteor import MeteorScorer as MeteorScorer
 from .lexical.rouge import RougeAggregator as RougeAggregator
 from .lexical.rouge import RougeScorer as RougeScorer
 from .meta.evaluate import meta_evaluate as meta_evaluate
+from .meta.run import meta_eval as meta_eval
 from .metric import Metric as Metric
 from .metric import Result as Result
 from .metric import Stats as Stats
