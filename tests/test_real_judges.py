@@ -1,8 +1,9 @@
 """The LLM-guided metrics on real models, the way users run them: llama-cpp-python's
 OpenAI-compatible server (``python -m llama_cpp.server``, started here on 127.0.0.1) on the
-packaged GGUF models, and the local judge (``HFJudge``, ``judge="tiny:smollm2"``) on the same
-files. Every one of the twelve modules goes through the library, ``evaluate.load``, the command
-line and the playground Space in Chromium against the server, and through the local judge.
+packaged GGUF models, the in-process llama.cpp judge (``judge="tiny:smollm2"``) and the
+transformers judge (``HFJudge``, ``judge="hf:FILE.gguf"``) on the same files. Every one of the
+twelve modules goes through the library, ``evaluate.load``, the command line and the playground
+Space in Chromium against the server, and through the in-process judge.
 
 A proxy between the judge and the server (``llama_server.RecordingProxy``) keeps what the server
 sent, so the tests hold the judge's report against the server's own ``usage`` and
@@ -213,15 +214,19 @@ def test_every_module_through_the_playground_in_chromium_on_the_real_server(serv
 
 
 def test_every_module_through_the_packaged_tiny_judge_with_constrained_decoding():
-    """judge="tiny:smollm2": the local judge on the GGUF file, no server; xgrammar holds every
-    answer to its schema, so no answer is rejected for its structure."""
+    """judge="tiny:smollm2": the GGUF file in process through llama.cpp (``LlamaCppJudge``), no
+    server; llama.cpp's grammar (the server's dialect, ``json_object_schema``) holds every answer
+    to its schema, so no answer is rejected for its structure. (The transformers judge, xgrammar,
+    is ``hf:``: the next test.)"""
+    from textgen_metrics.judges import LlamaCppJudge
+
     rows = ROWS[6:7]
     judge = get_judge("tiny:smollm2")
-    assert judge.judge_mode == "xgrammar"
+    assert isinstance(judge, LlamaCppJudge) and judge.judge_mode == "json_object_schema"
     for name in NAMES:
         out = getattr(textgen_metrics, name)(**inputs(name, rows), judge=judge, use_aggregator=False)
         check_result(name, out, len(rows))
-        assert out["judge_mode"] == "xgrammar" and out["judge_model"] == "tiny:smollm2"
+        assert out["judge_mode"] == "json_object_schema" and out["judge_model"] == "tiny:smollm2"
         for err in out["errors"]:
             assert not any(s in err["error"] for s in STRUCTURE), (name, err)
 

@@ -500,4 +500,4 @@ def test_the_judge_picker_takes_the_packaged_tiny_judge_without_a_url():
     from textgen_metrics.spaces import make_judge
 
     judge = make_judge("", "tiny:smollm2", "")
-    assert isinstance(judge, TinyJudge) and judge.model == "tiny:smollm2" and judge.judge_mode == "xgrammar"
+    assert isinstance(judge, TinyJudge) and judge.model == "tiny:smollm2" and judge.judge_mode == "json_object_schema"

@@ -1,5 +1,6 @@
 """Judges for the LLM-guided metrics: an OpenAI-compatible API (OpenAI, Azure OpenAI, Gemini,
-vLLM, Ollama...), Anthropic's Messages API, a local transformers model, or any callable (Bedrock
+vLLM, Ollama...), Anthropic's Messages API, a local transformers model, a GGUF model in process
+through llama.cpp (llama-cpp-python's ``Llama``), or any callable (Bedrock
 and other SDKs: see ``judges.bedrock``), behind one engine (concurrency, cache, checks, re-asks,
 usage)."""
 
@@ -29,7 +30,8 @@ __all__ = [
     "run_sync",
     "JudgeCache", "DirectoryCache", "Budget", "BudgetError", "BudgetServer", "LocalBudget", "RayBudget",
     "RemoteBudget", "cluster_judge", "JudgeParseError", "JudgeRunawayError", "extract_json", "parse_answer", "validate",
-    "OpenAIJudge", "AzureOpenAIJudge", "GeminiJudge", "AnthropicJudge", "HFJudge", "TinyJudge", "CallableJudge",
+    "OpenAIJudge", "AzureOpenAIJudge", "GeminiJudge", "AnthropicJudge", "HFJudge", "LlamaCppJudge", "TinyJudge",
+    "CallableJudge",
     "get_judge", "BACKENDS",
 ]
 
@@ -38,12 +40,14 @@ BACKENDS = {"openai": "an OpenAI-compatible chat-completions API (openai:<model>
             "anthropic": "Anthropic's Messages API (anthropic:<model>; ANTHROPIC_API_KEY)",
             "gemini": "Gemini's OpenAI-compatible API (gemini:<model>; GEMINI_API_KEY)",
             "hf": "a local transformers model (hf:<model id, folder or GGUF file>)",
+            "gguf": "a GGUF model in process through llama.cpp, as llama-cpp-python's server runs it (gguf:<file>)",
             "tiny": "a packaged tiny model that checks the pipeline offline, never quality (tiny:smollm2, tiny:gemma3)"}
 
 # name -> (module, class): the string prefixes of get_judge and the lazy attributes below
 _CLASSES = {"openai": (".openai", "OpenAIJudge"), "azure": (".openai", "AzureOpenAIJudge"),
             "gemini": (".openai", "GeminiJudge"), "anthropic": (".anthropic", "AnthropicJudge"),
-            "hf": (".local", "HFJudge"), "tiny": (".tiny", "TinyJudge"), "callable": (".function", "CallableJudge")}
+            "hf": (".local", "HFJudge"), "gguf": (".llamacpp", "LlamaCppJudge"), "tiny": (".tiny", "TinyJudge"),
+            "callable": (".function", "CallableJudge")}
 
 
 def _load(backend: str) -> type[Judge]:
@@ -64,15 +68,16 @@ def __getattr__(name: str) -> Any:
 def get_judge(judge: Any, **options: Any) -> Judge:
     """A Judge from a judge object, a callable, or a string ``"openai:<model>"``,
     ``"azure:<deployment>"``, ``"anthropic:<model>"``, ``"gemini:<model>"``,
-    ``"hf:<model id, folder or GGUF file>"``, ``"tiny:smollm2"`` (a packaged tiny model: a check of
+    ``"hf:<model id, folder or GGUF file>"`` (transformers), ``"gguf:<GGUF file>"`` (llama.cpp in
+    process), ``"tiny:smollm2"`` / ``"tiny:gemma3"`` (a packaged tiny model on llama.cpp: a check of
     the pipeline, never of quality); ``options`` go to the backend's constructor."""
     if judge is None:
         raise ValueError(
             "judge: this metric needs a judge; pass judge='openai:<model>' (an OpenAI-compatible "
             "server; base_url and api_key from arguments or OPENAI_BASE_URL / OPENAI_API_KEY), "
             "'azure:<deployment>', 'anthropic:<model>', 'gemini:<model>', "
-            "judge='hf:<local model>', a textgen_metrics judge object, or any function "
-            "messages -> str, at evaluate.load(..., judge=...) or compute(..., judge=...)"
+            "judge='hf:<local model>', 'gguf:<GGUF file>', 'tiny:smollm2', a textgen_metrics judge object, "
+            "or any function messages -> str, at evaluate.load(..., judge=...) or compute(..., judge=...)"
         )
     if isinstance(judge, Judge):
         return judge

