@@ -3,16 +3,26 @@ cost (docs/real_judges.md).
 
     python benchmarks/real_judges.py run --model smollm2 --backend server [--n 16] [--out file.json]
     python benchmarks/real_judges.py run --model gemma3 --backend hf [--structured none]
+    python benchmarks/real_judges.py run --model smollm2 --backend gguf   # LlamaCppJudge, in process
+    python benchmarks/real_judges.py compare --model smollm2 [--n 4] [--modules ...] [--hf-modules ...]
     python benchmarks/real_judges.py throughput --model smollm2 [--prompts 32]
     python benchmarks/real_judges.py table results/*.json   # the Markdown tables of saved runs
 
 ``run``: every LLM-guided module (or ``--modules``) over the first ``--n`` rows of
 data/judge_sample.jsonl, with default settings: ``server`` is ``OpenAIJudge`` at llama-cpp-python's
 OpenAI-compatible server (started here on 127.0.0.1, as a user runs it: ``python -m
-llama_cpp.server --model FILE.gguf --n_ctx 4096``), ``hf`` is ``HFJudge`` on the GGUF file. Per
+llama_cpp.server --model FILE.gguf --n_ctx 4096``), ``hf`` is ``HFJudge`` on the GGUF file,
+``gguf`` is ``LlamaCppJudge`` on it (llama.cpp in this process, the server's settings). Per
 module: examples scored at the first try (no request asked again), after re-asks, and None by
 cause; requests, prompt and completion tokens per example; seconds per example (the module's
 wall time over its examples, all run together as a user runs them).
+
+``compare``: the same model behind the server, in process through llama.cpp (``LlamaCppJudge``,
+what ``tiny:`` runs) and in process through transformers (``HFJudge``, ``--hf-modules`` only: it is
+the slow one), on the same rows, module by module, interleaved (the order of the contenders
+alternates from module to module, so that a neighbour's load falls on all of them alike); per
+module and contender: seconds, examples scored at the first try, and whether each request's
+answer text equals the server's. The machine's load average is recorded beside the figures.
 
 ``throughput``: ``HFJudge`` at batch 8 against the same judge one request at a time and against
 the loop a user writes with a transformers ``pipeline``, on the same prompts (the metrics' own
@@ -41,8 +51,8 @@ sys.path.insert(0, str(ROOT / "tests"))  # llama_server: the server as the real-
 
 import textgen_metrics  # noqa: E402
 from llama_server import llama_server  # noqa: E402
-from textgen_metrics.judges import HFJudge, OpenAIJudge  # noqa: E402
-from textgen_metrics.judges.tiny import tiny_model_file  # noqa: E402
+from textgen_metrics.judges import HFJudge, LlamaCppJudge, OpenAIJudge  # noqa: E402
+from textgen_metrics.judges.tiny import CHAT_FORMATS, tiny_model_file  # noqa: E402
 from textgen_metrics.llm.metrics import METRICS  # noqa: E402
 
 CRITERIA = "Correctness: every fact the answer states is true and answers the query."
@@ -68,10 +78,12 @@ def recording(judge_class):
         def __init__(self, *a, **kw):
             super().__init__(*a, **kw)
             self.records: list[tuple[int | None, object]] = []
+            self.answers: list[tuple[str, str, str | None, int]] = []  # (task, messages, final text, attempts)
 
         async def _judge_new(self, request, key, session):
             result = await super()._judge_new(request, key, session)
             self.records.append((_EXAMPLE.get(), result))
+            self.answers.append((request.task, json.dumps(request.messages), result.text, result.attempts))
             return result
 
     return Recording
@@ -102,6 +114,7 @@ def run_module(judge, name: str, rows: list[dict]) -> dict:
 
     cls.score_example = score_example
     judge.records.clear()
+    judge.answers.clear()
     try:
         given = {c: columns(rows)[c] for c in cls.columns}
         extra = {"criteria": CRITERIA} if name == "g_eval" else {}
@@ -133,8 +146,11 @@ def run_module(judge, name: str, rows: list[dict]) -> dict:
             "none": dict(none), "requests_per_example": usage["requests"] / n,
             "prompt_tokens_per_example": usage["prompt_tokens"] / n,
             "completion_tokens_per_example": usage["completion_tokens"] / n,
-            "seconds_per_example": seconds / n, "judge_mode": out["judge_mode"],
-            "usage": usage, "errors": out["errors"]}
+            "seconds_per_example": seconds / n, "seconds": seconds, "judge_mode": out["judge_mode"],
+            "usage": usage, "errors": out["errors"],
+            "first_try": sorted(k for k, v in enumerate(scores) if v is not None and k not in again
+                                and None not in again),
+            "answers": list(judge.answers)}
 
 
 def cmd_run(args) -> dict:
@@ -148,15 +164,74 @@ def cmd_run(args) -> dict:
             url = stack.enter_context(llama_server(model_file, extra=extra))
             judge = recording(OpenAIJudge)(os.path.basename(model_file), base_url=url, api_key="none",
                                            timeout=600)
+        elif args.backend == "gguf":
+            judge = recording(LlamaCppJudge)(model_file, chat_format=args.chat_format or CHAT_FORMATS[args.model])
+            judge._load()
         else:
             judge = recording(HFJudge)(model_file, structured=args.structured, batch_size=args.batch_size)
             judge._load()
         for name in modules:
             row = run_module(judge, name, rows)
             results.append(row)
-            print(json.dumps({k: v for k, v in row.items() if k not in ("errors",)}), flush=True)
+            print(json.dumps({k: v for k, v in row.items() if k not in ("errors", "answers")}), flush=True)
     report = {"model": args.model, "backend": args.backend, "structured": getattr(args, "structured", None),
               "n": args.n, "modules": results}
+    if args.out:
+        Path(args.out).write_text(json.dumps(report, indent=1))
+    return report
+
+
+def _same_answers(mine: list, server: list) -> tuple[int, int]:
+    """(requests whose final answer text equals the server's answer to the same request, requests
+    of the server's run): requests matched by task and messages, as many times as asked."""
+    theirs = Counter((task, messages, text) for task, messages, text, _ in server)
+    ours = Counter((task, messages, text) for task, messages, text, _ in mine)
+    return sum((theirs & ours).values()), sum(theirs.values())
+
+
+def cmd_compare(args) -> dict:
+    """The server, LlamaCppJudge and HFJudge on the same rows, module by module, interleaved."""
+    import torch
+
+    rows = sample_rows(args.n)
+    modules = args.modules.split(",") if args.modules else list(METRICS)
+    hf_modules = set(args.hf_modules.split(",")) if args.hf_modules else set()
+    model_file = tiny_model_file(args.model)
+    chat_format = CHAT_FORMATS[args.model]
+    report = {"model": args.model, "n": args.n, "compare": True, "cpus": os.cpu_count(),
+              "torch_threads": torch.get_num_threads(), "load_before": os.getloadavg(), "modules": []}
+    with contextlib.ExitStack() as stack:
+        extra = ("--chat_format", chat_format) if chat_format else ()
+        url = stack.enter_context(llama_server(model_file, extra=extra))
+        judges = {"server": recording(OpenAIJudge)(os.path.basename(model_file), base_url=url, api_key="none",
+                                                   timeout=600),
+                  "gguf": recording(LlamaCppJudge)(model_file, chat_format=chat_format)}
+        judges["gguf"]._load()
+        report["llama_threads"] = [judges["gguf"].llama.n_threads, judges["gguf"].llama.n_threads_batch]
+        if hf_modules:
+            judges["hf"] = recording(HFJudge)(model_file, batch_size=8)
+            judges["hf"]._load()
+        for k, name in enumerate(modules):
+            order = ["server", "gguf"] if k % 2 == 0 else ["gguf", "server"]
+            if name in hf_modules:
+                order.insert(1, "hf")
+            runs = {}
+            for contender in order:
+                runs[contender] = run_module(judges[contender], name, rows)
+                print(f"{name} {contender}: {runs[contender]['seconds']:.1f} s", file=sys.stderr, flush=True)
+            server = runs["server"]
+            entry = {"module": name, "order": order, "load": os.getloadavg(), "runs": {}}
+            for contender, r in runs.items():
+                same, total = _same_answers(r["answers"], server["answers"])
+                entry["runs"][contender] = {
+                    "seconds": r["seconds"], "scored_first_try": r["scored_first_try"],
+                    "scored_after_reasks": r["scored_after_reasks"], "none": r["none"],
+                    "requests": r["usage"]["requests"], "judge_mode": r["judge_mode"],
+                    "first_try_where_server": len(set(server["first_try"]) & set(r["first_try"])),
+                    "server_first_try": len(server["first_try"]), "same_answers": same, "server_answers": total}
+            report["modules"].append(entry)
+            print(json.dumps(entry), flush=True)
+    report["load_after"] = os.getloadavg()
     if args.out:
         Path(args.out).write_text(json.dumps(report, indent=1))
     return report
@@ -231,9 +306,40 @@ def cmd_throughput(args) -> dict:
     return out
 
 
+def _compare_table(report: dict) -> None:
+    mods = report["modules"]
+    load = [round(x, 1) for x in report["load_before"]] + [round(x, 1) for x in report["load_after"]]
+    print(f"\n{report['model']}, {report['n']} rows per module, {report['cpus']} CPUs, llama.cpp threads "
+          f"{report['llama_threads']} (generation, prompt), torch threads {report['torch_threads']}; load average "
+          f"(1, 5, 15 min) before {load[:3]}, after {load[3:]}\n")
+    print("| module | server s | in-process llama.cpp s | ratio | HFJudge s | HF / llama.cpp | scored 1st try "
+          "(server / llama.cpp / HF) | llama.cpp scored 1st try where the server did | same answer text as the "
+          "server |\n|---|---:|---:|---:|---:|---:|---|---|---|")
+    tot = Counter()
+    for m in mods:
+        r = m["runs"]
+        s, g, h = r["server"], r["gguf"], r.get("hf")
+        tot["server"] += s["seconds"]
+        tot["gguf"] += g["seconds"]
+        if h:
+            tot["hf"] += h["seconds"]
+            tot["gguf_hf"] += g["seconds"]
+        hs = f"{h['seconds']:.1f} | {h['seconds'] / g['seconds']:.1f}x" if h else "- | -"
+        first = f"{s['scored_first_try']} / {g['scored_first_try']} / {h['scored_first_try'] if h else '-'}"
+        print(f"| {m['module']} | {s['seconds']:.1f} | {g['seconds']:.1f} | {g['seconds'] / s['seconds']:.2f} | {hs} | "
+              f"{first} | {g['first_try_where_server']}/{g['server_first_try']} | "
+              f"{g['same_answers']}/{g['server_answers']} |")
+    hf_total = (f"{tot['hf']:.1f} | {tot['hf'] / tot['gguf_hf']:.1f}x (on its modules)" if tot["hf"] else "- | -")
+    print(f"| **all** | {tot['server']:.1f} | {tot['gguf']:.1f} | {tot['gguf'] / tot['server']:.2f} | {hf_total} | "
+          "| | |")
+
+
 def cmd_table(args) -> None:
     for path in args.files:
         report = json.loads(Path(path).read_text())
+        if report.get("compare"):
+            _compare_table(report)
+            continue
         if "runs" in report:
             base = report["runs"]["pipeline_loop"]
             print(f"\n{report['model']}, {report['prompts']} prompts, budget {report['max_new_tokens']}, "
@@ -268,13 +374,19 @@ def main(argv: list[str] | None = None) -> None:
     sub = parser.add_subparsers(dest="cmd", required=True)
     run = sub.add_parser("run")
     run.add_argument("--model", choices=["smollm2", "gemma3"], default="smollm2")
-    run.add_argument("--backend", choices=["server", "hf"], default="server")
+    run.add_argument("--backend", choices=["server", "hf", "gguf"], default="server")
     run.add_argument("--structured", choices=["auto", "xgrammar", "none"], default="auto")
     run.add_argument("--batch-size", type=int, default=8)
     run.add_argument("--chat-format", default=None, help="the server's --chat_format (default: the file's template)")
     run.add_argument("--n", type=int, default=16)
     run.add_argument("--modules", default=None)
     run.add_argument("--out", default=None)
+    cmp = sub.add_parser("compare")
+    cmp.add_argument("--model", choices=["smollm2", "gemma3"], default="smollm2")
+    cmp.add_argument("--n", type=int, default=4)
+    cmp.add_argument("--modules", default=None)
+    cmp.add_argument("--hf-modules", default=None, help="modules also run through HFJudge (comma-separated)")
+    cmp.add_argument("--out", default=None)
     tp = sub.add_parser("throughput")
     tp.add_argument("--model", choices=["smollm2", "gemma3"], default="smollm2")
     tp.add_argument("--structured", choices=["auto", "xgrammar", "none"], default="auto")
@@ -287,7 +399,7 @@ def main(argv: list[str] | None = None) -> None:
     table = sub.add_parser("table")
     table.add_argument("files", nargs="+")
     args = parser.parse_args(argv)
-    {"run": cmd_run, "throughput": cmd_throughput, "table": cmd_table}[args.cmd](args)
+    {"run": cmd_run, "compare": cmd_compare, "throughput": cmd_throughput, "table": cmd_table}[args.cmd](args)
 
 
 if __name__ == "__main__":

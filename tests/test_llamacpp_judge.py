@@ -158,7 +158,7 @@ def test_requests_together_answer_as_one_at_a_time_and_leave_the_loop_free(judge
     """Requests at once through the engine (one model: llama.cpp is not re-entrant, the calls
     are queued on the judge's worker thread) give the answers of the same requests one at a time;
     the event loop runs on while the model computes."""
-    reqs = requests(3, claims=False) + requests(1)
+    reqs = requests(2, claims=False) + requests(1)
     one = judge.share()  # the same model, one request at a time
     one.concurrency = 1
     alone = [r.text for r in one.judge(reqs)]
