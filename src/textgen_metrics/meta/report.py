@@ -110,6 +110,22 @@ svg{max-width:100%;height:auto}
 """
 
 
+def _ticks(lo: float, hi: float) -> list[float]:
+    """Round tick values (steps of 1, 2 or 5 times a power of ten) from ``lo`` to ``hi``, 3 to 7."""
+    import math
+
+    span = hi - lo
+    if span <= 0:
+        return [lo]
+    step = 10.0 ** math.floor(math.log10(span / 3))
+    for factor in (1.0, 2.0, 5.0, 10.0):
+        if span / (step * factor) <= 6:
+            step *= factor
+            break
+    first = math.ceil(lo / step - 1e-9)
+    return [round(k * step, 10) for k in range(first, int(math.floor(hi / step + 1e-9)) + 1)]
+
+
 def _forest(rows: list[dict[str, Any]], title: str) -> str:
     """Each metric's value (a dot) and interval (a line), rank 1 dark, on one axis with zero."""
     e = html.escape
@@ -130,7 +146,7 @@ def _forest(rows: list[dict[str, Any]], title: str) -> str:
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" '
              f'height="{height}" role="img" class="forest" font-family="sans-serif"><title>{e(title)}</title>']
     base = height - 24
-    for t in (lo + pad, (lo + hi) / 2, hi - pad):
+    for t in _ticks(lo + pad, hi - pad):
         parts.append(f'<line x1="{x(t):.1f}" y1="{top - 6}" x2="{x(t):.1f}" y2="{base}" stroke="#e4e4e4"/>')
         parts.append(f'<text x="{x(t):.1f}" y="{base + 16}" font-size="11" text-anchor="middle">'
                      f'{e(format_number(t, 3))}</text>')

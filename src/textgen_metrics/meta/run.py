@@ -367,7 +367,8 @@ def meta_eval(source: str, *, metrics: Sequence[str] = (), score_columns: Sequen
     sig = signature("meta-eval", level=level, group=group_by, resample="item" if table.items else "row",
                     bs=n_resamples, seed=seed, ci=confidence_level, version=__version__)
     out: dict[str, Any] = {"source": table.source, "split": table.split, "rows": len(table.records),
-                           "excluded_systems": list(exclude_systems), "signature": sig, **result}
+                           "excluded_systems": list(exclude_systems), "signature": sig,
+                           "confidence_level": confidence_level, "n_resamples": n_resamples, "seed": seed, **result}
     if info is not None:
         out["set"] = {"name": info.name, "title": info.title, "licence": info.licence, "citation": info.citation,
                       "source": info.source}
