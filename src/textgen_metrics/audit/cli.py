@@ -38,13 +38,17 @@ def audit_command(args: argparse.Namespace) -> int:
     if args.judge_url:
         judge_options["base_url"] = args.judge_url
     probes = _probes(args.probe) or list(PROBES)
+    if not 0 <= args.epsilon < 1:
+        raise UsageError(f"--epsilon: {args.epsilon} must be in [0, 1) (0.2 expert annotators, 0.15 skilled, 0.1 "
+                         "crowd workers)")
     if args.n_resamples < 0:
         raise UsageError(f"--n-resamples: {args.n_resamples} must be 0 (no intervals) or more")
     result = audit(args.source, metrics=names[0], judge=args.judge, judge_options=judge_options,
                    columns=_input_fields(args), options=options, probes=probes, repeats=args.repeats,
                    threshold=args.threshold, human_column=args.human_column, dry_run=args.dry_run,
                    confidence_level=args.confidence_level, n_resamples=args.n_resamples, seed=args.seed,
-                   missing=args.missing, split=args.split)
+                   missing=args.missing, split=args.split, annotator_columns=args.annotator_column,
+                   epsilon=args.epsilon)
     if args.dry_run:
         print(format_estimate(result))
     else:
@@ -62,7 +66,7 @@ def add_audit_parser(sub: Any) -> None:
     """Add ``audit`` to the command line's subparsers."""
     from ..cli import common_options
     from ..significance import DEFAULT_CONFIDENCE
-    from .probes import PROBES
+    from .probes import ALL_PROBES, PROBES
 
     a = sub.add_parser("audit", parents=[common_options()],
                        help="audit a judge before trusting it: position, verbosity, repeat variance, calibration",
@@ -86,7 +90,8 @@ def add_audit_parser(sub: Any) -> None:
     a.add_argument("--option", action="append", metavar="METRIC.KEY=VALUE",
                    help="a metric option, e.g. g_eval.criteria=... (repeatable)")
     a.add_argument("--probe", metavar=",".join(PROBES),
-                   help=f"the probes to run, comma-separated (default: all of {', '.join(PROBES)})")
+                   help=f"the probes to run, comma-separated (default: all of {', '.join(PROBES)}; "
+                        f"{ALL_PROBES[-1]} runs whenever --annotator-column is given)")
     a.add_argument("--repeats", type=int, default=3, metavar="K",
                    help="the repeat probe asks every request K times in all, the plain run's answer first (default 3)")
     a.add_argument("--threshold", type=float, default=0.5, metavar="T",
@@ -94,6 +99,13 @@ def add_audit_parser(sub: Any) -> None:
     a.add_argument("--human-column", metavar="NAME",
                    help="people's labels: gold 'a'/'b' for a comparison (position accuracy, calibration), 0/1 "
                         "otherwise (calibration)")
+    a.add_argument("--annotator-column", action="append", metavar="NAME",
+                   help="one annotator's field, where several people rated the same rows (repeatable, at least 2; "
+                        "empty where one did not rate a row): the alt-test, can the judge stand in for an annotator? "
+                        "Scores on the metric's scale; for a comparison 'a', 'b' or 'tie'")
+    a.add_argument("--epsilon", type=float, default=0.2, metavar="E",
+                   help="the alt-test's allowance for the judge's lower cost (default 0.2, expert annotators; 0.15 "
+                        "skilled, 0.1 crowd workers)")
     a.add_argument("--missing", choices=["omit", "as_verdict"], default="omit",
                    help="the position audit's unusable verdicts: left out (omit, default) or a verdict of their own "
                         "(as_verdict, as LLMBar's statistics.json)")

@@ -23,6 +23,12 @@ budget, batch mode, re-asks and usage, like any scoring run), then a statistic o
   variance).
 - calibration: the plain run's scores mapped to [0, 1] over the metric's range against people's
   0/1 labels (for a comparison: gold "a" is 1, "b" 0).
+- alt_test (several annotators rated the same rows, one column each): the plain run's values
+  against theirs, by :func:`textgen_metrics.audit.stats.alt_test` (Calderon et al. 2025): for a
+  comparison the judge's verdict ("a", "b" or "tie", read from the score as the position probe
+  reads it) against each annotator's ("a"/"b"/"tie", 1/0), alignment by accuracy; otherwise the
+  judge's score in the metric's own units against the annotators' scores on the same scale,
+  alignment by negative RMSE. No request beyond the plain run.
 
 Unusable answers (a request the engine gave up on after its re-asks) leave that example without
 a score in that run: it is counted (``Run.unscored``) and left out of the statistics, never
@@ -40,11 +46,13 @@ from ..llm.metrics import JudgedMetric
 from ..llm.pairwise import PairwisePreference
 from . import stats
 
-__all__ = ["FILLER", "PROBES", "Target", "Run", "position_probe", "verbosity_probe", "repeat_probe",
-           "calibration_probe", "padded", "swapped", "gold_labels", "binary_labels", "is_comparison",
-           "asks_both_orders"]
+__all__ = ["FILLER", "PROBES", "ALT_TEST", "ALL_PROBES", "Target", "Run", "position_probe", "verbosity_probe",
+           "repeat_probe", "calibration_probe", "alt_test_probe", "annotator_values", "padded", "swapped",
+           "gold_labels", "binary_labels", "is_comparison", "asks_both_orders"]
 
 PROBES = ("position", "verbosity", "repeat", "calibration")
+ALT_TEST = "alt_test"  # run whenever annotator columns are given (no request of its own)
+ALL_PROBES = (*PROBES, ALT_TEST)
 # appended to each prediction by the verbosity probe: no fact, no claim of quality, no instruction
 FILLER = ("The points above are the whole of this answer; nothing more is added here, and the answer above "
           "stands as it was written, to be read in full.")
@@ -250,3 +258,62 @@ def calibration_probe(target: Target, plain: Run, labels: Sequence[int | None], 
     """The calibration audit of the plain run's scores against people's 0/1 labels."""
     return stats.calibration_audit(_unit(plain.scores, target.score_range), labels,
                                    confidence_level=confidence_level, n_resamples=n_resamples, seed=seed)
+
+
+_PAIR_VERDICTS = {"a": "a", "b": "b", "tie": "tie", "1": "a", "0": "b"}
+
+
+def annotator_values(column: str, values: Sequence[Any], comparison: bool) -> list[Any]:
+    """One annotator's values from their column: for a comparison a verdict ("a", "b", "tie";
+    1/0 and True/False as "a"/"b"), otherwise a score (a number, a number's text, True/False and
+    yes/no as 1/0); None or an empty text: the annotator did not rate the row."""
+    out: list[Any] = []
+    for i, v in enumerate(values):
+        text = v.strip().lower() if isinstance(v, str) else None
+        if v is None or text == "":
+            out.append(None)
+        elif comparison:
+            key = text if text is not None else (str(int(v)) if isinstance(v, (bool, int, float)) and v in (0, 1)
+                                                 else None)
+            if key not in _PAIR_VERDICTS:
+                raise ValueError(f"annotator_columns: row {i + 1}, column {column!r}: {v!r} is not a verdict on a "
+                                 "pair ('a', 'b' or 'tie')")
+            out.append(_PAIR_VERDICTS[key])
+        elif isinstance(v, bool):
+            out.append(float(v))
+        elif isinstance(v, (int, float)) and v == v and abs(v) != float("inf"):
+            out.append(float(v))
+        elif text in _TRUE or text in _FALSE:
+            out.append(float(text in _TRUE))
+        else:
+            try:
+                number = float(text) if text is not None else float("nan")
+            except ValueError:
+                number = float("nan")
+            if number != number or abs(number) == float("inf"):
+                raise ValueError(f"annotator_columns: row {i + 1}, column {column!r}: {v!r} is not a score (a "
+                                 "number on the metric's scale)")
+            out.append(number)
+    return out
+
+
+def alt_test_probe(target: Target, plain: Run, annotations: Mapping[str, Sequence[Any]], *, epsilon: float,
+                   alpha: float, confidence_level: float, n_resamples: int, seed: int | None) -> dict[str, Any]:
+    """The alt-test of the plain run's values against the annotators' (``annotations``: column
+    name to that annotator's values, read by :func:`annotator_values`). Where the judge's unusable
+    answers leave no annotator enough rows, the probe is skipped and says why."""
+    if target.comparison:
+        judge: list[Any] = [_verdict(u, False) for u in _unit(plain.scores, target.score_range)]
+        kind = "labels"
+    else:
+        judge, kind = list(plain.scores), "scores"
+    names = list(annotations)
+    table = [list(row) for row in zip(*(annotations[c] for c in names), strict=True)]
+    try:
+        out = stats.alt_test(judge, table, epsilon=epsilon, alpha=alpha, kind=kind, annotators=names,
+                             confidence_level=confidence_level, n_resamples=n_resamples, seed=seed)
+    except ValueError as err:
+        if "no annotator has" not in str(err):
+            raise
+        return {"skipped": f"{err} (after the judge's unusable answers)", "epsilon": epsilon, "alpha": alpha}
+    return {**out, "flagged": not out["passed"]}

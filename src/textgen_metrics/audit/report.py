@@ -91,7 +91,36 @@ def _calibration(c: Mapping[str, Any], settings: Mapping[str, Any]) -> list[Find
             Finding("calibration", f"{c['examples']} examples with a score and a label; {c['missing']} left out")]
 
 
-_PROBE_TEXT = {"position": _position, "verbosity": _verbosity, "repeat": _repeat, "calibration": _calibration}
+def _p(value: float | None) -> str:
+    if value is None:
+        return "undefined"
+    return "< 0.0001" if value < 1e-4 else f"{value:.4f}"
+
+
+def _alt_test(a: Mapping[str, Any], settings: Mapping[str, Any]) -> list[Finding]:
+    wins, tested, eps = a["wins"], a["tested"], f"{a['epsilon']:g}"
+    verdict = "can" if a["passed"] else "cannot"
+    out = [Finding("alt_test", f"the judge {verdict} stand in for an annotator: it beats {wins} of {tested} "
+                               f"annotator{'s' if tested != 1 else ''} at epsilon {eps} (winning rate "
+                               f"{_pct(a['winning_rate'])}; it passes at 50% or more)", not a["passed"]),
+           Finding("alt_test", f"advantage probability {_pct(a['advantage_probability'])}: how often the judge "
+                               "matches the other annotators at least as well as the annotator left out")]
+    for e in a["per_annotator"]:
+        if "skipped" in e:
+            out.append(Finding("alt_test", f"annotator {e['annotator']!r} skipped: {e['skipped']}"))
+        else:
+            out.append(Finding("alt_test", f"annotator {e['annotator']!r}: "
+                                           f"{'beaten' if e['rejected'] else 'not beaten'} on {e['rows']} rows (the "
+                                           f"judge as good or better on {e['judge_advantage']:.0%}, the annotator on "
+                                           f"{e['annotator_advantage']:.0%}; one-sided p {_p(e['p_value'])}, "
+                                           f"Benjamini-Yekutieli at {a['alpha']:g})"))
+    out.append(Finding("alt_test", f"{a['rows']} rows rated by the judge and at least 2 annotators "
+                                   f"({a['alignment']} alignment); {a['missing']} without a judge value left out"))
+    return out
+
+
+_PROBE_TEXT = {"position": _position, "verbosity": _verbosity, "repeat": _repeat, "calibration": _calibration,
+               "alt_test": _alt_test}
 
 
 def findings(result: Mapping[str, Any]) -> list[Finding]:
@@ -295,6 +324,30 @@ def judge_card_html(result: Mapping[str, Any]) -> str:
             share = "-" if b["share"] is None else f"{b['share']:.3f}"
             out.append(f"<tr><td>{b['range'][0]:g}-{b['range'][1]:g}</td><td class='num'>{b['count']}</td>"
                        f"<td class='num'>{mean_p}</td><td class='num'>{share}</td></tr>")
+        out.append("</table>")
+    if "alt_test" in probes and "skipped" not in probes["alt_test"]:
+        a = probes["alt_test"]
+        out.append("<h2>Can the judge stand in for an annotator? (alt-test)</h2>"
+                   + _bars([("winning rate", a["winning_rate"], 0.5),
+                            ("advantage probability", a["advantage_probability"], None)], "alt-test")
+                   + f"<p class='note'>Leaving out one annotator at a time, the judge and that annotator are each "
+                     f"compared with the other annotators ({e(str(a['alignment']))} per row); the judge beats the "
+                     f"annotator when a one-sided paired t-test, allowing epsilon {a['epsilon']:g} for its lower "
+                     f"cost, rejects that the annotator is better (Benjamini-Yekutieli across annotators at "
+                     f"{a['alpha']:g}). It passes when it beats half of them or more (dashed red: 50%). Calderon, "
+                     "Reichart and Dror, ACL 2025.</p>")
+        out.append("<table><tr><th>annotator</th><th>rows</th><th>judge as good or better</th><th>annotator as "
+                   "good or better</th><th>p</th><th>beaten</th></tr>")
+        for row in a["per_annotator"]:
+            if "skipped" in row:
+                out.append(f"<tr><td>{e(str(row['annotator']))}</td><td class='num'>{row['rows']}</td>"
+                           f"<td colspan='4'>skipped: {e(str(row['skipped']))}</td></tr>")
+                continue
+            out.append(f"<tr><td>{e(str(row['annotator']))}</td><td class='num'>{row['rows']}</td>"
+                       f"<td class='num'>{row['judge_advantage']:.0%}</td>"
+                       f"<td class='num'>{row['annotator_advantage']:.0%}</td>"
+                       f"<td class='num'>{e(_p(row['p_value']))}</td><td>{'yes' if row['rejected'] else 'no'}</td>"
+                       "</tr>")
         out.append("</table>")
     runs = result.get("runs") or []
     if runs:

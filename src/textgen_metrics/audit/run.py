@@ -7,11 +7,15 @@ its records carry ``query``, ``prediction``, ``baseline`` and ``gold``). The jud
 and the options are those ``score`` takes; ``human_column`` names the field of people's labels:
 gold verdicts ``"a"``/``"b"`` for a comparison (position accuracies; calibration reads "a" as 1),
 0/1 labels otherwise (calibration). Calibration without ``human_column`` is skipped and says so,
-as position on a metric that compares nothing.
+as position on a metric that compares nothing. ``annotator_columns`` name the fields of several
+annotators who rated the same rows (one field each, empty where one did not rate a row): the
+alt-test (``probes["alt_test"]``, :func:`~textgen_metrics.audit.stats.alt_test`) runs whenever
+they are given, on the plain run's values, with no request of its own.
 
 The result (SPEC "Judge audits")::
 
-    {"probes": {"position": {...}, "verbosity": {...}, "repeat": {...}, "calibration": {...}},
+    {"probes": {"position": {...}, "verbosity": {...}, "repeat": {...}, "calibration": {...},
+                "alt_test": {...}},
      "requests": N, "unscored": N, "metric": ..., "judge": "backend:model", "examples": n,
      "runs": [{"run", "requests", "cached", "unscored"}, ...], "settings": {...}}
 
@@ -30,7 +34,7 @@ from typing import Any
 from ..judges import Judge, JudgeFatalError
 from ..llm.metrics import JudgedMetric
 from . import probes as P
-from .stats import MISSING
+from .stats import MISSING, alt_test
 
 __all__ = ["audit", "read_rows", "estimate_audit"]
 
@@ -74,14 +78,16 @@ def _metric(metrics: Any) -> type[JudgedMetric]:
     return METRICS[name]
 
 
-def _probes(probes: Any) -> list[str]:
+def _probes(probes: Any, annotators: bool = False) -> list[str]:
     names = [p.strip() for p in probes.split(",") if p.strip()] if isinstance(probes, str) else list(probes)
     for p in names:
-        if p not in P.PROBES:
-            raise ValueError(f"probes: unknown probe {p!r}; the probes are {', '.join(P.PROBES)}")
+        if p not in P.ALL_PROBES:
+            raise ValueError(f"probes: unknown probe {p!r}; the probes are {', '.join(P.ALL_PROBES)}")
     if not names:
-        raise ValueError(f"probes: name at least one of {', '.join(P.PROBES)}")
-    return [p for p in P.PROBES if p in names]
+        raise ValueError(f"probes: name at least one of {', '.join(P.ALL_PROBES)}")
+    if annotators:  # the alt-test runs whenever annotator columns are given: it asks nothing of its own
+        names.append(P.ALT_TEST)
+    return [p for p in P.ALL_PROBES if p in names]
 
 
 def _metric_options(cls: type[JudgedMetric], options: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -102,6 +108,37 @@ def _human(rows: Sequence[Mapping[str, Any]], column: str | None) -> list[Any] |
     return [row[column] for row in rows]
 
 
+def _annotators(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | None,
+                comparison: bool) -> dict[str, list[Any]] | None:
+    """Each annotator column's values (``probes.annotator_values``), checked before any request."""
+    if columns is None:
+        return None
+    names = [columns] if isinstance(columns, str) else list(columns)
+    if len(set(names)) != len(names):
+        raise ValueError(f"annotator_columns: {names} names a column twice")
+    for i, row in enumerate(rows):
+        for column in names:
+            if column not in row:
+                have = ", ".join(sorted(map(str, row))) or "no fields"
+                raise ValueError(f"annotator_columns: row {i + 1} has no field {column!r} (it has: {have})")
+    return {c: P.annotator_values(c, [row[c] for row in rows], comparison) for c in names}
+
+
+def _check_alt(annotations: Mapping[str, list[Any]], comparison: bool, epsilon: Any, alpha: Any) -> None:
+    """The alt-test's arguments and the annotators' rows (enough shared rows, as if the judge
+    answered every row), before any request: errors name ``annotator_columns``."""
+    table = [list(r) for r in zip(*annotations.values(), strict=True)]
+    stand_in = ["a" if comparison else 0.0] * len(table)
+    try:
+        alt_test(stand_in, table, epsilon=epsilon, alpha=alpha, kind="labels" if comparison else "scores",
+                 annotators=list(annotations), n_resamples=0)
+    except ValueError as err:
+        text = str(err)
+        if text.startswith("epsilon") or text.startswith("alpha"):
+            raise ValueError(text.replace("alpha:", "alt_alpha:", 1)) from None
+        raise ValueError(f"annotator_columns: {text.removeprefix('annotations: ')}") from None
+
+
 def _check(repeats: Any, threshold: Any, probes: list[str]) -> None:
     if "repeat" in probes and (isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 2):
         raise ValueError(f"repeats: {repeats!r} must be an integer of at least 2 (the plain run is the first)")
@@ -114,18 +151,23 @@ def audit(source_rows_or_path: Any, *, metrics: Any, judge: Any, judge_options: 
           probes: Sequence[str] | str = P.PROBES, repeats: int = 3, threshold: float = 0.5,
           human_column: str | None = None, dry_run: bool = False, confidence_level: float = 0.95,
           n_resamples: int = 1000, seed: int | None = None, missing: str = "omit",
-          split: str | None = None) -> dict[str, Any]:
+          split: str | None = None, annotator_columns: Sequence[str] | None = None, epsilon: float = 0.2,
+          alt_alpha: float = 0.05) -> dict[str, Any]:
     """Audit ``judge`` on the LLM-guided metric ``metrics`` (one name, or a ``JudgedMetric``
     class) over the rows of ``source_rows_or_path``: the ``probes`` chosen (position,
     verbosity, repeat, calibration), each statistic with a percentile bootstrap interval
     (``confidence_level``, ``n_resamples``, ``seed``), each probe ``flagged`` by SPEC's rule.
     ``repeats``: requests asked ``K`` times in all by the repeat probe; ``threshold``: the
     verdict cut on the score mapped to [0, 1]; ``human_column``: people's labels; ``missing``:
-    the position audit's handling of unusable verdicts (``"omit"`` or ``"as_verdict"``).
+    the position audit's handling of unusable verdicts (``"omit"`` or ``"as_verdict"``);
+    ``annotator_columns``: the fields of several annotators who rated the same rows, for the
+    alt-test (run whenever given; ``epsilon``: its cost-benefit allowance for the judge, 0.2 for
+    expert annotators, 0.15 skilled, 0.1 crowd workers, as its authors advise; ``alt_alpha``: the
+    false discovery rate of its Benjamini-Yekutieli correction).
     ``dry_run=True`` returns the cost estimate of every run the audit would make (as
     ``estimate_cost``) and sends nothing. See the module docstring for the result."""
     cls = _metric(metrics)
-    chosen = _probes(probes)
+    chosen = _probes(probes, annotator_columns is not None)
     _check(repeats, threshold, chosen)
     if missing not in MISSING:
         raise ValueError(f"missing: {missing!r} is not one of {list(MISSING)}")
@@ -137,6 +179,9 @@ def audit(source_rows_or_path: Any, *, metrics: Any, judge: Any, judge_options: 
 
     inputs = columns_from_records(rows, cls, columns or {}, where)
     human = _human(rows, human_column)
+    annotations = _annotators(rows, annotator_columns, P.is_comparison(cls))
+    if annotations is not None:
+        _check_alt(annotations, P.is_comparison(cls), epsilon, alt_alpha)
     if dry_run:
         return estimate_audit(cls, inputs, judge=judge, judge_options=judge_options, options=opts, probes=chosen,
                               repeats=repeats)
@@ -168,11 +213,20 @@ def audit(source_rows_or_path: Any, *, metrics: Any, judge: Any, judge_options: 
         else:
             out["calibration"] = P.calibration_probe(target, plain, P.binary_labels(human, target.comparison),
                                                      **interval)
+    if P.ALT_TEST in chosen:
+        if annotations is None:
+            out[P.ALT_TEST] = {"skipped": "no annotators: give annotator_columns (--annotator-column, one per "
+                                          "annotator, at least 2) of people who rated the same rows"}
+        else:
+            out[P.ALT_TEST] = P.alt_test_probe(target, plain, annotations, epsilon=epsilon, alpha=alt_alpha,
+                                               **interval)
     return {"probes": out, "requests": sum(r.requests for r in runs), "unscored": sum(r.unscored for r in runs),
             "metric": cls.name, "judge": f"{resolved.backend}:{resolved.model}", "examples": len(rows),
             "source": where, "runs": [r.summary() for r in runs],
             "settings": {"repeats": repeats if "repeat" in chosen else None, "threshold": threshold,
-                         "human_column": human_column, "missing": missing, "score_range": list(target.score_range),
+                         "human_column": human_column, "missing": missing,
+                         "annotator_columns": list(annotations) if annotations is not None else None,
+                         "score_range": list(target.score_range),
                          **interval}}
 
 

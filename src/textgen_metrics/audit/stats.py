@@ -43,6 +43,12 @@ disagreement) is None; a resample on which it is undefined is left out of the in
   pool-adjacent-violators algorithm, equal to scikit-learn's ``IsotonicRegression(
   out_of_bounds="clip")``); its interval resamples the measured half with the fit held fixed.
 
+- :func:`alt_test`: the alternative annotator test of Calderon, Reichart and Dror (ACL 2025,
+  "The Alternative Annotator Test for LLM-as-a-Judge", arXiv 2501.10970), as their reference
+  implementation computes it (``alt_test`` in ``alt_test_example.ipynb`` of
+  github.com/nitaytech/AltTest): can the judge stand in for one of several annotators who rated
+  the same rows? See its docstring.
+
 Thresholds apply to scores mapped to [0, 1] over ``score_range``, so that 0.5 is the middle of a
 1-5 scale as of a 0-1 share.
 
@@ -64,9 +70,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["position_audit", "verbosity_audit", "repeat_audit", "calibration_audit", "isotonic_fit",
-           "isotonic_predict", "icc_1_1", "repeats_needed", "to_unit", "MISSING", "MAX_REPEATS", "ECE_BINS",
-           "Statistic"]
+__all__ = ["position_audit", "verbosity_audit", "repeat_audit", "calibration_audit", "alt_test", "isotonic_fit",
+           "isotonic_predict", "icc_1_1", "repeats_needed", "to_unit", "benjamini_yekutieli", "MISSING",
+           "MAX_REPEATS", "ECE_BINS", "ALT_KINDS", "ALT_MIN_ROWS", "Statistic"]
 
 Statistic = dict[str, Any]  # {"value": float | None, "ci": [low, high] | None}
 MISSING = ("omit", "as_verdict")
@@ -509,3 +515,286 @@ def calibration_audit(probabilities: Sequence[float | None], labels: Sequence[An
                      "share": float(totals[2 + 2 * ECE_BINS + b] / count) if count else None})
     return {**stats, "bins": bins, "examples": int(n), "missing": int((~keep).sum()),
             "recalibration": {"fitted": int(half), "measured": int(n - half)}}
+
+
+# -- alt-test ---------------------------------------------------------------------------------------
+ALT_KINDS = ("auto", "labels", "scores")
+ALT_MIN_ROWS = 30  # the reference's min_instances_per_human: the t-test's normality needs 30 rows
+_ALT_SCORING = {"labels": "accuracy", "scores": "neg_rmse"}
+
+
+def benjamini_yekutieli(p_values: Sequence[float] | np.ndarray, alpha: float) -> np.ndarray:
+    """Which nulls the Benjamini-Yekutieli step-up procedure rejects at false discovery rate
+    ``alpha`` (a boolean per p-value): the largest ``k`` with ``p_(k) <= k / m * alpha / H_m``
+    (``H_m = 1 + 1/2 + ... + 1/m``) and every p-value up to ``p_(k)``; a NaN p-value is never
+    rejected. On a 2-d array, each row on its own (one row per resample)."""
+    p = np.asarray(p_values, dtype=np.float64)
+    flat = p.ndim == 1
+    p2 = p[None, :] if flat else p
+    m = p2.shape[1]
+    if m == 0:
+        return np.zeros(p.shape, dtype=bool)
+    harmonic = float(np.sum(1.0 / np.arange(1, m + 1)))
+    thresholds = np.arange(1, m + 1) / m * (alpha / harmonic)
+    ordered = np.sort(p2, axis=1)  # NaN last: never at or under a threshold
+    ok = ordered <= thresholds[None, :]
+    last = np.where(ok.any(axis=1), m - 1 - np.argmax(ok[:, ::-1], axis=1), -1)
+    cut = np.where(last >= 0, ordered[np.arange(len(ordered)), np.maximum(last, 0)], -np.inf)
+    with np.errstate(invalid="ignore"):
+        out: np.ndarray = p2 <= cut[:, None]
+    return out[0] if flat else out
+
+
+def _p_less(t: float, df: float) -> float:
+    """``P(T < t)`` for Student's t with ``df`` degrees of freedom (``scipy.stats.t.cdf``)."""
+    from ..meta.stats import t_sf
+
+    if math.isnan(t) or df < 1:
+        return math.nan
+    return t_sf(-t, df)
+
+
+def _one_sided_t(n: float, total: float, squares: float, epsilon: float) -> float:
+    """The p-value of ``scipy.stats.ttest_1samp(d, epsilon, alternative="less")`` from the count,
+    sum and sum of squares of ``d``: NaN below 2 rows, ``t = -inf`` (p 0) or ``+inf`` (p 1) when
+    every ``d`` is the same and not ``epsilon``, NaN when it is."""
+    if n < 2:
+        return math.nan
+    mean = total / n
+    var = max((squares - total * total / n) / (n - 1), 0.0)
+    diff = mean - epsilon
+    if var == 0.0:
+        return math.nan if diff == 0 else (0.0 if diff < 0 else 1.0)
+    return _p_less(diff / math.sqrt(var / n), n - 1)
+
+
+def _is_number(v: Any) -> bool:
+    return (not isinstance(v, (bool, np.bool_)) and isinstance(v, (int, float, np.integer, np.floating))
+            and math.isfinite(v))
+
+
+def _alt_kind(kind: Any, judge: Sequence[Any], rows: Sequence[Sequence[Any]]) -> str:
+    if kind not in ALT_KINDS:
+        raise ValueError(f"kind: {kind!r} is not one of {list(ALT_KINDS)}")
+    if kind != "auto":
+        return str(kind)
+    values = [v for v in judge if v is not None] + [v for r in rows for v in r if v is not None]
+    return "scores" if values and all(_is_number(v) for v in values) else "labels"
+
+
+def _alt_cells(judge: Sequence[Any], rows: Sequence[Sequence[Any]], kind: str,
+               names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """(judge values, rows x annotators values): float64 with NaN where missing for scores; for
+    labels int64 codes (one per distinct value, judge and annotators alike), -1 where missing."""
+    n, m = len(rows), len(names)
+    if kind == "scores":
+        f = np.full(n, np.nan)
+        a = np.full((n, m), np.nan)
+        for i, v in enumerate(judge):
+            if v is not None:
+                if not _is_number(v):
+                    raise ValueError(f"judge[{i}]: {v!r} is not a finite number or None (kind='scores'; give "
+                                     "kind='labels' for categories)")
+                f[i] = float(v)
+        for i, r in enumerate(rows):
+            for j, v in enumerate(r):
+                if v is not None:
+                    if not _is_number(v):
+                        raise ValueError(f"annotations[{i}][{j}] (annotator {names[j]!r}): {v!r} is not a finite "
+                                         "number or None (kind='scores'; give kind='labels' for categories)")
+                    a[i, j] = float(v)
+        return f, a
+    codes: dict[Any, int] = {}
+
+    def code(v: Any, where: str) -> int:
+        if v is None:
+            return -1
+        try:
+            return codes.setdefault(v, len(codes))
+        except TypeError:
+            raise ValueError(f"{where}: {v!r} is not a label (labels are compared for equality: a text, a number, "
+                             "True or False)") from None
+
+    fc = np.array([code(v, f"judge[{i}]") for i, v in enumerate(judge)], dtype=np.int64).reshape(n)
+    ac = np.array([[code(v, f"annotations[{i}][{j}] (annotator {names[j]!r})") for j, v in enumerate(r)]
+                   for i, r in enumerate(rows)], dtype=np.int64).reshape(n, m)
+    return fc, ac
+
+
+def _alignment(f: np.ndarray, a: np.ndarray, valid: np.ndarray, j: int, idx: np.ndarray,
+               kind: str) -> tuple[np.ndarray, np.ndarray]:
+    """On rows ``idx``: the judge's and annotator ``j``'s alignment with the other annotators who
+    rated the row, as comparable arrays. Labels: the counts of the others they equal (the
+    reference's accuracy is that count over the same number of others, so the counts compare as
+    the accuracies do). Scores: the reference's ``neg_rmse``, ``-sqrt(mean((x - a_k)^2))``, its
+    squares summed in the annotators' order as ``np.mean`` of a short list sums them."""
+    fj, aj = f[idx], a[idx, j]
+    if kind == "labels":
+        judge_hits = np.zeros(len(idx))
+        own_hits = np.zeros(len(idx))
+        for k in range(a.shape[1]):
+            if k != j:
+                other, rated = a[idx, k], valid[idx, k]
+                judge_hits += rated & (other == fj)
+                own_hits += rated & (other == aj)
+        return judge_hits, own_hits
+    judge_sq = np.zeros(len(idx))
+    own_sq = np.zeros(len(idx))
+    others = np.zeros(len(idx))
+    for k in range(a.shape[1]):
+        if k != j:
+            rated = valid[idx, k]
+            other = np.where(rated, a[idx, k], 0.0)
+            judge_sq = judge_sq + np.where(rated, (fj - other) ** 2, 0.0)
+            own_sq = own_sq + np.where(rated, (aj - other) ** 2, 0.0)
+            others += rated
+    return -np.sqrt(judge_sq / others), -np.sqrt(own_sq / others)
+
+
+def alt_test(judge: Sequence[Any], annotations: Sequence[Sequence[Any]], *, epsilon: float = 0.2,
+             alpha: float = 0.05, kind: str = "auto", annotators: Sequence[str] | None = None,
+             min_rows: int = ALT_MIN_ROWS, min_annotators_per_row: int = 2, confidence_level: float = 0.95,
+             n_resamples: int = 1000, seed: int | None = None) -> dict[str, Any]:
+    """The alternative annotator test (Calderon, Reichart and Dror, ACL 2025, arXiv 2501.10970),
+    as the authors' ``alt_test`` computes it (github.com/nitaytech/AltTest,
+    ``alt_test_example.ipynb``): can the judge stand in for an annotator?
+
+    ``judge[i]``: the judge's value on row ``i`` (None: no usable answer); ``annotations[i][j]``:
+    annotator ``j``'s value on row ``i`` (None: not rated). ``kind``: ``"labels"`` (alignment:
+    accuracy, the share of the other annotators the value equals), ``"scores"`` (alignment: the
+    negative RMSE to the other annotators' scores) or ``"auto"`` (scores when every value is a
+    number, else labels; on 0/1 values both give the same test, as ``-sqrt(1 - accuracy)`` orders
+    the rows as accuracy does; categories coded as numbers need ``kind="labels"``).
+
+    The rows used are those the judge answered and at least ``min_annotators_per_row`` (2)
+    annotators rated. Leaving out one annotator ``j`` at a time, on each row ``i`` that ``j``
+    rated: ``S_f`` is the judge's alignment with the other annotators who rated the row, ``S_h``
+    annotator ``j``'s; ``W^f_i = [S_f >= S_h]``, ``W^h_i = [S_h >= S_f]`` (a tie counts for
+    both). The one-sided paired t-test of ``H0: p_f <= p_h - epsilon`` is
+    ``ttest_1samp(W^h - W^f, epsilon, alternative="less")``; its rejection means the judge is
+    at least as good a representative of the others as ``j``, allowing ``epsilon`` for the
+    judge's lower cost. An annotator with fewer than ``min_rows`` (30) such rows is skipped, as
+    the reference skips it (its t-test's normality needs 30; listed with ``"skipped"``). The
+    p-values of the annotators tested are corrected together by Benjamini-Yekutieli at
+    ``alpha`` (:func:`benjamini_yekutieli`).
+
+    Returns ``{"winning_rate", "advantage_probability"}`` each ``{"value", "ci"}``:
+    ``winning_rate`` (omega) = the share of the annotators tested whose null is rejected (the
+    judge "beats" them); ``advantage_probability`` (rho) = the mean over those annotators of the
+    share of rows with ``W^f = 1``; the intervals are percentile bootstrap intervals over rows
+    (the whole test redone on each resample, with the annotators tested held fixed; ``ci`` None
+    with ``n_resamples=0``). ``"passed"``: ``winning_rate >= 0.5``. ``"wins"`` and ``"tested"``:
+    the annotators beaten and tested. ``"per_annotator"``: per annotator ``{"annotator", "rows",
+    "judge_advantage"`` (mean ``W^f``), ``"annotator_advantage"`` (mean ``W^h``), ``"p_value",
+    "rejected"}`` or ``{"annotator", "rows", "skipped"}``. Also ``"epsilon", "alpha", "kind",
+    "alignment"`` (``"accuracy"`` or ``"neg_rmse"``), ``"rows"`` (used), ``"missing"`` (rows
+    without a judge value) and ``"min_rows"``.
+    """
+    _check_interval(confidence_level, n_resamples, seed)
+    for name, value, low, high in (("epsilon", epsilon, 0.0, 1.0), ("alpha", alpha, 0.0, 1.0)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value < high \
+                or (name == "alpha" and value == 0):
+            raise ValueError(f"{name}: {value!r} must be a number in {'[0, 1)' if name == 'epsilon' else '(0, 1)'}")
+    for name, value, least in (("min_rows", min_rows, 2), ("min_annotators_per_row", min_annotators_per_row, 2)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise ValueError(f"{name}: {value!r} must be an integer of at least {least}")
+    if isinstance(judge, (str, bytes)) or isinstance(annotations, (str, bytes)):
+        raise ValueError("judge and annotations: give one value per row (judge) and one row of values per row "
+                         "(annotations), not a text")
+    rows = [list(r) if not isinstance(r, (str, bytes, Mapping)) and isinstance(r, (Sequence, np.ndarray))
+            else r for r in annotations]
+    if len(judge) != len(rows):
+        raise ValueError(f"judge and annotations: {len(judge)} judge values for {len(rows)} rows of annotations; "
+                         "give one of each per row")
+    m = len(annotators) if annotators is not None else (len(rows[0]) if rows and isinstance(rows[0], list) else 0)
+    for i, r in enumerate(rows):
+        if not isinstance(r, list):
+            raise ValueError(f"annotations[{i}]: {r!r} is not a row of annotators' values (a list, None where an "
+                             "annotator did not rate the row)")
+        if len(r) != m:
+            raise ValueError(f"annotations[{i}]: {len(r)} values for {m} annotators; give one per annotator (None "
+                             "where an annotator did not rate the row)")
+    names = [str(a) for a in annotators] if annotators is not None else [f"annotator {j + 1}" for j in range(m)]
+    if len(set(names)) != len(names):
+        raise ValueError(f"annotators: {names} repeats a name")
+    if m < 2:
+        raise ValueError(f"annotations: {m} annotator{'s' if m != 1 else ''}; the alt-test compares the judge with "
+                         "each of at least 2 annotators who rated the same rows (3 or more advised)")
+    resolved = _alt_kind(kind, judge, rows)
+    f, a = _alt_cells(judge, rows, resolved, names)
+    missing = (f == -1) if resolved == "labels" else np.isnan(f)
+    valid = (a != -1) if resolved == "labels" else ~np.isnan(a)
+    kept = ~missing & (valid.sum(axis=1) >= min_annotators_per_row)
+    per: list[dict[str, Any]] = []
+    tested: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = []  # annotator, rows, W^f, W^h
+    for j in range(m):
+        idx = np.flatnonzero(kept & valid[:, j])
+        if len(idx) < min_rows:
+            per.append({"annotator": names[j], "rows": int(len(idx)),
+                        "skipped": f"{len(idx)} rows rated with the judge and another annotator; the alt-test "
+                                   f"needs {min_rows} per annotator"})
+            continue
+        s_f, s_h = _alignment(f, a, valid, j, idx, resolved)
+        w_f, w_h = (s_f >= s_h).astype(np.float64), (s_h >= s_f).astype(np.float64)
+        d = w_h - w_f
+        n = float(len(d))
+        p = _one_sided_t(n, float(d.sum()), float((d * d).sum()), float(epsilon))
+        per.append({"annotator": names[j], "rows": int(len(idx)), "judge_advantage": float(w_f.mean()),
+                    "annotator_advantage": float(w_h.mean()), "p_value": _value(p), "rejected": False})
+        tested.append((j, idx, w_f, w_h))
+    if not tested:
+        counts = ", ".join(f"{e['annotator']!r}: {e['rows']}" for e in per)
+        raise ValueError(f"annotations: no annotator has {min_rows} rows rated with the judge and at least one other "
+                         f"annotator ({counts}); the alt-test needs {min_rows} per annotator (min_rows)")
+    results = [p for p in per if "skipped" not in p]
+    p_values = np.array([np.nan if e["p_value"] is None else e["p_value"] for e in results])
+    rejected = benjamini_yekutieli(p_values, float(alpha))
+    for entry, r in zip(results, rejected.tolist(), strict=True):
+        entry["rejected"] = bool(r)
+    wins = int(rejected.sum())
+    omega = wins / len(tested)
+    rho = float(np.mean([e["judge_advantage"] for e in results]))
+    omega_ci = rho_ci = None
+    if n_resamples:
+        omega_ci, rho_ci = _alt_intervals(tested, len(f), float(epsilon), float(alpha), confidence_level,
+                                          n_resamples, seed)
+    return {"winning_rate": {"value": omega, "ci": omega_ci}, "advantage_probability": {"value": rho, "ci": rho_ci},
+            "passed": bool(omega >= 0.5), "wins": wins, "tested": len(tested), "per_annotator": per,
+            "epsilon": float(epsilon), "alpha": float(alpha), "kind": resolved, "alignment": _ALT_SCORING[resolved],
+            "rows": int(kept.sum()), "missing": int(missing.sum()), "min_rows": min_rows}
+
+
+def _alt_intervals(tested: Sequence[tuple[int, np.ndarray, np.ndarray, np.ndarray]], n_rows: int, epsilon: float,
+                   alpha: float, confidence_level: float, n_resamples: int,
+                   seed: int | None) -> tuple[list[float] | None, list[float] | None]:
+    """Percentile bootstrap intervals of the winning rate and the advantage probability: rows
+    resampled, each tested annotator's t-test redone on its rows in the resample (per row and
+    annotator: rated, ``d``, ``d^2``, ``W^f``), Benjamini-Yekutieli over them."""
+    used = np.unique(np.concatenate([idx for _, idx, _, _ in tested]))
+    position = np.full(n_rows, -1)
+    position[used] = np.arange(len(used))
+    features = np.zeros((len(used), 4 * len(tested)))
+    for t, (_, idx, w_f, w_h) in enumerate(tested):
+        d = w_h - w_f
+        at = position[idx]
+        features[at, 4 * t] = 1.0
+        features[at, 4 * t + 1] = d
+        features[at, 4 * t + 2] = d * d
+        features[at, 4 * t + 3] = w_f
+    sums = _resampled_sums(features, n_resamples, seed)
+    memo: dict[tuple[float, float, float], float] = {}
+    p = np.empty((n_resamples, len(tested)))
+    share = np.empty((n_resamples, len(tested)))
+    for t in range(len(tested)):
+        n, total, squares, ahead = (sums[:, 4 * t + c] for c in range(4))
+        for r in range(n_resamples):
+            key = (float(n[r]), float(total[r]), float(squares[r]))
+            if key not in memo:
+                memo[key] = _one_sided_t(*key, epsilon)
+            p[r, t] = memo[key]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share[:, t] = np.where(n > 0, ahead / n, np.nan)
+    omega = benjamini_yekutieli(p, alpha).sum(axis=1) / len(tested)
+    with np.errstate(invalid="ignore"):
+        rho = share.mean(axis=1)
+    return _interval(omega.astype(np.float64), confidence_level), _interval(rho, confidence_level)
