@@ -99,6 +99,22 @@ def _cause(error: str) -> str:
     return "backend"
 
 
+def _children_cpu() -> float:
+    """CPU seconds of this process's child processes still running (the server started here)."""
+    total = 0.0
+    me = str(os.getpid())
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1] == me:  # ppid
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
 def run_module(judge, name: str, rows: list[dict]) -> dict:
     """One module over ``rows``: every example at once (as a user runs it), each request
     attributed to its example."""
@@ -118,9 +134,10 @@ def run_module(judge, name: str, rows: list[dict]) -> dict:
     try:
         given = {c: columns(rows)[c] for c in cls.columns}
         extra = {"criteria": CRITERIA} if name == "g_eval" else {}
-        start = time.perf_counter()
+        start, cpu, server = time.perf_counter(), time.process_time(), _children_cpu()
         out = getattr(textgen_metrics, name)(**given, **extra, judge=judge, use_aggregator=False)
         seconds = time.perf_counter() - start
+        cpu_seconds = time.process_time() - cpu + _children_cpu() - server
     finally:
         cls.score_example = original
     scores = out[cls.score_key]
@@ -146,7 +163,8 @@ def run_module(judge, name: str, rows: list[dict]) -> dict:
             "none": dict(none), "requests_per_example": usage["requests"] / n,
             "prompt_tokens_per_example": usage["prompt_tokens"] / n,
             "completion_tokens_per_example": usage["completion_tokens"] / n,
-            "seconds_per_example": seconds / n, "seconds": seconds, "judge_mode": out["judge_mode"],
+            "seconds_per_example": seconds / n, "seconds": seconds, "cpu_seconds": cpu_seconds,
+            "judge_mode": out["judge_mode"],
             "usage": usage, "errors": out["errors"],
             "first_try": sorted(k for k, v in enumerate(scores) if v is not None and k not in again
                                 and None not in again),
@@ -218,13 +236,14 @@ def cmd_compare(args) -> dict:
             runs = {}
             for contender in order:
                 runs[contender] = run_module(judges[contender], name, rows)
-                print(f"{name} {contender}: {runs[contender]['seconds']:.1f} s", file=sys.stderr, flush=True)
+                print(f"{name} {contender}: {runs[contender]['seconds']:.1f} s, {runs[contender]['cpu_seconds']:.1f} "
+                      "CPU s", file=sys.stderr, flush=True)
             server = runs["server"]
             entry = {"module": name, "order": order, "load": os.getloadavg(), "runs": {}}
             for contender, r in runs.items():
                 same, total = _same_answers(r["answers"], server["answers"])
                 entry["runs"][contender] = {
-                    "seconds": r["seconds"], "scored_first_try": r["scored_first_try"],
+                    "seconds": r["seconds"], "cpu_seconds": r["cpu_seconds"], "scored_first_try": r["scored_first_try"],
                     "scored_after_reasks": r["scored_after_reasks"], "none": r["none"],
                     "requests": r["usage"]["requests"], "judge_mode": r["judge_mode"],
                     "first_try_where_server": len(set(server["first_try"]) & set(r["first_try"])),
@@ -312,26 +331,33 @@ def _compare_table(report: dict) -> None:
     print(f"\n{report['model']}, {report['n']} rows per module, {report['cpus']} CPUs, llama.cpp threads "
           f"{report['llama_threads']} (generation, prompt), torch threads {report['torch_threads']}; load average "
           f"(1, 5, 15 min) before {load[:3]}, after {load[3:]}\n")
-    print("| module | server s | in-process llama.cpp s | ratio | HFJudge s | HF / llama.cpp | scored 1st try "
-          "(server / llama.cpp / HF) | llama.cpp scored 1st try where the server did | same answer text as the "
-          "server |\n|---|---:|---:|---:|---:|---:|---|---|---|")
-    tot = Counter()
+    print("| module | server s (CPU s) | llama.cpp in process s (CPU s) | in process / server, wall (CPU) | "
+          "HFJudge s (CPU s) | HFJudge / llama.cpp, wall (CPU) | scored 1st try: server / llama.cpp / HF | "
+          "llama.cpp 1st try where the server | answers equal to the server's |\n"
+          "|---|---:|---:|---:|---:|---:|---|---|---|")
+    tot: Counter[str] = Counter()
     for m in mods:
         r = m["runs"]
         s, g, h = r["server"], r["gguf"], r.get("hf")
-        tot["server"] += s["seconds"]
-        tot["gguf"] += g["seconds"]
+        for key, run in (("server", s), ("gguf", g), ("hf", h)):
+            if run:
+                tot[key] += run["seconds"]
+                tot[key + "_cpu"] += run.get("cpu_seconds", 0)
         if h:
-            tot["hf"] += h["seconds"]
             tot["gguf_hf"] += g["seconds"]
-        hs = f"{h['seconds']:.1f} | {h['seconds'] / g['seconds']:.1f}x" if h else "- | -"
+            tot["gguf_hf_cpu"] += g.get("cpu_seconds", 0)
+        hs = (f"{h['seconds']:.1f} ({h['cpu_seconds']:.1f}) | {h['seconds'] / g['seconds']:.2f}x "
+              f"({h['cpu_seconds'] / g['cpu_seconds']:.2f}x)" if h else "- | -")
         first = f"{s['scored_first_try']} / {g['scored_first_try']} / {h['scored_first_try'] if h else '-'}"
-        print(f"| {m['module']} | {s['seconds']:.1f} | {g['seconds']:.1f} | {g['seconds'] / s['seconds']:.2f} | {hs} | "
-              f"{first} | {g['first_try_where_server']}/{g['server_first_try']} | "
+        print(f"| {m['module']} | {s['seconds']:.1f} ({s['cpu_seconds']:.1f}) | {g['seconds']:.1f} "
+              f"({g['cpu_seconds']:.1f}) | {g['seconds'] / s['seconds']:.2f} "
+              f"({g['cpu_seconds'] / s['cpu_seconds']:.2f}) | {hs} | {first} | "
+              f"{g['first_try_where_server']}/{g['server_first_try']} | "
               f"{g['same_answers']}/{g['server_answers']} |")
-    hf_total = (f"{tot['hf']:.1f} | {tot['hf'] / tot['gguf_hf']:.1f}x (on its modules)" if tot["hf"] else "- | -")
-    print(f"| **all** | {tot['server']:.1f} | {tot['gguf']:.1f} | {tot['gguf'] / tot['server']:.2f} | {hf_total} | "
-          "| | |")
+    hf_total = (f"{tot['hf']:.1f} ({tot['hf_cpu']:.1f}) | {tot['hf'] / tot['gguf_hf']:.2f}x "
+                f"({tot['hf_cpu'] / tot['gguf_hf_cpu']:.2f}x) on its modules" if tot["hf"] else "- | -")
+    print(f"| **all** | {tot['server']:.1f} ({tot['server_cpu']:.1f}) | {tot['gguf']:.1f} ({tot['gguf_cpu']:.1f}) | "
+          f"{tot['gguf'] / tot['server']:.2f} ({tot['gguf_cpu'] / tot['server_cpu']:.2f}) | {hf_total} | | | |")
 
 
 def cmd_table(args) -> None:

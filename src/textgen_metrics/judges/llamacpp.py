@@ -49,6 +49,7 @@ import contextlib
 import importlib.util
 import multiprocessing
 import os
+import sys
 import threading
 from collections.abc import AsyncIterator
 from typing import Any
@@ -187,6 +188,8 @@ class LlamaCppJudge(Judge):
         with self._load_lock:
             if self._llama is None:
                 try:
+                    if "llama_cpp" not in sys.modules:  # before llama.cpp's OpenMP runtime reads it
+                        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
                     from llama_cpp import Llama
 
                     self._llama = Llama(**self.llama_options())
