@@ -346,3 +346,24 @@ def test_ranks_follow_assign_ranks_over_comparisons():
             sig[i, j] = c["p_value"]
         assert [e["rank"] for e in ordered] == AssignRanks(sig, 0.05)
         assert len({e["rank"] for e in ordered}) > 1  # the noise levels differ enough to separate some
+
+
+@pytest.mark.parametrize("stat", ["partial_pearson", "partial_spearman"])
+def test_partial_correlations_batched_for_the_permutation_test_equal_the_point_statistic(stat):
+    """The comparisons' batched partial correlation (every swap draw at once) gives each
+    vector's partial correlation as the reported value computes it, ties and constants included."""
+    import math
+
+    from textgen_metrics.meta import evaluate as ev
+
+    rng = np.random.default_rng(11)
+    n = 500
+    systems = rng.integers(0, 7, n)
+    h = rng.normal(size=n).round(1)
+    batch = np.stack([h + rng.normal(size=n), (h + 2 * rng.normal(size=n)).round(0), np.ones(n),
+                      rng.integers(0, 3, n).astype(float)])
+    rows = ev._Rows(h, batch[0], np.arange(n), systems, np.zeros(n, dtype=int))
+    got = ev._segment_batch(stat, rows)(batch)
+    for k, vector in enumerate(batch):
+        v = ev._segment_point(stat, ev._Rows(h, vector, np.arange(n), systems, np.zeros(n, dtype=int)))["value"]
+        assert got[k] == pytest.approx(0.0 if math.isnan(v) else v, abs=1e-12)

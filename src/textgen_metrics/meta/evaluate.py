@@ -289,12 +289,14 @@ def _segment_boot(stat: str, r: _Rows, group_by: str, counts: np.ndarray) -> np.
 def _segment_batch(stat: str, r: _Rows) -> Callable[[np.ndarray], np.ndarray]:
     """A function from a batch of metric vectors on ``r``'s rows to the statistic of each
     (undefined: 0, as ``PermutationSigDiff``)."""
+    if stat in SEGMENT_NONE_ONLY:
+        return _partial_batch(stat, r)
     lay = stats.layout(r.group)
     valid = lay.valid
     H = stats.pad(np.asarray(r.h, dtype=np.float64), lay) if stat not in LABEL_STATISTICS else None
 
     def run(batch: np.ndarray) -> np.ndarray:
-        if stat in LABEL_STATISTICS or stat in SEGMENT_NONE_ONLY or stat == "acc_eq":
+        if stat in LABEL_STATISTICS or stat == "acc_eq":
             out = np.empty(batch.shape[0])
             for i in range(batch.shape[0]):
                 m = list(batch[i]) if stat in LABEL_STATISTICS else batch[i]
@@ -312,6 +314,33 @@ def _segment_batch(stat: str, r: _Rows) -> Callable[[np.ndarray], np.ndarray]:
             means = np.where(ok, g, 0.0).sum(axis=-1) / ok.sum(axis=-1)
         out2: np.ndarray = np.where(ok.any(axis=-1), means, 0.0)
         return out2
+
+    return run
+
+
+def _partial_batch(stat: str, r: _Rows) -> Callable[[np.ndarray], np.ndarray]:
+    """The partial correlation (controlling for the system) of each metric vector of a batch, all
+    at once: each vector's system means from one product with the rows' one-hot systems, the
+    residuals' Pearson (or the Pearson of their ranks) with the human residuals (which are the
+    same for every vector). Equal scores of one system keep equal residuals, so ties stay ties."""
+    _, codes = np.unique(np.asarray(r.system), return_inverse=True)
+    n = codes.size
+    onehot = np.zeros((n, int(codes.max()) + 1 if n else 0))
+    onehot[np.arange(n), codes] = 1.0
+    counts = onehot.sum(axis=0)
+    human = stats.system_residuals(np.asarray(r.h, dtype=np.float64), np.asarray(r.system))[None, :]
+    valid = np.ones((1, n), dtype=bool)
+    if stat == "partial_spearman":
+        human = stats._rank_rows(human, valid)
+
+    def run(batch: np.ndarray) -> np.ndarray:
+        batch = np.asarray(batch, dtype=np.float64)
+        resid = batch - ((batch @ onehot) / counts) @ onehot.T
+        ok = np.broadcast_to(valid, resid.shape)
+        if stat == "partial_spearman":
+            resid = stats._rank_rows(resid, ok)
+        out: np.ndarray = np.nan_to_num(stats._pearson_rows(np.broadcast_to(human, resid.shape), resid, ok), nan=0.0)
+        return out
 
     return run
 
