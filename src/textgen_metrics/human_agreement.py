@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .meta.resample import interval as _interval
 from .significance import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
 
 __all__ = ["agreement", "agreement_report", "check_human_columns", "describe", "pearson", "spearman", "kendall_tau",
@@ -238,15 +239,6 @@ def _weighted_ranks(codes: Codes, m: np.ndarray) -> np.ndarray:
     below = np.cumsum(m, axis=1) - m
     ranks: np.ndarray = (below + (m + 1) / 2)[:, codes[0]]
     return ranks
-
-
-def _interval(stats: np.ndarray, confidence_level: float) -> list[float] | None:
-    stats = stats[~np.isnan(stats)]
-    if stats.size == 0:
-        return None
-    tail = (1.0 - confidence_level) / 2.0
-    low, high = np.quantile(stats, [tail, 1.0 - tail])
-    return [float(low), float(high)]
 
 
 def _score_intervals(x: np.ndarray, y: np.ndarray, n_resamples: int, confidence_level: float,

@@ -70,6 +70,8 @@ from typing import Any
 
 import numpy as np
 
+from ..meta.resample import interval as _interval
+
 __all__ = ["position_audit", "verbosity_audit", "repeat_audit", "calibration_audit", "alt_test", "isotonic_fit",
            "isotonic_predict", "icc_1_1", "repeats_needed", "to_unit", "benjamini_yekutieli", "MISSING",
            "MAX_REPEATS", "ECE_BINS", "ALT_KINDS", "ALT_MIN_ROWS", "Statistic"]
@@ -202,15 +204,6 @@ def _resampled_sums(rows: np.ndarray, n_resamples: int, seed: int | None) -> np.
         counts = np.bincount((idx + offsets).ravel(), minlength=count * n).reshape(count, n).astype(np.float64)
         out[start:start + count] = counts @ rows
     return out
-
-
-def _interval(values: np.ndarray, confidence_level: float) -> list[float] | None:
-    values = values[~np.isnan(values)]
-    if values.size == 0:
-        return None
-    tail = (1.0 - confidence_level) / 2.0
-    low, high = np.quantile(values, [tail, 1.0 - tail])
-    return [float(low), float(high)]
 
 
 def _value(x: float) -> float | None:
