@@ -395,8 +395,8 @@ def test_bedrock_recipe_with_a_stand_in_client(tmp_path):
 def test_judge_strings_name_every_backend():
     from textgen_metrics.judges import BACKENDS
 
-    assert set(BACKENDS) == {"openai", "azure", "anthropic", "gemini", "hf", "tiny"}
-    with pytest.raises(ValueError, match="unknown backend 'bedrock'.*'azure:...'.*'anthropic:...'"):
+    assert set(BACKENDS) == {"openai", "azure", "anthropic", "gemini", "hf", "gguf", "tiny"}
+    with pytest.raises(ValueError, match="unknown backend 'bedrock'.*'azure:...'.*'anthropic:...'.*'gguf:...'"):
         get_judge("bedrock:claude")
 
 
