@@ -4,6 +4,7 @@ code or the data."""
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 
@@ -22,14 +23,17 @@ def results():
 
 def test_every_card_section_equals_a_fresh_computation(results):
     sections = cards.card_sections(results, list(METRICS))
-    stale = []
+    stale, diffs = [], []
     for name, section in sections.items():
         with open(os.path.join(ROOT, "metrics", name, "README.md"), encoding="utf-8") as f:
             text = f.read()
         assert text.count(cards.START) == 1 and text.count(cards.END) == 1, name
         if section not in text:
             stale.append(name)
-    assert not stale, f"cards differ from a fresh computation (run python -m textgen_metrics.meta.cards): {stale}"
+            shown = text[text.index(cards.START):text.index(cards.END) + len(cards.END)]
+            diffs += difflib.unified_diff(shown.splitlines(), section.splitlines(), name, "fresh", lineterm="", n=0)
+    assert not stale, (f"cards differ from a fresh computation (run python -m textgen_metrics.meta.cards): {stale}\n"
+                       + "\n".join(diffs[:40]))
     # the lexical sections carry figures with intervals, the LLM-guided ones say nothing was measured
     for name in cards.LEXICAL:
         assert re.search(r"\| -?\w[\w.]* \| -?\d\.\d+ \[-?\d", sections[name]), name

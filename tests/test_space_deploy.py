@@ -39,7 +39,8 @@ def assembled(tmp_path_factory):
     # pip's own cache (the user's): the packages come from the package index, as on a Space;
     # --no-compile: Python compiles what it imports when it imports it (a third of the time saved)
     proc = subprocess.run([python, "-m", "pip", "install", "-q", "--no-compile", "-r", "requirements.txt"],
-                          cwd=folder, capture_output=True, text=True)
+                          cwd=folder, capture_output=True, text=True,
+                          env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
     assert proc.returncode == 0, proc.stderr[-3000:]
     print(f"\nassembled in {built:.0f} s; installed in {time.monotonic() - started:.0f} s; "
           f"{build_space.folder_size(folder) / 1e6:.1f} MB")
@@ -65,13 +66,16 @@ def test_the_folder_holds_the_space_and_a_fresh_build(assembled):
 
 def test_the_fresh_environment_has_no_textgen_metrics_but_the_folders(assembled, tmp_path):
     folder, python = assembled
-    outside = subprocess.run([python, "-c", "import textgen_metrics"], cwd=tmp_path, capture_output=True, text=True)
+    # as a Space runs it: no PYTHONPATH (the cluster tests of the same session set one to src/)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    outside = subprocess.run([python, "-c", "import textgen_metrics"], cwd=tmp_path, capture_output=True, text=True,
+                             env=env)
     assert outside.returncode == 1 and "No module named 'textgen_metrics'" in outside.stderr
     shown = subprocess.run([python, "-m", "pip", "show", "textgen-metrics"], cwd=tmp_path, capture_output=True,
-                           text=True)
+                           text=True, env=env)
     assert shown.returncode == 1  # pip installed no textgen-metrics from any index
     inside = subprocess.run([python, "-c", "import textgen_metrics._native._core, textgen_metrics as t; "
-                             "print(t.__file__)"], cwd=folder, capture_output=True, text=True)
+                             "print(t.__file__)"], cwd=folder, capture_output=True, text=True, env=env)
     assert inside.returncode == 0, inside.stderr
     assert Path(inside.stdout.strip()).is_relative_to(folder)
 
