@@ -246,7 +246,10 @@ class BertScorer:
         (with ``all_layers``: tokens x hidden states x dimensions)."""
         import torch
 
-        unique = sorted(set(sentences), key=lambda s: len(self.encode(s)), reverse=True)
+        # longest first; equal lengths in text order, so every process batches (and pads) them the
+        # same way (a set's order changes with Python's hash seed, and a batch's padding moves the
+        # last float bits of an embedding: rank statistics of near-tied scores would move with it)
+        unique = sorted(set(sentences), key=lambda s: (len(self.encode(s)), s), reverse=True)
         pad = self.tokenizer.pad_token_id or 0
         out: dict[str, Any] = {}
         with torch.inference_mode():
