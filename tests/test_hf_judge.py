@@ -271,18 +271,20 @@ def test_usage_counts_the_generations_run(tiny: Callable[..., str]) -> None:
 
 # -- failures of a batch and of the model ----------------------------------------------------
 
-def test_a_failing_batch_is_run_again_row_by_row(tiny: Callable[..., str]) -> None:
+def test_a_batch_out_of_memory_is_run_again_row_by_row(tiny: Callable[..., str]) -> None:
+    import torch
+
     j = hf(tiny("chatml", "answer"), batch_size=4)
     generate = j._generate
     bad = j._encode(ask(2).messages)
     sizes: list[int] = []
 
-    def faulty(jobs: Any) -> list[Completion]:  # a batch too large for the memory; one bad row
+    def faulty(jobs: Any) -> list[Completion]:  # a batch too large for the memory; one row too large alone
         sizes.append(len(jobs))
         if len(jobs) > 1:
-            raise RuntimeError("CUDA out of memory (injected)")
+            raise torch.OutOfMemoryError("CUDA out of memory (injected)")
         if jobs[0].ids == bad and jobs[0].tally.task == "bad":
-            raise RuntimeError("device-side assert (injected)")
+            raise torch.OutOfMemoryError("CUDA out of memory for one row (injected)")
         return generate(jobs)
 
     j._generate = faulty  # type: ignore[method-assign]
@@ -290,8 +292,39 @@ def test_a_failing_batch_is_run_again_row_by_row(tiny: Callable[..., str]) -> No
     results = j.judge(requests)
     assert sizes == [4, 1, 1, 1, 1]
     assert [r.ok for r in results] == [True, True, False, True]
-    assert "generation failed: RuntimeError: device-side assert (injected)" in results[2].error
+    assert "generation failed: OutOfMemoryError: CUDA out of memory for one row (injected)" in results[2].error
     assert [r.requests for r in results] == [2, 2, 2, 2] and j.usage.requests == 8
+
+
+def test_any_other_failure_of_a_generation_is_a_bug_that_stops_the_run(tiny: Callable[..., str]) -> None:
+    j = hf(tiny("chatml", "answer"), batch_size=4)
+    generate = j._generate
+    sizes: list[int] = []
+
+    def faulty(jobs: Any) -> list[Completion]:
+        sizes.append(len(jobs))
+        if any(job.tally.task == "bad" for job in jobs):
+            raise RuntimeError("selected index k out of range (injected)")
+        return generate(jobs)
+
+    j._generate = faulty  # type: ignore[method-assign]
+    with pytest.raises(RuntimeError, match="selected index k out of range") as info:
+        j.judge([ask(0), JudgeRequest(ask(1).messages, schema=SCHEMA, task="bad")])
+    assert info.traceback[-1].name == "faulty"  # its traceback, not "generation failed: ..."
+    assert sizes == [2]  # not run again row by row: the same bug would fail every row
+
+
+def test_log_probabilities_on_a_vocabulary_smaller_than_the_alternatives_asked(tiny: Callable[..., str]) -> None:
+    """torch.topk raises for more alternatives than the logits hold: the judge asks for at most
+    the vocabulary (15 words here)."""
+    j = hf(tiny("chatml", "answer"))
+    size = len(WORDS)
+    [result] = j.judge([ask(0, logprobs=True, top_logprobs=size + 5)])
+    assert result.ok and result.value == {"verdicts": ["yes", "no"]}
+    assert result.logprobs is not None and len(result.logprobs) == len(ANSWER_TOKENS)
+    for step, token in zip(result.logprobs, ANSWER_TOKENS, strict=True):
+        assert step["token"] == token and len(step["top_logprobs"]) == size
+        assert step["top_logprobs"][0]["token"] == token and step["logprob"] == step["top_logprobs"][0]["logprob"]
 
 
 def test_sampling_at_a_temperature_runs(tiny: Callable[..., str]) -> None:

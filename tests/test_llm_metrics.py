@@ -438,8 +438,9 @@ def test_a_bug_in_an_llm_metric_raises_with_its_traceback_through_every_front_en
 
 
 def test_a_bug_in_a_prompt_s_check_raises_a_backend_s_failure_stays_with_its_request():
-    """The engine keeps as a request's error what goes wrong in the judge's domain (the backend,
-    an unusable answer); an exception of the package's own code raises with its traceback."""
+    """The engine keeps as a request's error what goes wrong in the judge's domain (the backend's
+    JudgeError, an unusable answer); an exception of the package's own code raises with its
+    traceback, a backend's own included."""
     from textgen_metrics.judges import Completion, Judge, JudgeParseError, JudgeRequest
 
     class Flaky(Judge):
@@ -448,7 +449,9 @@ def test_a_bug_in_a_prompt_s_check_raises_a_backend_s_failure_stays_with_its_req
         async def _acomplete(self, messages, request, ctx, tally):
             tally.sent()
             if "lost" in messages[0]["content"]:
-                raise KeyError("choices")  # a malformed body, say
+                raise JudgeError("the body holds no choices")  # a malformed body, say
+            if "broken" in messages[0]["content"]:
+                return {}["choices"]  # a bug of the backend: KeyError
             return Completion(text=json.dumps({"answer": messages[0]["content"]}))
 
     def unusable(value):
@@ -462,8 +465,11 @@ def test_a_bug_in_a_prompt_s_check_raises_a_backend_s_failure_stays_with_its_req
 
     judge = Flaky("m", concurrency=2)
     lost, ok, bad = judge.judge([ask("lost"), ask("ok"), ask("bad", check=unusable)])
-    assert lost.error == "KeyError: 'choices'" and isinstance(lost.cause, KeyError)
+    assert lost.error == "the body holds no choices" and isinstance(lost.cause, JudgeError)
     assert ok.value == {"answer": "ok"} and bad.error.startswith("invalid answer after 3 attempts: $.answer")
     with pytest.raises(KeyError, match="answr") as info:
         judge.judge([ask("ok"), ask("fine", check=buggy)])
     assert info.traceback[-1].name == "buggy"  # raised where the bug is, not kept as an error
+    with pytest.raises(KeyError, match="choices") as info:
+        judge.judge([ask("ok"), ask("broken")])
+    assert info.traceback[-1].name == "_acomplete"

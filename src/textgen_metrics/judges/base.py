@@ -16,14 +16,17 @@ once, and decides what an answer is worth:
   decoding (``frequency_penalty``, where the backend has one).
 - Only an answer that parsed and validated is cached, under the request as first asked, so a
   rerun asks again exactly the requests that failed and makes no call for the others.
-- Anything that goes wrong with one request in the judge's own domain becomes that request's
-  ``error``, the other requests unaffected: what the backend raises (its transport, the HTTP
-  body, a template, the user's function: whatever ``_acomplete`` raises), an answer that stays
-  unusable (a ``JudgeParseError`` of the parser or of the request's check), a ``JudgeError``.
+- What goes wrong with one request in the judge's own domain becomes that request's ``error``,
+  the other requests unaffected: a ``JudgeError`` raised by the backend (each backend raises one
+  for the failures of one request: its transport, an HTTP error, a body that is no answer, a chat
+  template that cannot render the conversation, a model out of memory; ``CallableJudge`` wraps
+  whatever the user's function raises in one), an answer that stays unusable (a
+  ``JudgeParseError`` of the parser or of the request's check), an answer cut off twice.
   Only ``JudgeFatalError`` — a failure that would repeat for every request: no API key, an
   unreachable server, rejected credentials, an unknown model — leaves the engine, at once.
-  Any other exception is a bug of the package's own code (a prompt's check, the parser, the
-  engine): it is not turned into an error of the request, it raises with its traceback.
+  Any other exception is a bug of the package's own code (a backend building its request body, a
+  prompt's check, the parser, the engine): it is not turned into an error of the request, it
+  raises with its traceback and stops the run.
 - Every error text and every kept answer passes through the judge's redactor: the API key
   never reaches a result, a log line or the cache, even when a server echoes it. An exception
   kept (``JudgeResult.cause``) or raised (``JudgeFatalError``) is a redacted copy, its chain of
@@ -443,13 +446,8 @@ class Judge:
             async with session.sem:
                 if session.fatal is not None:
                     raise session.fatal
-                try:
-                    completion = await self._admitted(messages, current, session, result)
-                except JudgeError:
-                    raise
-                except Exception as e:  # the backend's failure (a transport, a body, the user's function)
-                    result.error, result.cause = self.redact(f"{type(e).__name__}: {e}"), self.redacted(e)
-                    return
+                # a JudgeError is this request's (kept by _judge_new); any other exception is a bug
+                completion = await self._admitted(messages, current, session, result)
             # the freed slot's next request goes out before this answer is parsed and checked
             await asyncio.sleep(0)
             result.prompt_tokens += _count(completion.prompt_tokens)
@@ -606,7 +604,7 @@ class Judge:
                 self.cache.flush()  # the answers staged during the run (also when it stops early)
 
     async def _probe_alive(self, session: JudgeSession) -> None:
-        with contextlib.suppress(Exception):
+        with contextlib.suppress(Exception):  # a hint only: whatever it raises, the requests' answers tell
             if await self._probe(session.ctx):
                 session.answered = True
 

@@ -160,6 +160,15 @@ class BatchAPI:
             return JudgeError("the batch result is not a chat completion")
 
 
+def _id(value: dict[str, Any], what: str) -> str:
+    """The ``id`` of an object the API made (a file, a batch): a body without one is the requests'
+    failure, as any other body that is not what was asked."""
+    found = value.get("id")
+    if not isinstance(found, str) or not found:
+        raise JudgeError(f"{what}: the answer holds no id")
+    return found
+
+
 def _jsonl(raw: bytes) -> Iterator[dict[str, Any]]:
     for line in raw.decode("utf-8", "replace").splitlines():
         if line.strip():
@@ -189,13 +198,14 @@ class OpenAIBatchAPI(BatchAPI):
         form.add_field("file", content, filename="textgen_metrics_batch.jsonl", content_type="application/jsonl")
         uploaded = await self.call_json(http, "POST", self.url("/files"), "uploading the batch file", data=form)
         batch = await self.call_json(http, "POST", self.url("/batches"), "creating the batch", json={
-            "input_file_id": uploaded["id"], "endpoint": self.endpoint, "completion_window": "24h",
-            "metadata": {"source": "textgen-metrics"}})
-        return str(batch["id"])
+            "input_file_id": _id(uploaded, "uploading the batch file"), "endpoint": self.endpoint,
+            "completion_window": "24h", "metadata": {"source": "textgen-metrics"}})
+        return _id(batch, "creating the batch")
 
     async def status(self, http: Any, batch_id: str) -> tuple[bool, dict[str, Any]]:
         batch = await self.call_json(http, "GET", self.url(f"/batches/{urllib.parse.quote(batch_id, safe='')}"),
                                      f"reading batch {batch_id}")
+        batch.setdefault("id", batch_id)
         return str(batch.get("status")) not in self.running, batch
 
     async def results(self, http: Any, batch: dict[str, Any]) -> _Ended:
@@ -212,7 +222,8 @@ class OpenAIBatchAPI(BatchAPI):
                 if isinstance(cid, str):
                     results[cid] = self._outcome(row)
         if status == "failed":
-            errors = (batch.get("errors") or {}).get("data") or []
+            errors = batch.get("errors")
+            errors = (errors.get("data") if isinstance(errors, dict) else None) or []
             why = "; ".join(f"{e.get('code')}: {e.get('message')}" for e in errors if isinstance(e, dict))
             missing = f"the batch {batch['id']} failed ({why or 'no reason given'})"
         elif status == "expired":
@@ -269,11 +280,12 @@ class AnthropicBatchAPI(BatchAPI):
 
     async def create(self, http: Any, lines: list[dict[str, Any]], content: bytes) -> str:
         batch = await self.call_json(http, "POST", self.url(), "creating the message batch", json={"requests": lines})
-        return str(batch["id"])
+        return _id(batch, "creating the message batch")
 
     async def status(self, http: Any, batch_id: str) -> tuple[bool, dict[str, Any]]:
         batch = await self.call_json(http, "GET", self.url(f"/{urllib.parse.quote(batch_id, safe='')}"),
                                      f"reading message batch {batch_id}")
+        batch.setdefault("id", batch_id)
         return batch.get("processing_status") == "ended", batch
 
     async def results(self, http: Any, batch: dict[str, Any]) -> _Ended:
@@ -364,8 +376,9 @@ class BatchRun:
     async def _run(self, chunk: dict[str, _Waiting]) -> None:
         try:
             ended = await self._send_and_wait(chunk)
-        except BaseException as e:
-            error = e if isinstance(e, JudgeError) else JudgeError(f"{type(e).__name__}: {e}")
+        except BaseException as e:  # handed as it is to each waiting request (a JudgeError: kept; a bug: raised)
+            # a cancellation reaches whoever still waits as a JudgeError, and is raised on here
+            error = e if isinstance(e, Exception) else JudgeError(f"{type(e).__name__}: {e}")
             for waiting in chunk.values():
                 for f in waiting.futures:
                     if not f.done():

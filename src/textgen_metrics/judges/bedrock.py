@@ -130,7 +130,7 @@ class BedrockConverse:
             request["system"] = system
         try:
             out = self.client.converse(**request)
-        except Exception as e:
+        except Exception as e:  # boto3's errors share no base class: classified by their code, then raised again
             code = _error_code(e)
             if code in _FATAL_CODES or (code == "ValidationException" and "model identifier" in str(e)):
                 raise JudgeFatalError(f"Bedrock {self.model}: {code}: {e}") from None

@@ -334,7 +334,7 @@ class Budget:
                 await asyncio.sleep(wait)
             return held
         except asyncio.CancelledError:  # the request given up: its lease back, its place in the queue too
-            with contextlib.suppress(Exception):
+            with contextlib.suppress(Exception):  # a lease not given back runs out: the cancellation goes on
                 await asyncio.shield(self._give_back(held, ticket))
             raise
 
@@ -821,7 +821,7 @@ class RayBudget(Budget):
         import ray
 
         if ray.is_initialized():  # else the actor ended with the job (and a call would start a new Ray)
-            with contextlib.suppress(Exception):
+            with contextlib.suppress(Exception):  # whatever Ray raises for an actor already gone: it is gone
                 ray.kill(self._handle())
         self._actor = None
 

@@ -101,8 +101,9 @@ class GrammarMasks(_processor_base()):  # type: ignore[misc]
 
 
 class TopLogprobs(_processor_base()):  # type: ignore[misc]
-    """Records the top-``k`` log-probabilities of the unmasked distribution, per step, for the
-    rows in ``rows``. Put it first among the processors: it changes nothing."""
+    """Records the top-``k`` log-probabilities of the unmasked distribution (every token's, for a
+    vocabulary of fewer than ``k``), per step, for the rows in ``rows``. Put it first among the
+    processors: it changes nothing."""
 
     def __init__(self, rows: Sequence[int], k: int) -> None:
         self.rows = list(rows)
@@ -113,7 +114,8 @@ class TopLogprobs(_processor_base()):  # type: ignore[misc]
         import torch
 
         logp = torch.log_softmax(scores[self.rows].float(), dim=-1)
-        values, indices = torch.topk(logp, self.k, dim=-1)
+        # never more alternatives than the vocabulary holds (torch.topk raises past its width)
+        values, indices = torch.topk(logp, min(self.k, logp.shape[-1]), dim=-1)
         self.steps.append((values.cpu(), indices.cpu()))
         return scores
 

@@ -233,7 +233,13 @@ class LlamaCppJudge(Judge):
         return kw
 
     def complete(self, messages: list[Message], request: JudgeRequest) -> Completion:
-        """Answer one request now, in the calling thread (one call at a time per model)."""
+        """Answer one request now, in the calling thread (one call at a time per model). What
+        fails this request only: a prompt longer than the context, a conversation the GGUF file's
+        chat template cannot render (Jinja's ``TemplateError``), a decode that llama.cpp refuses
+        (``RuntimeError: llama_decode returned 1``: no room in its cache). Anything else raised
+        here is a bug (of these options, or of llama-cpp-python) and stops the run."""
+        from jinja2 import TemplateError  # llama-cpp-python's chat formats render with Jinja
+
         llama = self._load()
         options = self.request_options(messages, request)
         with self._call_lock:
@@ -243,6 +249,11 @@ class LlamaCppJudge(Judge):
                 if "exceed context window" in str(e):
                     raise JudgeError(f"the prompt is longer than the model's context ({e})") from e
                 raise
+            except TemplateError as e:
+                raise JudgeError(f"the chat template of {self.path} cannot render this conversation "
+                                 f"({type(e).__name__}: {e})") from e
+            except RuntimeError as e:
+                raise JudgeError(f"llama.cpp failed on this request ({e})") from e
         return _completion(payload)
 
     async def _acomplete(self, messages: list[Message], request: JudgeRequest, ctx: Any,

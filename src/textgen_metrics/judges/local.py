@@ -40,8 +40,10 @@ How a request is answered:
   run longer). A re-ask after a cut doubles that budget. A budget never runs past the model's
   context (``max_position_embeddings``): a prompt that fills it fails that request.
 - Every generation run for a request counts as one request sent (``usage.requests``): a batch
-  whose generation raises is run again row by row (so one bad row, or a batch too large for the
-  memory, fails only what must fail), and each of those runs counts too.
+  that runs out of memory is run again row by row (so a batch too large for the memory fails
+  only the rows that do not fit alone), and each of those runs counts too. Any other exception of
+  a generation is a bug (of this module, transformers or torch), not a failure of the requests:
+  it raises with its traceback and stops the run.
 - ``structured="auto"`` (the default, with the ``hf`` extra's xgrammar installed): each row of a
   batch may write only what its request's JSON schema allows (``grammar.GrammarMasks``), so an
   answer that ends is complete and well formed: with the verdicts keyed by item number, no
@@ -131,9 +133,13 @@ def resolve_local_model(model: str) -> LocalModel:
         return LocalModel(path)
     try:
         from huggingface_hub import snapshot_download
-
+    except ImportError as e:  # not "not in the cache": the package that reads the cache is missing
+        raise ValueError(f"model: {model!r} is neither a local folder nor a GGUF file, and a model id is looked up "
+                         f"in the Hugging Face cache by huggingface_hub, which cannot be imported ({e}): pip install "
+                         "'textgen-metrics[hf]'") from None
+    try:
         return LocalModel(snapshot_download(model, local_files_only=True))
-    except Exception:
+    except (OSError, ValueError):  # not in the cache (LocalEntryNotFoundError), not a model id (HFValidationError)
         raise ValueError(
             f"model: {model!r} is neither a local folder or GGUF file nor a model in the Hugging Face cache; "
             "nothing is downloaded at run time: download it beforehand or pass a folder or a GGUF file"
@@ -233,7 +239,7 @@ def _turn_end(tokenizer: PreTrainedTokenizerBase) -> set[int]:
     probe = [{"role": "user", "content": _PROBE_USER}, {"role": "assistant", "content": _PROBE_ANSWER}]
     try:
         text = tokenizer.apply_chat_template(probe, tokenize=False)
-    except Exception:
+    except Exception:  # the template is the model's code (Jinja): whatever it raises, it has no end marker to learn
         return set()
     if not isinstance(text, str) or _PROBE_ANSWER not in text:
         return set()
@@ -398,7 +404,7 @@ class HFJudge(Judge):
         probe = [{"role": "system", "content": _PROBE_SYSTEM}, {"role": "user", "content": _PROBE_USER}]
         try:
             text = tokenizer.apply_chat_template(probe, tokenize=False, add_generation_prompt=True)
-        except Exception:
+        except Exception:  # the template is the model's code (Jinja): whatever it raises, no system role
             return False
         return isinstance(text, str) and _PROBE_SYSTEM in text
 
@@ -436,7 +442,7 @@ class HFJudge(Judge):
             messages = merge_system(messages)
         try:
             text = tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-        except Exception as e:
+        except Exception as e:  # the template is the model's code (Jinja): what it raises fails this request
             raise JudgeError(f"the chat template of {self.model!r} cannot render this conversation "
                              f"({type(e).__name__}: {e})") from e
         if not isinstance(text, str):
@@ -590,15 +596,20 @@ class _Batcher:
     async def _run(self, batch: list[_Job], loop: asyncio.AbstractEventLoop) -> None:
         try:
             await self._generate(batch, loop)
-        except Exception as e:
-            if len(batch) == 1:
+        except Exception as e:  # handed on, not kept: only running out of memory is a request's failure
+            if not _out_of_memory(e):
+                _raise(batch, e)
+            elif len(batch) == 1:
                 _fail(batch[0], e)
-                return
-            for job in batch:  # one row, or the batch's size, may be the cause: each row alone
-                try:
-                    await self._generate([job], loop)
-                except Exception as e1:
-                    _fail(job, e1)
+            else:
+                for job in batch:  # one row, or the batch's size, may be the cause: each row alone
+                    try:
+                        await self._generate([job], loop)
+                    except Exception as e1:  # handed on, not kept: as above
+                        if _out_of_memory(e1):
+                            _fail(job, e1)
+                        else:
+                            _raise([job], e1)
 
     async def _generate(self, jobs: list[_Job], loop: asyncio.AbstractEventLoop) -> None:
         for job in jobs:
@@ -609,6 +620,26 @@ class _Batcher:
                 job.future.set_result(completion)
 
 
+def _out_of_memory(e: BaseException) -> bool:
+    """The model ran out of memory for a batch or a row (torch's ``OutOfMemoryError``, a CPU
+    allocation that failed): the failure of what was asked, not of the code that asked it."""
+    if isinstance(e, MemoryError):
+        return True
+    import torch
+
+    oom = getattr(torch, "OutOfMemoryError", None) or torch.cuda.OutOfMemoryError
+    return isinstance(e, oom) or (isinstance(e, RuntimeError) and "can't allocate memory" in str(e))
+
+
 def _fail(job: _Job, e: Exception) -> None:
+    """The request's failure: a ``JudgeError`` kept as its error."""
     if not job.future.done():
         job.future.set_exception(JudgeError(f"generation failed: {type(e).__name__}: {e}"))
+
+
+def _raise(jobs: Sequence[_Job], e: Exception) -> None:
+    """A bug (of the package, of transformers or torch): each request waiting on the generation
+    raises it as it is, with its traceback, and the run stops."""
+    for job in jobs:
+        if not job.future.done():
+            job.future.set_exception(e)

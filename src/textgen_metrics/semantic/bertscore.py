@@ -96,10 +96,14 @@ def _resolve(model_type: Any) -> tuple[str, str]:
         return path, str(model_type)
     try:
         from huggingface_hub import snapshot_download
-
+    except ImportError as e:  # not "not in the cache": the package that reads the cache is missing
+        raise OptionError(f"model_type: {model_type!r} is not a local folder, and a model id is looked up in the "
+                          f"Hugging Face cache by huggingface_hub, which cannot be imported ({e}): pip install "
+                          "'textgen-metrics[bertscore]'", option="model_type") from None
+    try:
         path = snapshot_download(str(model_type), local_files_only=True)
         return path, str(model_type)
-    except Exception:
+    except (OSError, ValueError):  # not in the cache (LocalEntryNotFoundError), not a model id (HFValidationError)
         raise OptionError(
             f"model_type: {model_type!r} is neither a local folder nor a model in the Hugging Face "
             "cache; nothing is downloaded at run time: download it beforehand or pass a folder"
