@@ -16,7 +16,8 @@ ext_modules = [
         [f"{NATIVE}/_core.cpp"],
         depends=[f"{NATIVE}/{name}" for name in (
             "common.hpp", "porter.hpp", "rouge.hpp", "rouge_py.hpp", "pyutil.hpp",
-            "wordnet.hpp", "meteor.hpp", "bleu.hpp", "bleu_py.hpp", "treebank.hpp", "treebank_tables.hpp")],
+            "wordnet.hpp", "meteor.hpp", "bleu.hpp", "bleu_py.hpp", "treebank.hpp", "treebank_tables.hpp",
+            "perm.hpp")],
         cxx_std=17,
         # -ffp-contract=off: no fused multiply-add, so floating-point results are those of the
         # reference implementations operation for operation

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import scipy.stats
 
+from textgen_metrics.meta import resample
 from textgen_metrics.meta import stats as S
 from textgen_metrics.meta.evaluate import assign_ranks, meta_evaluate, williams_p_value
 
@@ -300,6 +301,66 @@ def test_pce_test_case_deterministic():
     ours = S.p_values(scores, signs)
     theirs = ref_pce.compute_pairwise_p_values(scores)
     assert np.array_equal(ours, theirs[np.triu_indices(10, 1)])
+
+
+def _pce_on_resamples(h, ms, n_perm, n_resamples, seed):
+    """pce's 1 - PCE of each metric on each resample of the items, resample r the columns of
+    row r of default_rng(seed).integers drawn 8 rows at a time (spa_resampled's draws)."""
+    rng = np.random.default_rng(seed)
+    out = np.empty((len(ms), n_resamples))
+    r = 0
+    for start in range(0, n_resamples, 8):
+        for idx in rng.integers(0, h.shape[1], size=(min(8, n_resamples - start), h.shape[1])):
+            hp = ref_pce.compute_pairwise_p_values(h[:, idx], n_perm, seed=seed)
+            for k, m in enumerate(ms):
+                out[k, r] = ref_pce.compute_one_minus_pce(hp, ref_pce.compute_pairwise_p_values(m[:, idx], n_perm,
+                                                                                                seed=seed))
+            r += 1
+    return out
+
+
+def test_spa_resampled_equals_pce_on_every_resample():
+    """The compiled sign-flip counts (four Russians tables) give pce's 1 - PCE on each resample,
+    exactly, where every float32 sum is exact whatever its order (scores on a grid of quarters,
+    so ties of all kinds, identical systems included), over sizes that are and are not multiples
+    of the kernel's blocks (4 items) and slices (32 rows)."""
+    rng = np.random.default_rng(21)
+    for n_sys, n_items, n_metrics, n_perm in [(2, 5, 1, 37), (3, 9, 2, 100), (5, 33, 3, 250), (8, 64, 4, 64),
+                                              (15, 41, 2, 300), (4, 1, 1, 10), (7, 130, 5, 129)]:
+        h = rng.integers(0, 8, (n_sys, n_items)) / 4.0
+        ms = rng.integers(0, 8, (n_metrics, n_sys, n_items)) / 4.0
+        if n_sys > 2:
+            h[1] = h[2]  # two systems people could not tell apart
+            ms[0, 1] = ms[0, 2]
+        seed = int(rng.integers(0, 1000))
+        got = S.spa_resampled(h, ms, S.spa_signs(n_items, n_perm, seed), 20, seed)
+        assert np.array_equal(got, _pce_on_resamples(h, ms, n_perm, 20, seed)), (n_sys, n_items)
+
+
+def test_spa_resampled_near_pce_on_continuous_scores():
+    """On continuous scores only the float32 sums' order differs from pce's product: a count moves
+    only where a permutation's difference ties the observed one to the last bit."""
+    rng = np.random.default_rng(22)
+    h = rng.normal(size=(15, 300)) + rng.normal(size=(15, 1))
+    ms = h + rng.normal(size=(4, 15, 300))
+    got = S.spa_resampled(h, ms, S.spa_signs(300, 500, 3), 10, 3)
+    assert np.abs(got - _pce_on_resamples(h, ms, 500, 10, 3)).max() <= 2e-4
+
+
+def test_spa_interval_is_the_percentile_of_pce_on_the_resamples():
+    """meta_evaluate's spa interval: the percentile interval of pce's value on each resample."""
+    rng = np.random.default_rng(23)
+    n_sys, n_items = 6, 40
+    h = rng.integers(0, 10, (n_sys, n_items)) / 2.0
+    ms = (h + rng.integers(-3, 4, (2, n_sys, n_items))) / 1.0
+    items = [i for _ in range(n_sys) for i in range(n_items)]
+    systems = [f"s{s}" for s in range(n_sys) for _ in range(n_items)]
+    out = meta_evaluate({"a": ms[0].ravel().tolist(), "b": ms[1].ravel().tolist()}, h.ravel().tolist(), items=items,
+                        systems=systems, level="system", statistics="spa", n_resamples=200, seed=4, compare=False)
+    boot = _pce_on_resamples(h, ms, 200, 200, 4)
+    for k, name in enumerate("ab"):
+        entry = next(e for e in out["results"] if e["metric"] == name)
+        assert entry["ci"] == resample.interval(boot[k], 0.95)
 
 
 def test_williams_equals_mt_metrics_eval():

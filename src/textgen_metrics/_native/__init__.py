@@ -14,7 +14,9 @@ Kernels (each the one implementation in the product; the slow Python versions li
   weighted LCS of ROUGE-1.5.5 (rougeW; linear memory for long lines) and skip-bigrams (rougeS
   with any gap without listing the O(n^2) pairs; gap-limited rougeS and rougeSU in linear time);
 - METEOR's alignment and score over a compact WordNet index (built once, kept on disk);
-- sacrebleu's 13a and nltk's Treebank tokenizers, BLEU and GLEU n-gram statistics.
+- sacrebleu's 13a and nltk's Treebank tokenizers, BLEU and GLEU n-gram statistics;
+- the sign-flip permutation counts of soft pairwise accuracy's bootstrap (``perm.hpp``: a table
+  of signed sums per block of 4 items instead of a float32 product per resample).
 
 Why pybind11, and not Cython, nanobind or the bare C API:
 
@@ -53,6 +55,7 @@ __all__ = [
     "porter_stem",
     "lower",
     "treebank_tokenize",
+    "perm_counts",
     "tokenize_13a",
     "split_whitespace",
     "bleu_core",
@@ -65,6 +68,7 @@ __all__ = [
 ]
 
 RougeCore = _core.RougeCore
+perm_counts = _core.perm_counts  # meta.stats.spa_resampled: sign-flip permutation counts (perm.hpp)
 RougeTokenizer = _core.RougeTokenizer
 
 # The codes of the core's arguments are its enumerations (pybind11 enums defined in _core.cpp

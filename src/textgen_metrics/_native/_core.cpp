@@ -4,7 +4,9 @@
 #include "meteor.hpp"
 #include "bleu_py.hpp"
 #include "treebank.hpp"
+#include "perm.hpp"
 
+#include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
 namespace tgm {
@@ -163,6 +165,50 @@ class ExactSum {
     size_t count_ = 0;
 };
 
+// Sign-flip permutation counts of one bootstrap resample (perm.hpp): xt (n, rows) float32, the scores item
+// by item; the resample's items idx (m); the permutations' sign patterns codes (P, ceil(m / 4)); rows are
+// `groups` matrices of `systems` rows each. Returns counts (groups, systems, systems), upper triangle
+// filled, the rest 0. The observed differences are those of the rows' plain sums (added in double,
+// rounded to float32).
+static py::array_t<int32_t> py_perm_counts(
+        py::array_t<float, py::array::c_style | py::array::forcecast> xt,
+        py::array_t<int64_t, py::array::c_style | py::array::forcecast> idx,
+        py::array_t<uint8_t, py::array::c_style | py::array::forcecast> codes, size_t groups, size_t systems) {
+    if (xt.ndim() != 2 || idx.ndim() != 1 || codes.ndim() != 2)
+        throw std::invalid_argument("perm_counts: xt must be 2-D, idx 1-D and codes 2-D");
+    size_t n = static_cast<size_t>(xt.shape(0)), rows = static_cast<size_t>(xt.shape(1));
+    size_t m = static_cast<size_t>(idx.shape(0)), perms = static_cast<size_t>(codes.shape(0));
+    size_t blocks = (m + 3) / 4, slices = (rows + PERM_LANES - 1) / PERM_LANES;
+    if (rows != groups * systems || static_cast<size_t>(codes.shape(1)) != blocks)
+        throw std::invalid_argument("perm_counts: xt needs groups * systems columns and codes ceil(m / 4) columns");
+    const int64_t* ix = idx.data();
+    for (size_t j = 0; j < m; ++j)
+        if (ix[j] < 0 || static_cast<size_t>(ix[j]) >= n) throw std::out_of_range("perm_counts: idx out of range");
+    py::array_t<int32_t> out({groups, systems, systems});
+    int32_t* counts = out.mutable_data();
+    const float* xs = xt.data();
+    const uint8_t* cs = codes.data();
+    {
+        py::gil_scoped_release release;
+        std::fill(counts, counts + groups * systems * systems, 0);
+        std::vector<float> tables(slices * blocks * 16 * PERM_LANES), sums(slices * PERM_LANES * perms);
+        std::vector<float> test(groups * systems * systems, 0.0f);
+        std::vector<double> plain(rows, 0.0);
+        for (size_t j = 0; j < m; ++j) {
+            const float* row = xs + static_cast<size_t>(ix[j]) * rows;
+            for (size_t r = 0; r < rows; ++r) plain[r] += row[r];
+        }
+        for (size_t g = 0; g < groups; ++g)
+            for (size_t a = 0; a < systems; ++a)
+                for (size_t b = a + 1; b < systems; ++b)
+                    test[(g * systems + a) * systems + b] = static_cast<float>(plain[g * systems + a]) -
+                                                            static_cast<float>(plain[g * systems + b]);
+        perm_tables(xs, rows, ix, m, tables.data());
+        perm_sums(tables.data(), slices, blocks, cs, perms, sums.data());
+        perm_counts(sums.data(), perms, groups, systems, test.data(), counts);
+    }
+    return out;
+}
 }  // namespace tgm
 
 PYBIND11_MODULE(_core, m) {
@@ -237,4 +283,6 @@ PYBIND11_MODULE(_core, m) {
     m.def("porter_stem", &py_porter_stem, py::arg("words"));
     m.def("lower", &py_lower_batch, py::arg("texts"));
     m.def("treebank_tokenize", &py_treebank_tokenize, py::arg("texts"));
+    m.def("perm_counts", &py_perm_counts, py::arg("xt"), py::arg("idx"), py::arg("codes"), py::arg("groups"),
+          py::arg("systems"));
 }

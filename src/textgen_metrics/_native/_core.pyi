@@ -3,6 +3,9 @@
 from collections.abc import Sequence
 from typing import ClassVar, Literal, overload
 
+import numpy as np
+import numpy.typing as npt
+
 # pybind11 enums (py::enum_): a member equals a member of the same value (RougeKind(3) == RougeKind.W,
 # not 3) and hashes as its value; RougeKind(99) can be made, and the core refuses it with ValueError
 class _Enum:
@@ -94,3 +97,5 @@ def wlcs_hits(model: Sequence[str], peer: Sequence[str], weight: float, max_tabl
 def porter_stem(words: Sequence[str]) -> list[str]: ...
 def lower(texts: Sequence[str]) -> list[str]: ...
 def treebank_tokenize(texts: Sequence[str]) -> list[list[str]]: ...
+def perm_counts(xt: npt.ArrayLike, idx: npt.ArrayLike, codes: npt.ArrayLike, groups: int,
+                systems: int) -> npt.NDArray[np.int32]: ...

@@ -505,7 +505,9 @@ def _evaluate_statistic(stat: str, dim: str, level: str, group_by: str, rows_of:
                         confidence_level: float, n_resamples: int, seed: int | None,
                         compare: bool) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     out: dict[str, dict[str, Any]] = {}
-    human_cache: dict[bytes, list[np.ndarray]] = {}  # spa: the human p-values of each resample, per item set
+    human_cache: dict[bytes, list[np.ndarray]] = {}  # spa: the signs and human p-values, per item set
+    spa_boot = _spa_boots(rows_of, n_systems, n_resamples, seed) if stat == "spa" and level == "system" \
+        and n_resamples else {}
     for name, r in rows_of.items():
         entry: dict[str, Any] = {"metric": name, "human": dim, "level": level, "group_by": group_by,
                                  "statistic": stat, "value": None, "ci": None, "n": 0, "groups": 0,
@@ -527,15 +529,36 @@ def _evaluate_statistic(stat: str, dim: str, level: str, group_by: str, rows_of:
                                            for c in resample.item_counts(n_items, n_resamples, seed)])
                     entry["ci"] = resample.interval(boot, confidence_level)
         else:
-            _system_entry(stat, r, n_systems, entry, confidence_level, n_resamples, seed, human_cache)
+            _system_entry(stat, r, n_systems, entry, confidence_level, n_resamples, seed, human_cache,
+                          spa_boot.get(name))
         out[name] = entry
     comps = _compare(stat, dim, level, group_by, rows_of, masks, out, n_systems, n_resamples, seed) \
         if compare and n_resamples else []
     return list(out.values()), comps
 
 
+def _spa_boots(rows_of: dict[str, _Rows], n_systems: int, n_resamples: int,
+               seed: int | None) -> dict[str, np.ndarray]:
+    """Each metric's spa on every resample of its common items (:func:`stats.spa_resampled`), the
+    metrics that share their items and human matrix in one pass (the resamples and the human
+    counts are theirs in common)."""
+    shared: dict[bytes, tuple[np.ndarray, list[tuple[str, np.ndarray]]]] = {}
+    for name, r in rows_of.items():
+        hmat, mmat, common = _system_matrix(r, n_systems)
+        if common.size == 0 or n_systems < 2:
+            continue
+        shared.setdefault(common.tobytes() + hmat.tobytes(), (hmat, []))[1].append((name, mmat))
+    out: dict[str, np.ndarray] = {}
+    for hmat, named in shared.values():
+        signs = stats.spa_signs(hmat.shape[1], n_resamples, seed)
+        boot = stats.spa_resampled(hmat, np.stack([m for _, m in named]), signs, n_resamples, seed)
+        out.update((name, boot[k]) for k, (name, _) in enumerate(named))
+    return out
+
+
 def _system_entry(stat: str, r: _Rows, n_systems: int, entry: dict[str, Any], confidence_level: float,
-                  n_resamples: int, seed: int | None, human_cache: dict[bytes, list[np.ndarray]]) -> None:
+                  n_resamples: int, seed: int | None, human_cache: dict[bytes, list[np.ndarray]],
+                  spa_boot: np.ndarray | None = None) -> None:
     hmat, mmat, common = _system_matrix(r, n_systems)
     if common.size == 0 or n_systems < 2:
         entry.update(reason="fewer than two systems share an item on which all have both scores")
@@ -569,17 +592,8 @@ def _system_entry(stat: str, r: _Rows, n_systems: int, entry: dict[str, Any], co
         return
     boot = []
     if signs is not None:
-        # resample r: row r of default_rng(seed).integers(0, items, (n_resamples, items)), in
-        # chunks of 8; the human p-values of a resample are shared by every metric on these items
-        key = common.tobytes() + hmat.tobytes()
-        cached = human_cache.setdefault(key, [])
-        rng = np.random.default_rng(seed)
-        for chunk, start in enumerate(range(0, n_resamples, 8)):
-            idx = rng.integers(0, common.size, size=(min(8, n_resamples - start), common.size))
-            if chunk == len(cached):
-                cached.append(stats.p_values(hmat[:, idx].transpose(1, 0, 2), signs))
-            pm = stats.p_values(mmat[:, idx].transpose(1, 0, 2), signs)
-            boot.append(1.0 - np.abs(cached[chunk] - pm).mean(axis=-1))
+        assert spa_boot is not None  # _spa_boots: every metric with common items
+        boot.append(spa_boot)
     else:
         for counts in resample.item_counts(common.size, n_resamples, seed):
             total = counts.sum(axis=1, keepdims=True)

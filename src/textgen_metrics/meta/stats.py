@@ -54,12 +54,13 @@ from typing import Any
 
 import numpy as np
 
+from .._native import perm_counts
 from ..human_agreement import cohen_kappa
 
 __all__ = ["STATISTICS", "SYSTEM_ONLY", "SEGMENT_NONE_ONLY", "LABEL_STATISTICS", "PAIR_COUNT_STATISTICS",
            "Layout", "layout", "pad", "group_values", "kendall_counts", "acc_eq_pairs", "acc_eq_sweep",
-           "AccEqPairs", "pdp_parts", "pdp_value", "spa_signs", "spa_values", "p_values", "pairwise_accuracy",
-           "system_residuals", "williams_test", "t_sf", "label_value"]
+           "AccEqPairs", "pdp_parts", "pdp_value", "spa_signs", "spa_values", "spa_resampled", "p_values",
+           "pairwise_accuracy", "system_residuals", "williams_test", "t_sf", "label_value"]
 
 STATISTICS = ("pearson", "spearman", "kendall", "kendall_c", "kendall_23", "acc23", "acc_eq", "pdp", "spa",
               "pairwise_accuracy", "partial_pearson", "partial_spearman", "accuracy", "kappa")
@@ -495,6 +496,41 @@ def spa_values(human: np.ndarray, metrics: np.ndarray, signs: np.ndarray) -> np.
     order."""
     ph, pm = p_values(human, signs), p_values(metrics, signs)
     out: np.ndarray = 1.0 - np.abs(ph - pm).mean(axis=-1)
+    return out
+
+
+def spa_resampled(human: np.ndarray, metrics: np.ndarray, signs: np.ndarray, n_resamples: int,
+                  seed: int | None) -> np.ndarray:
+    """Soft pairwise accuracy of each metric matrix (``(metrics, systems, items)``) against the
+    human matrix (``(systems, items)``) on ``n_resamples`` resamples of the items, as
+    ``(metrics, n_resamples)``: resample r takes the columns of row r of
+    ``default_rng(seed).integers(0, items, (n_resamples, items))`` (drawn 8 rows at a time), and
+    on them the value that :func:`spa_values` gives, the permutations' signs ``signs`` applied to
+    the resampled columns in order, as pce would apply its own.
+
+    The signed sums are the compiled core's (``_native/perm.hpp``: a table of the 16 signed sums
+    per block of 4 items, a quarter of the additions of the float32 product and no
+    multiplications; 4.5x less time here than BLAS's product alone), each row's in one fixed
+    order: not pce's bits, which an interval does not need, but every resample's counts those of
+    pce's rule (``null >= observed``) on float32 sums, exact ties (equal rows) included."""
+    n_sys, n_items = human.shape
+    stacked = np.concatenate([human[None], metrics]).reshape(-1, n_items)
+    xt = np.ascontiguousarray(stacked.T, dtype=np.float32)  # item by item: one resample's column is a row
+    blocks = (n_items + 3) // 4
+    bits = np.zeros((signs.shape[0], 4 * blocks), dtype=np.uint8)
+    bits[:, :n_items] = signs > 0
+    quads = bits.reshape(signs.shape[0], blocks, 4)
+    codes = quads[..., 0] | quads[..., 1] << 1 | quads[..., 2] << 2 | quads[..., 3] << 3
+    iu, ju = np.triu_indices(n_sys, 1)
+    out = np.empty((metrics.shape[0], n_resamples))
+    rng = np.random.default_rng(seed)
+    r = 0
+    for start in range(0, n_resamples, 8):
+        for idx in rng.integers(0, n_items, size=(min(8, n_resamples - start), n_items)):
+            counts = perm_counts(xt, idx, codes, metrics.shape[0] + 1, n_sys)[:, iu, ju] / signs.shape[0]
+            for k in range(metrics.shape[0]):  # one 1-D mean each: pce's summation order, to the bit
+                out[k, r] = 1.0 - np.abs(counts[0] - counts[k + 1]).mean()
+            r += 1
     return out
 
 
