@@ -56,6 +56,7 @@ __all__ = [
     "lower",
     "treebank_tokenize",
     "perm_counts",
+    "pair_counts",
     "tokenize_13a",
     "split_whitespace",
     "bleu_core",
@@ -69,6 +70,7 @@ __all__ = [
 
 RougeCore = _core.RougeCore
 perm_counts = _core.perm_counts  # meta.stats.spa_resampled: sign-flip permutation counts (perm.hpp)
+pair_counts = _core.pair_counts  # meta.stats.p_values: pce's counts from its own product's sums
 RougeTokenizer = _core.RougeTokenizer
 
 # The codes of the core's arguments are its enumerations (pybind11 enums defined in _core.cpp

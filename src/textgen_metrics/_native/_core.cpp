@@ -165,6 +165,30 @@ class ExactSum {
     size_t count_ = 0;
 };
 
+// The counts of pce's rule from given signed sums (meta.stats.p_values: the sums are pce's own float32
+// product): sums (rows, P) float32, row by row; test (groups, systems, systems) float32, the observed
+// differences (upper triangle read). Returns counts (groups, systems, systems), upper triangle filled. The
+// same float32 subtraction and comparison as pce's NumPy, so the same counts to the bit.
+static py::array_t<int32_t> py_pair_counts(py::array_t<float, py::array::c_style | py::array::forcecast> sums,
+                                           py::array_t<float, py::array::c_style | py::array::forcecast> test,
+                                           size_t groups, size_t systems) {
+    if (sums.ndim() != 2 || test.ndim() != 3 || static_cast<size_t>(sums.shape(0)) != groups * systems ||
+        static_cast<size_t>(test.shape(0)) != groups || static_cast<size_t>(test.shape(1)) != systems ||
+        static_cast<size_t>(test.shape(2)) != systems)
+        throw std::invalid_argument("pair_counts: sums must be (groups * systems, P) and test (groups, systems, systems)");
+    size_t perms = static_cast<size_t>(sums.shape(1));
+    py::array_t<int32_t> out({groups, systems, systems});
+    int32_t* counts = out.mutable_data();
+    const float* s = sums.data();
+    const float* t = test.data();
+    {
+        py::gil_scoped_release release;
+        std::fill(counts, counts + groups * systems * systems, 0);
+        perm_counts(s, perms, groups, systems, t, counts);
+    }
+    return out;
+}
+
 // Sign-flip permutation counts of one bootstrap resample (perm.hpp): xt (n, rows) float32, the scores item
 // by item; the resample's items idx (m); the permutations' sign patterns codes (P, ceil(m / 4)); rows are
 // `groups` matrices of `systems` rows each. Returns counts (groups, systems, systems), upper triangle
@@ -283,6 +307,7 @@ PYBIND11_MODULE(_core, m) {
     m.def("porter_stem", &py_porter_stem, py::arg("words"));
     m.def("lower", &py_lower_batch, py::arg("texts"));
     m.def("treebank_tokenize", &py_treebank_tokenize, py::arg("texts"));
+    m.def("pair_counts", &py_pair_counts, py::arg("sums"), py::arg("test"), py::arg("groups"), py::arg("systems"));
     m.def("perm_counts", &py_perm_counts, py::arg("xt"), py::arg("idx"), py::arg("codes"), py::arg("groups"),
           py::arg("systems"));
 }

@@ -54,7 +54,7 @@ from typing import Any
 
 import numpy as np
 
-from .._native import perm_counts
+from .._native import pair_counts, perm_counts
 from ..human_agreement import cohen_kappa
 
 __all__ = ["STATISTICS", "SYSTEM_ONLY", "SEGMENT_NONE_ONLY", "LABEL_STATISTICS", "PAIR_COUNT_STATISTICS",
@@ -471,22 +471,24 @@ def spa_signs(n_items: int, n_permutations: int, seed: int | None) -> np.ndarray
 
 def p_values(matrices: np.ndarray, signs: np.ndarray) -> np.ndarray:
     """Per matrix (``(..., systems, items)``) the upper-triangle p-values of ``pce``, as
-    ``(..., pairs)`` (float64 counts / permutations), with its float32 arithmetic."""
+    ``(..., pairs)`` (float64 counts / permutations), with its float32 arithmetic: its product
+    (BLAS, as pce), its sums, and its ``null >= observed`` rule counted by the compiled core
+    (``pair_counts``: the same float32 subtraction and comparison, without NumPy's pair arrays)."""
     # C order as pce's own copy: a float32 sum's rounding depends on the memory order, and
     # pce's ties (null == observed) on that rounding
     x = np.ascontiguousarray(matrices, dtype=np.float32)
     lead, (n_sys, n_items) = x.shape[:-2], x.shape[-2:]
     flat = x.reshape(-1, n_sys, n_items)
     sums = flat.sum(axis=-1)  # float32, as pce's np.sum
+    test = sums[:, :, None] - sums[:, None, :]
     iu, ju = np.triu_indices(n_sys, 1)
     out = np.empty((flat.shape[0], iu.size))
     step = max(1, _PAIR_CELLS // max(1, signs.shape[0] * n_sys))
     for start in range(0, flat.shape[0], step):
         block = flat[start:start + step]
-        partial = np.matmul(signs, block.reshape(-1, n_items).T).reshape(signs.shape[0], block.shape[0], n_sys)
-        null = partial[:, :, iu] - partial[:, :, ju]
-        test = (sums[start:start + step, iu] - sums[start:start + step, ju])
-        out[start:start + step] = (null >= test[None]).sum(axis=0) / signs.shape[0]
+        partial = np.matmul(signs, block.reshape(-1, n_items).T)  # (permutations, matrices * systems)
+        counts = pair_counts(np.ascontiguousarray(partial.T), test[start:start + step], block.shape[0], n_sys)
+        out[start:start + step] = counts[:, iu, ju] / signs.shape[0]
     return out.reshape(*lead, iu.size)
 
 
