@@ -511,9 +511,9 @@ def spa_resampled(human: np.ndarray, metrics: np.ndarray, signs: np.ndarray, n_r
     the resampled columns in order, as pce would apply its own.
 
     The signed sums are the compiled core's (``_native/perm.hpp``: a table of the 16 signed sums
-    per block of 4 items, a quarter of the additions of the float32 product and no
-    multiplications; 4.5x less time here than BLAS's product alone), each row's in one fixed
-    order: not pce's bits, which an interval does not need, but every resample's counts those of
+    per block of 4 items: a quarter of the additions of the float32 product and no
+    multiplications, and the counting in the same pass; per resample less time here than BLAS's
+    product alone, see ``benchmarks/bench_meta.py``), each row's in one fixed order: not pce's bits, which an interval does not need, but every resample's counts those of
     pce's rule (``null >= observed``) on float32 sums, exact ties (equal rows) included."""
     n_sys, n_items = human.shape
     stacked = np.concatenate([human[None], metrics]).reshape(-1, n_items)
