@@ -9,7 +9,7 @@ import pytest
 import textgen_metrics
 from chat_server import ChatServer, request_schema, schema_answer
 from conftest import ROOT
-from textgen_metrics.judges.prices import BATCH_DISCOUNT, chat_tokens, price_for, tokenizer_for
+from textgen_metrics.judges.prices import BATCH_DISCOUNT, chat_tokens, price_for, token_counter_for
 
 PREDICTIONS = ["Paris is the capital of France. It has two million people. It hosted the 1900 Olympics.",
                "The sky is blue. Water is wet."]
@@ -18,11 +18,11 @@ QUERIES = ["What is the capital of France?", "What colour is the sky?"]
 
 
 def test_o200k_counts_are_openai_s_and_other_models_are_called_approximations():
-    tok = tokenizer_for("openai", "gpt-4o-mini")
+    tok = token_counter_for("openai", "gpt-4o-mini")
     assert tok.exact and "o200k_base" in tok.name
     assert tok.count("Hello, world!") == 4  # "Hello" "," " world" "!" in o200k_base
-    assert tokenizer_for("openai", "gpt-4-0613").name.startswith("cl100k_base")
-    claude = tokenizer_for("anthropic", "claude-3-5-haiku-latest")
+    assert token_counter_for("openai", "gpt-4-0613").name.startswith("cl100k_base")
+    claude = token_counter_for("anthropic", "claude-3-5-haiku-latest")
     assert not claude.exact and "approximation" in claude.name
 
 
@@ -50,7 +50,7 @@ def test_estimate_counts_the_prompts_a_real_run_sends():
     tasks = [h["X-Textgen-Task"] for h, _ in sent]
     assert {t: tasks.count(t) for t in set(tasks)} == {t: s["requests"] for t, s in stages.items()}
     assert estimate["metrics"]["faithfulness"]["requests"] == result["judge_usage"]["requests"] == 4
-    tok = tokenizer_for("openai", "gpt-4o-mini")
+    tok = token_counter_for("openai", "gpt-4o-mini")
     from textgen_metrics.llm.faithfulness import Faithfulness
 
     claims = Faithfulness.prompts["claims"]

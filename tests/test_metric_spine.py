@@ -175,6 +175,52 @@ def test_a_bug_in_a_metric_raises_with_its_traceback_through_every_front_end(bug
         assert info.traceback[-1].path.name == "test_metric_spine.py"
 
 
+def test_a_metric_under_a_name_already_taken_is_an_error_unless_it_replaces_on_purpose():
+    bleu = registry.METRICS["bleu"]
+    with pytest.raises(ValueError, match=r"metric name 'bleu': .*\.Mine takes the name of "
+                                         r"textgen_metrics\.lexical\.bleu\.Bleu; .*class Mine\(\.\.\., replace=True\)"):
+        class Mine(MeanMetric):
+            name = "bleu"
+    assert registry.METRICS["bleu"] is bleu and textgen_metrics.bleu(["a b c d"], ["a b c d"])["bleu"] > 0.99
+    try:
+        class MyBleu(bleu, replace=True):
+            name = "bleu"
+
+        assert registry.METRICS["bleu"] is MyBleu
+
+    finally:
+        metric_classes()["bleu"] = bleu
+    try:
+        for _ in range(2):  # the same class defined again (a notebook cell run twice, a module reloaded)
+            class Again(MeanMetric):
+                name = "again_trial"
+
+            assert registry.METRICS["again_trial"] is Again
+    finally:
+        metric_classes().pop("again_trial", None)
+    with pytest.raises(TypeError, match="replace=True"):
+        class Nameless(MeanMetric, replace=True):
+            pass
+
+
+def test_a_user_s_metric_defined_before_the_package_s_under_its_name_is_reported_when_they_meet(monkeypatch):
+    from textgen_metrics import metric
+
+    chrf = registry.METRICS["chrf"]
+    classes = {n: c for n, c in metric_classes().items() if n != "chrf"}
+    monkeypatch.setattr(metric, "_CLASSES", classes)  # as if the package's chrF were not defined yet
+
+    class Early(MeanMetric):
+        name = "chrf"
+
+    # the package's class, defined now
+    with pytest.raises(ValueError, match=r"metric name 'chrf': .*\.Early takes the name of .*\.Chrf"):
+        metric._register(chrf, replace=False)
+    monkeypatch.setattr(metric, "_REPLACED", {"chrf"})
+    metric._register(chrf, replace=False)  # a user's replace=True stays in place
+    assert metric_classes()["chrf"] is Early
+
+
 def test_the_chunked_resamples_are_sacrebleus_draws(monkeypatch):
     import numpy as np
 

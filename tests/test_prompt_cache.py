@@ -7,7 +7,7 @@ import json
 import textgen_metrics
 from chat_server import AnthropicServer, ChatServer
 from textgen_metrics.cost import _DryRunJudge
-from textgen_metrics.judges.prices import tokenizer_for
+from textgen_metrics.judges.prices import token_counter_for
 from textgen_metrics.llm.metrics import METRICS
 
 # two examples that differ in every input, also in the number of contexts
@@ -22,7 +22,7 @@ OPTIONS = {"g_eval": {"criteria": "Is the answer correct and complete?"}}
 
 class _Recording(_DryRunJudge):
     def __init__(self):
-        super().__init__("openai", "gpt-4o-mini", "json_schema", tokenizer_for("openai", "gpt-4o-mini"))
+        super().__init__("openai", "gpt-4o-mini", "json_schema", token_counter_for("openai", "gpt-4o-mini"))
         self.sent = []
 
     async def _acomplete(self, messages, request, ctx, tally):
@@ -37,7 +37,7 @@ def _fixed_part(messages):
 
 
 def test_every_prompt_s_fixed_part_is_byte_identical_across_examples():
-    tok = tokenizer_for("openai", "gpt-4o-mini")
+    tok = token_counter_for("openai", "gpt-4o-mini")
     checked = {}
     for name, metric in METRICS.items():
         judge = _Recording()

@@ -14,7 +14,7 @@ stage as it would:
 - a reason: one sentence of 15 words; a verdict, a choice, a score: the first allowed value.
 
 Prompt tokens are counted with the provider's tokenizer where a package ships it, else an
-approximation that names itself (``judges.prices.tokenizer_for``), and include the chat framing
+approximation that names itself (``judges.prices.token_counter_for``), and include the chat framing
 and the answer's schema; completion tokens are those of the stand-in's answers, an estimate.
 Prices come from ``prices=`` or the judge's ``prices``, else the table of
 ``judges.prices.PRICES``; the batch price is half the live one (OpenAI's Batch API, Anthropic's
@@ -34,7 +34,7 @@ from typing import Any
 
 from .judges import get_judge
 from .judges.base import Completion, Judge, JudgeFatalError, JudgeRequest, JudgeResult, Message
-from .judges.prices import BATCH_DISCOUNT, Tokenizer, chat_tokens, price_for, tokenizer_for
+from .judges.prices import BATCH_DISCOUNT, TokenCounter, chat_tokens, price_for, token_counter_for
 
 __all__ = ["estimate_cost", "format_estimate", "REASON_ESTIMATE"]
 
@@ -60,7 +60,8 @@ class _Stage:
 class _DryRunJudge(Judge):
     """Answers every request with a schema-shaped stand-in answer and counts what was asked."""
 
-    def __init__(self, backend: str, model: str, mode: str, tokenizer: Tokenizer, source: Judge | None = None) -> None:
+    def __init__(self, backend: str, model: str, mode: str, tokenizer: TokenCounter,
+                 source: Judge | None = None) -> None:
         super().__init__(model, concurrency=1024)
         self.backend = backend
         self.mode = mode
@@ -169,7 +170,7 @@ def estimate_cost(metrics: str | Sequence[str], *, judge: Any, options: Mapping[
     options = options or {}
     backend, model, judge_prices, mode, made = _judge_identity(judge, judge_options)
     price, source = price_for(backend, model, {**(judge_prices or {}), **(prices or {})})
-    tokenizer = tokenizer_for(backend, model)
+    tokenizer = token_counter_for(backend, model)
     out: dict[str, Any] = {"judge": f"{backend}:{model}", "tokenizer": tokenizer.name, "tokens_exact": tokenizer.exact,
                            "price": {"prompt": price[0] if price else None, "completion": price[1] if price else None,
                                      "unit": "USD per 1M tokens", "source": source,
@@ -208,7 +209,7 @@ def _costs(counts: Mapping[str, Any], price: tuple[float, float] | None) -> dict
     return {"cost": live, "batch_cost": live * BATCH_DISCOUNT}
 
 
-def _notes(out: Mapping[str, Any], tokenizer: Tokenizer) -> list[str]:
+def _notes(out: Mapping[str, Any], tokenizer: TokenCounter) -> list[str]:
     notes = [f"prompt tokens: {tokenizer.name}; each request's messages, chat framing and answer schema",
              "completion tokens: an estimate (answers of the schema's shape: one item per sentence, a "
              "15-word reason per verdict)"]

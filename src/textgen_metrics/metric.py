@@ -423,6 +423,7 @@ class MetricFunction(Protocol):
 
 # -- the metric ------------------------------------------------------------------------------------
 _CLASSES: dict[str, type[Metric]] = {}
+_REPLACED: set[str] = set()  # names a class took over with replace=True
 
 
 def metric_classes() -> dict[str, type[Metric]]:
@@ -430,12 +431,36 @@ def metric_classes() -> dict[str, type[Metric]]:
     return _CLASSES
 
 
+def _register(cls: type[Metric], replace: bool) -> None:
+    """Register ``cls`` under its name. A name already taken is an error unless ``replace``;
+    the same class defined again (a module reloaded, a notebook cell run again: the same module
+    and qualified name) takes its place. A class of the package defined after a user's
+    ``replace=True`` under its name leaves the user's in place."""
+    name = cls.name
+    existing = _CLASSES.get(name)
+    same = existing is not None and (existing.__module__, existing.__qualname__) == (cls.__module__, cls.__qualname__)
+    if existing is None or replace or same:
+        _CLASSES[name] = cls
+        if replace:
+            _REPLACED.add(name)
+        return
+    ours = cls.__module__.startswith("textgen_metrics.")
+    if name in _REPLACED and ours:
+        return
+    new, old = (existing, cls) if ours else (cls, existing)  # a user's class defined before the package's
+    raise ValueError(f"metric name {name!r}: {new.__module__}.{new.__qualname__} takes the name of "
+                     f"{old.__module__}.{old.__qualname__}; give it another name, or replace that metric on "
+                     f"purpose: class {new.__name__}(..., replace=True)")
+
+
 class Metric:
     """One metric: its declaration and its two steps, :meth:`statistics` and :meth:`score`.
 
     ``Metric(**options)`` (or ``Metric(options)`` with an ``Options`` instance) checks the
     options; ``metric.score(metric.statistics({"predictions": [...], "references": [...]}))``
-    gives a :class:`Result`. A subclass with a ``name`` is registered when it is defined.
+    gives a :class:`Result`. A subclass with a ``name`` is registered when it is defined; a name
+    already taken is an error unless the class asks to replace that metric:
+    ``class MyBLEU(BLEU, replace=True): name = "bleu"``.
     """
 
     name: ClassVar[str] = ""
@@ -460,10 +485,12 @@ class Metric:
     # parts of a corpus scored apart get it decided once, by pin_run
     pins_run: ClassVar[bool] = False
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
+    def __init_subclass__(cls, replace: bool = False, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if cls.__dict__.get("name"):
-            _CLASSES[cls.name] = cls
+            _register(cls, replace)
+        elif replace:
+            raise TypeError(f"{cls.__qualname__}: replace=True replaces the metric of the class's name; it has none")
 
     def __init__(self, options: AnyOptions | None = None, **kwargs: Any) -> None:
         if options is None:

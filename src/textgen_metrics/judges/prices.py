@@ -26,7 +26,7 @@ from typing import Any
 
 from .schema import define_once
 
-__all__ = ["PRICES", "PRICES_AS_OF", "BATCH_DISCOUNT", "price_for", "Tokenizer", "tokenizer_for",
+__all__ = ["PRICES", "PRICES_AS_OF", "BATCH_DISCOUNT", "price_for", "TokenCounter", "token_counter_for",
            "chat_tokens"]
 
 PRICES_AS_OF = "2025"
@@ -66,14 +66,16 @@ def price_for(backend: str, model: str, prices: Mapping[str, tuple[float, float]
     return table[name], f"list price of {name} ({PRICES_AS_OF}; textgen_metrics.judges.prices.PRICES)"
 
 
-class Tokenizer:
-    """``count(text) -> int`` and ``name``: how the count was made (exact or an approximation)."""
+class TokenCounter:
+    """``count(text) -> int`` and ``name``: how the count was made (exact or an approximation).
+    Counts a provider's tokens for a cost estimate; not a tokenizer of the metrics
+    (``textgen_metrics.tokenizers.Tokenizer``), which splits text into the units scored."""
 
     def __init__(self, name: str, count: Callable[[str], int], exact: bool) -> None:
         self.name, self.count, self.exact = name, count, exact
 
     def __repr__(self) -> str:
-        return f"Tokenizer({self.name!r})"
+        return f"TokenCounter({self.name!r})"
 
 
 @functools.cache
@@ -92,26 +94,26 @@ def _openai_encoding(model: str) -> str | None:
     return None
 
 
-def tokenizer_for(backend: str, model: str) -> Tokenizer:
+def token_counter_for(backend: str, model: str) -> TokenCounter:
     """The tokenizer of ``model`` where a package ships it (exact), else an approximation."""
     encoding = _openai_encoding(model) if backend in ("openai", "azure") else None
     try:
         enc = _encoding(encoding or "o200k_base")
     except ImportError:
-        return Tokenizer("characters / 4 (an approximation: pip install 'textgen-metrics[cost]' for "
+        return TokenCounter("characters / 4 (an approximation: pip install 'textgen-metrics[cost]' for "
                          "OpenAI's o200k_base tokenizer)", lambda text: (len(text) + 3) // 4, False)
 
     def count(text: str) -> int:
         return len(enc.encode(text))
 
     if encoding is not None:
-        return Tokenizer(f"{encoding} (OpenAI's tokenizer for {model}, from bpe-openai)", count, True)
+        return TokenCounter(f"{encoding} (OpenAI's tokenizer for {model}, from bpe-openai)", count, True)
     why = ("Anthropic publishes no tokenizer for its current models" if backend == "anthropic"
            else f"no tokenizer of {model!r} is installed")
-    return Tokenizer(f"o200k_base (an approximation: {why})", count, False)
+    return TokenCounter(f"o200k_base (an approximation: {why})", count, False)
 
 
-def chat_tokens(tokenizer: Tokenizer, messages: list[dict[str, Any]], schema: Any = None) -> int:
+def chat_tokens(tokenizer: TokenCounter, messages: list[dict[str, Any]], schema: Any = None) -> int:
     """Prompt tokens of a chat request: each message's text and its framing (OpenAI's: 3 tokens
     per message and 3 that open the answer), plus the answer's JSON schema, which a provider
     adds to the prompt (OpenAI's structured outputs, Anthropic's tool definition), with its
