@@ -122,15 +122,28 @@ def test_score_adds_each_rows_scores(cluster, server):
         assert [by_id[i][f"{name}.{key}"] for i in range(25)] == per_example, (name, key)
 
 
-def test_scorer_in_map_batches_as_ray_users_write_it(cluster):
+@pytest.mark.parametrize("batch_format", ["default", "pandas"])
+@pytest.mark.parametrize("same_count", [False, True])
+def test_scorer_in_map_batches_as_ray_users_write_it(cluster, batch_format, same_count):
+    """The SPEC's ``ds.map_batches(Scorer, fn_constructor_kwargs=...)``: with Ray Data's default
+    batches (a dict of NumPy arrays; references of one length per row come as a 2-D array, of
+    several lengths as an array of arrays) and with pandas batches."""
     from textgen_metrics.ray import Scorer
 
     data = rows(12, seed=4)
+    if same_count:
+        for r in data:
+            r["references"] = (r["references"] * 2)[:2]
     ds = cluster.data.from_items(data, override_num_blocks=2)
-    out = ds.map_batches(Scorer, fn_constructor_kwargs={"metrics": ["chrf"], "options": {"chrf": {"word_order": 2}}},
-                         compute=cluster.data.ActorPoolStrategy(size=1), batch_format="pandas").take_all()
-    by_id = {r["id"]: r["chrf.score"] for r in out}
-    assert [by_id[i] for i in range(12)] == library("chrf", data, word_order=2, use_aggregator=False)["score"]
+    fmt = {} if batch_format == "default" else {"batch_format": "pandas"}
+    out = ds.map_batches(Scorer, fn_constructor_kwargs={"metrics": ["chrf", "bleu"],
+                                                        "options": {"chrf": {"word_order": 2}}},
+                         compute=cluster.data.ActorPoolStrategy(size=1), **fmt).take_all()
+    by_id = {r["id"]: r for r in out}
+    assert [by_id[i]["chrf.score"] for i in range(12)] == library("chrf", data, word_order=2,
+                                                                  use_aggregator=False)["score"]
+    assert [by_id[i]["bleu.bleu"] for i in range(12)] == library("bleu", data, use_aggregator=False)["bleu"]
+    assert [list(by_id[i]["references"]) for i in range(12)] == [r["references"] for r in data]
 
 
 def test_the_result_keeps_the_datasets_order_when_a_late_batch_finishes_first(cluster):

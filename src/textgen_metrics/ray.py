@@ -2,7 +2,8 @@
 ``ray.data.Dataset``, for any metric of the registry.
 
 - :class:`Scorer`: a callable class for ``ds.map_batches(Scorer, fn_constructor_kwargs={...},
-  compute=ray.data.ActorPoolStrategy(...), batch_format="pandas")`` that adds
+  compute=ray.data.ActorPoolStrategy(...))`` (Ray Data's default batches, or
+  ``batch_format="pandas"``) that adds
   ``<metric>.<key>`` columns; its metrics (BERTScore's model, a local judge) are made once per
   actor.
 - :func:`score`: such a ``map_batches``, the Dataset with the score columns.
@@ -33,6 +34,7 @@ import contextlib
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import ray.data
 
@@ -58,8 +60,9 @@ __all__ = ["Scorer", "score", "evaluate"]
 
 
 class Scorer:
-    """``batch -> batch`` with a column ``<metric>.<key>`` per score of each metric (a pandas
-    batch: ``batch_format="pandas"``). Arguments as :func:`evaluate`'s."""
+    """``batch -> batch`` with a column ``<metric>.<key>`` per score of each metric, in the batch's
+    own format: Ray Data's default (``{column: NumPy array}``; a list column of equal-length
+    lists may come as a 2-D array) or ``batch_format="pandas"``. Arguments as :func:`evaluate`'s."""
 
     def __init__(self, metrics: Sequence[str] | str, columns: Mapping[str, str] | None = None,
                  options: Mapping[str, Mapping[str, Any]] | None = None, judge: Any = None,
@@ -67,15 +70,23 @@ class Scorer:
         self.plan = make_plan(metrics, columns, options, judge, judge_options)
         self.scorer = process_scorer(self.plan, "ray")
 
-    def __call__(self, batch: pd.DataFrame) -> pd.DataFrame:
+    def __call__(self, batch: pd.DataFrame | dict[str, np.ndarray]) -> pd.DataFrame | dict[str, np.ndarray]:
         return _with_scores(self.scorer, batch)
 
 
-def _with_scores(scorer: BatchScorer, batch: pd.DataFrame) -> pd.DataFrame:
-    out = batch.copy()
-    for name, values in scorer.score_columns(batch).items():
-        out[name] = pd.Series(values, index=batch.index, dtype="float64")
-    return out
+def _with_scores(scorer: BatchScorer, batch: Any) -> Any:
+    """The batch with its score columns (float64, NaN where an example has no score): a pandas
+    DataFrame as a DataFrame, Ray Data's ``{column: NumPy array}`` as such a dict."""
+    columns = scorer.score_columns(batch)
+    if isinstance(batch, Mapping):
+        out = dict(batch)
+        out.update((name, np.array([np.nan if v is None else v for v in values], dtype=np.float64))
+                   for name, values in columns.items())
+        return out
+    frame = batch.copy()
+    for name, values in columns.items():
+        frame[name] = pd.Series(values, index=batch.index, dtype="float64")
+    return frame
 
 
 def _scored(batch: pd.DataFrame, plan: Plan) -> pd.DataFrame:
