@@ -9,8 +9,10 @@ scores are coarse). One thread each (threadpoolctl), as "on one core" asks.
   over items: ours (``level="system"``, ``statistics=("spa",)``, ``n_resamples=1000``) against
   ``pce.compute_pairwise_p_values`` for the human scores and each metric, then
   ``compute_one_minus_pce``, on the full table and on each resample of items (mt-metrics-eval has
-  no interval: its time is the value's plus 1,000 times a resample's, measured on 5); and the value
-  alone (``meta.stats.spa_values``, the code meta_evaluate runs) against the same pce calls;
+  no interval: its time is the value's plus 1,000 times a resample's, measured on 5; ours: the
+  value from pce's own float32 product, bit for bit, each resample's from the compiled core's
+  sign-flip counts, ``meta.stats.spa_resampled``); and the value alone (``meta.stats.spa_values``,
+  the code meta_evaluate runs) against the same pce calls;
 - the pairwise significance tests between all 10 metrics (45 pairs, 1,000 draws): ours
   ``compare=True`` against ``stats.PermutationSigDiff`` for Pearson (pooled and grouped by item)
   and ``PairwisePermutationSigDiff`` for acc_eq by item. mt-metrics-eval takes hours for these,
