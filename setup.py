@@ -17,7 +17,7 @@ ext_modules = [
         depends=[f"{NATIVE}/{name}" for name in (
             "common.hpp", "porter.hpp", "rouge.hpp", "rouge_py.hpp", "pyutil.hpp",
             "wordnet.hpp", "meteor.hpp", "bleu.hpp", "bleu_py.hpp", "treebank.hpp", "treebank_tables.hpp",
-            "perm.hpp")],
+            "perm.hpp", "tercom.hpp")],
         cxx_std=17,
         # -ffp-contract=off: no fused multiply-add, so floating-point results are those of the
         # reference implementations operation for operation

@@ -11,7 +11,7 @@ from sacrebleu.metrics.lib_ter import translation_edit_rate as sacrebleu_edits
 import textgen_metrics
 from corpus import pairs
 from mt_corpus import mt_corpus, sacre_refs
-from textgen_metrics.lexical.tercom import translation_edit_rate
+from textgen_metrics import _native
 
 OPTIONS = [dict(), dict(case_sensitive=True), dict(normalized=True, asian_support=True),
            dict(no_punct=True), dict(normalized=True, no_punct=True, asian_support=True, case_sensitive=True)]
@@ -37,8 +37,11 @@ def sentence_pairs(seed):
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_edits_equal_sacrebleus_tercom(seed):
-    for hyp, ref in sentence_pairs(seed):
-        assert translation_edit_rate(hyp, ref) == sacrebleu_edits(hyp, ref), (hyp, ref)
+    # the compiled kernel, one batch, one reference each: (edits, reference length) per pair
+    pairs_ = sentence_pairs(seed)
+    got = _native.ter_edits([hyp for hyp, _ in pairs_], [[ref] for _, ref in pairs_])
+    for (hyp, ref), edits in zip(pairs_, got, strict=True):
+        assert edits == sacrebleu_edits(hyp, ref), (hyp, ref)
 
 
 def assert_ter_equals_sacrebleu(preds, refs, options):

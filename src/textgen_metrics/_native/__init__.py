@@ -15,6 +15,8 @@ Kernels (each the one implementation in the product; the slow Python versions li
   with any gap without listing the O(n^2) pairs; gap-limited rougeS and rougeSU in linear time);
 - METEOR's alignment and score over a compact WordNet index (built once, kept on disk);
 - sacrebleu's 13a and nltk's Treebank tokenizers, BLEU and GLEU n-gram statistics;
+- TER's edits, sacrebleu's Tercom algorithm (``tercom.hpp``: beam edit distance, shifts, its
+  1,000-candidate limit; candidates that cannot win abandoned early, rows of prefixes cached);
 - the sign-flip permutation counts of soft pairwise accuracy's bootstrap (``perm.hpp``: a table
   of signed sums per block of 4 items instead of a float32 product per resample).
 
@@ -56,6 +58,7 @@ __all__ = [
     "lower",
     "treebank_tokenize",
     "perm_counts",
+    "ter_edits",
     "pair_counts",
     "tokenize_13a",
     "split_whitespace",
@@ -168,3 +171,12 @@ def tokenize_13a(texts: Sequence[str], lowercase: bool = False) -> list[list[str
 def split_whitespace(texts: Sequence[str], lowercase: bool = False) -> list[list[str]]:
     """``text.split()`` (``text.lower().split()``) of every text: sacrebleu's ``none``."""
     return bleu_core().tokenize(texts, BleuInput.TEXT_SPLIT, lowercase)
+
+
+def ter_edits(hypotheses: Sequence[Sequence[str]], references: Sequence[Sequence[Sequence[str]]],
+              num_threads: int | None = 1) -> list[tuple[int, int]]:
+    """Per hypothesis (a token list) and its references (token lists): (the fewest edits over
+    the references, the references' total length), the edits sacrebleu's
+    ``lib_ter.translation_edit_rate`` counts (shifts plus beam edit distance). No references
+    give (10**16, 0), sacrebleu's starting value of the fewest edits."""
+    return _core.ter_edits(hypotheses, references, resolve_threads(num_threads))

@@ -5,9 +5,12 @@
 #include "bleu_py.hpp"
 #include "treebank.hpp"
 #include "perm.hpp"
+#include "tercom.hpp"
 
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
+
+#include <atomic>
 
 namespace tgm {
 
@@ -233,6 +236,48 @@ static py::array_t<int32_t> py_perm_counts(
     }
     return out;
 }
+
+// TER's edits (tercom.hpp) of every hypothesis (a token list) against its references (a list of
+// token lists): per example (the fewest edits over the references, the references' total length).
+static py::list py_ter_edits(py::handle hypotheses, py::handle references, int num_threads) {
+    Seqs s;
+    py::object hf = fast_seq(hypotheses, "hypotheses"), rf = fast_seq(references, "references");
+    size_t n = static_cast<size_t>(PySequence_Fast_GET_SIZE(hf.ptr()));
+    if (static_cast<size_t>(PySequence_Fast_GET_SIZE(rf.ptr())) != n)
+        throw py::value_error("references: " + std::to_string(PySequence_Fast_GET_SIZE(rf.ptr())) +
+                              " examples, hypotheses: " + std::to_string(n));
+    std::vector<std::vector<u32>> hyps(n);
+    std::vector<std::vector<std::vector<u32>>> refs(n);
+    for (size_t i = 0; i < n; ++i) {
+        hyps[i] = s.ids(PySequence_Fast_GET_ITEM(hf.ptr(), static_cast<Py_ssize_t>(i)), "hypotheses");
+        py::object one = fast_seq(PySequence_Fast_GET_ITEM(rf.ptr(), static_cast<Py_ssize_t>(i)), "references");
+        Py_ssize_t k = PySequence_Fast_GET_SIZE(one.ptr());
+        refs[i].reserve(static_cast<size_t>(k));
+        for (Py_ssize_t r = 0; r < k; ++r) refs[i].push_back(s.ids(PySequence_Fast_GET_ITEM(one.ptr(), r), "references"));
+    }
+    std::vector<int64_t> best(n, tercom::NO_EDITS), length(n, 0);
+    {
+        py::gil_scoped_release release;
+        size_t vocab = s.vocab.size();
+        int t = resolve_threads(num_threads);
+        if (static_cast<size_t>(t) > n) t = static_cast<int>(std::max<size_t>(n, 1));
+        std::atomic<size_t> next{0};
+        // one example at a time from a shared counter: the examples' costs differ by orders of magnitude
+        parallel_chunks(static_cast<size_t>(t), t, [&](size_t, size_t, size_t) {
+            tercom::Tercom ter;
+            for (size_t i; (i = next.fetch_add(1)) < n;) {
+                for (auto& ref : refs[i]) {
+                    int64_t e = ter.edits(hyps[i].data(), hyps[i].size(), ref.data(), ref.size(), vocab);
+                    if (e < best[i]) best[i] = e;
+                    length[i] += static_cast<int64_t>(ref.size());
+                }
+            }
+        });
+    }
+    py::list out(n);
+    for (size_t i = 0; i < n; ++i) out[i] = py::make_tuple(best[i], length[i]);
+    return out;
+}
 }  // namespace tgm
 
 PYBIND11_MODULE(_core, m) {
@@ -310,4 +355,5 @@ PYBIND11_MODULE(_core, m) {
     m.def("pair_counts", &py_pair_counts, py::arg("sums"), py::arg("test"), py::arg("groups"), py::arg("systems"));
     m.def("perm_counts", &py_perm_counts, py::arg("xt"), py::arg("idx"), py::arg("codes"), py::arg("groups"),
           py::arg("systems"));
+    m.def("ter_edits", &py_ter_edits, py::arg("hypotheses"), py::arg("references"), py::arg("num_threads") = 1);
 }

@@ -1,5 +1,9 @@
-"""Translation edit rate with shifts: sacrebleu 2.x's Tercom algorithm (``metrics/lib_ter.py``),
-same edits to the last one, several times faster.
+"""The Python reference of the compiled TER kernel (``_native/tercom.hpp``, ``_native.ter_edits``):
+the product's former implementation, kept only as the reference that tests/test_tercom_kernel.py
+holds the kernel equal to (test_ter.py holds the kernel equal to sacrebleu itself).
+
+Translation edit rate with shifts: sacrebleu 2.x's Tercom algorithm (``metrics/lib_ter.py``),
+same edits to the last one, several times faster than sacrebleu's Python.
 
 The algorithm is sacrebleu's: greedy shifts of hypothesis phrases (at most 10 words, at most 50
 positions away) chosen as Tercom ranks them (largest drop of the edit distance, then the longest
