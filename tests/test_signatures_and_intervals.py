@@ -1,11 +1,15 @@
 """Every lexical and semantic result carries a signature; every module takes confidence_level,
 n_resamples and seed, from the library and through its evaluate script."""
 
+import math
+
 import pytest
 
 import textgen_metrics
 from mt_corpus import mt_corpus
-from textgen_metrics.significance import mean_interval
+from textgen_metrics import registry
+from textgen_metrics.metric import CorpusMetric
+from textgen_metrics.significance import CorpusStatistics, mean_interval
 
 PREDS, REFS = mt_corpus(60, seed=12, kinds=("english",), max_refs=2)
 
@@ -155,3 +159,103 @@ def test_evaluate_script_takes_the_interval_option(repo_root):
     got = metric.compute(predictions=preds, references=refs, confidence_level=0.95, interval="sacrebleu")
     assert got["bleu_ci"] == textgen_metrics.bleu(preds, refs, confidence_level=0.95, interval="sacrebleu")["bleu_ci"]
     assert metric.compute(predictions=preds, references=refs, confidence_level=0.95)["bleu_ci"][1] <= 1.0 + 1e-12
+
+
+# -- every metric's interval holds its own score, degenerate samples included (issue #37, item 5) -----
+DEGENERATE_PAIRS = [("the cat sat on the mat today", "the cat sat on a mat today"), ("a b c", "a b d"),
+                    ("zz", "zz yy"), ("", "something")]
+
+
+def _holds_its_scores(out, alike, where):
+    """Each ``<key>_ci`` holds ``<key>`` (per-example scores, BERTScore's default: their mean); a
+    sample of examples all alike has its score for both bounds."""
+    intervals = {k[:-3]: v for k, v in out.items() if k.endswith("_ci")}
+    assert intervals, where
+    for key, (low, high) in intervals.items():
+        score = out[key]
+        if isinstance(score, list):
+            score = math.fsum(score) / len(score)
+        assert low <= score <= high, (where, key, score, low, high)
+        if alike:
+            assert low == high == score, (where, key, score, low, high)
+
+
+def _degenerate_samples(columns):
+    for pred, ref in DEGENERATE_PAIRS:
+        for n in (1, 2, 3, 7, 10):
+            yield (pred, n), {c: [pred if c == "predictions" else ref] * n for c in columns}
+
+
+@pytest.mark.parametrize("name", [n for n, m in registry.METRICS.items() if not m.judge])
+def test_every_interval_holds_its_own_score_one_example_and_identical_examples(name):
+    """Seven examples of ROUGE-1 6/7 average to 0.8571428571428571, their resamples' numpy mean
+    to 0.857142857142857: every resample is the sample, and the interval is the score itself."""
+    spec = registry.METRICS[name]
+    intervals = ({}, {"interval": "percentile"}) if spec.corpus else ({},)
+    for where, inputs in _degenerate_samples(spec.columns):
+        for extra in intervals:
+            out = spec.function()(**inputs, confidence_level=0.95, n_resamples=100, **extra)
+            _holds_its_scores(out, True, (where, extra))
+
+
+def test_every_llm_interval_holds_its_own_score_one_example_and_identical_examples():
+    """The LLM-guided metrics on a judge that answers every request by its schema (identical
+    examples: identical requests, identical scores)."""
+    from chat_server import ChatServer, schema_answer
+
+    with ChatServer(lambda body: schema_answer(body)) as srv:
+        judge = textgen_metrics.OpenAIJudge("judge-m", base_url=srv.url, api_key="k", concurrency=4)
+        for name, spec in registry.METRICS.items():
+            if not spec.judge:
+                continue
+            options = {"criteria": "Clarity: the text is easy to read."} if name == "g_eval" else {}
+            columns = {**spec.columns, **{c: k for c, k in spec.optional_columns.items() if c == "contexts"}}
+            for where, inputs in _degenerate_samples(columns):
+                if where[0] == "" or where[1] not in (1, 7):
+                    continue
+                if "contexts" in inputs:
+                    inputs["contexts"] = [["The cat sat on a mat."]] * where[1]
+                out = spec.function()(**inputs, judge=judge, confidence_level=0.95, n_resamples=100, **options)
+                _holds_its_scores(out, True, (name, where))
+
+
+class _FixedCorpus(CorpusMetric):
+    """A corpus metric of one statistic per example, its score their sum over the count: the
+    stand-in for a new corpus metric, whose resamples sacrebleu has no numbers for."""
+
+    name = "fixed_corpus_trial"
+    columns = {"predictions": "text"}
+
+    def example_statistics(self, inputs):
+        return {"value": [0.8 for _ in inputs["predictions"]]}
+
+    def aggregate(self, stats):
+        return {"fixed_corpus_trial": math.fsum(stats.columns["value"]) / stats.count}
+
+    def per_example_values(self, stats):
+        return {"fixed_corpus_trial": list(stats.columns["value"])}
+
+    def resampling(self, stats):
+        return CorpusStatistics([[v, 1] for v in stats.columns["value"]], lambda row: row[0] / row[1])
+
+
+def test_a_new_corpus_metric_resamples_in_float64_and_its_intervals_hold_its_score():
+    """float32 sums (sacrebleu's, for BLEU, chrF and TER) gave one example of 0.8 the interval
+    [0.800000011920929, 0.800000011920929], which leaves out 0.8."""
+    from textgen_metrics.metric import metric_classes
+
+    try:
+        fn = _FixedCorpus.function()
+        for n in (1, 3, 7):
+            for interval in ("percentile", "sacrebleu"):
+                out = fn(["x"] * n, confidence_level=0.95, n_resamples=50, interval=interval)
+                score = out["fixed_corpus_trial"]  # 0.8; three of them: 2.4000000000000004 / 3
+                assert out["fixed_corpus_trial_ci"] == [score, score] and (n > 1 or score == 0.8), out
+            compared = textgen_metrics.compare("fixed_corpus_trial", ["x"] * n, ["y"] * n, n_resamples=50)
+            scores = compared["scores"]["fixed_corpus_trial"]
+            assert scores["a_ci"] == [scores["a"]] * 2 and scores["b_ci"] == [scores["b"]] * 2
+            assert scores["difference_ci"] == [0.0, 0.0]
+        assert CorpusStatistics([[0.8, 1]], lambda row: row[0]).dtype == "float64"
+        assert CorpusStatistics([[0.8, 1]], lambda row: row[0], sacrebleu=True).dtype == "float32"
+    finally:
+        metric_classes().pop("fixed_corpus_trial", None)

@@ -821,12 +821,13 @@ class CorpusMetric(Metric):
         self._check_stats(stats)
         intervals: dict[str, list[float | None]] = {}
         level = self.options.confidence_level
-        if level is not None:
+        aggregate = self.aggregate(stats)
+        if level is not None:  # (examples all alike: the aggregate for both bounds)
             low, high = corpus_interval(self.resampling(stats), level, self.options.n_resamples, self.options.seed,
-                                        self.options.interval)
+                                        self.options.interval, score=aggregate[self.main_key])
             intervals[self.main_key] = [low, high]
         sign, per_sign = self._bootstrap_signatures(stats)
-        return Result(self.name, self.keys(), stats.count, self.aggregate(stats),
+        return Result(self.name, self.keys(), stats.count, aggregate,
                       lambda: self.per_example_values(stats), self.extras(), intervals, sign, per_sign)
 
 

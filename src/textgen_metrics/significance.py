@@ -17,8 +17,7 @@ the same seed and number of resamples, the numbers are sacrebleu's:
   interval: the order statistics at ``(1 - level) / 2`` and ``(1 + level) / 2`` of the scores of
   the resamples (indices ``n // 40`` and ``n - n // 40 - 1`` at 0.95), their statistics summed in
   float64. Each bound is the score of some resample, so the interval never leaves the metric's
-  range, and a corpus whose resamples all score alike (one example, identical examples) gets the
-  corpus score for both bounds;
+  range;
 - with ``interval="sacrebleu"`` it is sacrebleu's ``--confidence`` interval, kept for parity:
   float32 sums, and the mean of the resampled scores plus and minus half the distance between
   the same two order statistics (sacrebleu only has level 0.95). That interval is symmetric
@@ -33,13 +32,23 @@ the same seed and number of resamples, the numbers are sacrebleu's:
   ``rng.integers(2, size=(trials, n), dtype=bool)`` picks them.
 
 A mean metric's interval is the percentile interval between the same two order statistics (a
-mean of bounded scores keeps its bounds that way); its resamples are summed in float64. This is
+mean of bounded scores keeps its bounds that way); its resamples are summed in float64.
+
+Every interval holds its own score. A sample whose examples all have the same statistics (one
+example, identical examples) has every resample equal to itself: its interval is its score,
+both bounds, the very number the metric reports (a resample summed in another order could end
+an ulp away: seven examples of 6/7 average to 0.8571428571428571, their numpy mean to
+0.857142857142857). Statistics are summed as float32 only where sacrebleu's numbers are what is
+matched (BLEU, chrF and TER: ``CorpusStatistics.sacrebleu``; sacrebleu's interval and paired
+tests), as float64 for every other metric; sacrebleu's own rules keep sacrebleu's numbers,
+degenerate samples included. This is
 the one bootstrap of the package: every interval of every module (``<key>_ci``, ROUGE's
 ``bootstrap_samples``, G-Eval's and pairwise preference's, ``bootstrap_ci``) draws its resamples
 and takes its order statistics here.
 
-The paired tests (``compare``) keep sacrebleu's rule for the intervals of a corpus metric's
-systems and of their difference (``PairedTest``'s ``mean ± ci``), which the parity tests hold.
+The paired tests (``compare``) keep sacrebleu's rule for the intervals of BLEU's, chrF's and
+TER's systems and of their difference (``PairedTest``'s ``mean ± ci``), which the parity tests
+hold; every other metric's are percentile intervals.
 
 The defaults are named once, here: 1,000 resamples and seed 12345 (sacrebleu's), level 0.95,
 10,000 randomization trials, the percentile interval.
@@ -126,6 +135,18 @@ class CorpusStatistics:
     sign: Callable[..., str] | None = None
     sacrebleu: bool = False
 
+    @property
+    def dtype(self) -> str:
+        """What a resample's statistics are summed as: sacrebleu's float32 for the metrics whose
+        numbers are sacrebleu's, float64 for every other."""
+        return "float32" if self.sacrebleu else "float64"
+
+    def alike(self) -> bool:
+        """Every example has the same statistics (one example, identical examples): every
+        resample is the sample itself."""
+        first = list(self.stats[0]) if self.stats else []
+        return all(list(s) == first for s in self.stats)
+
     @classmethod
     def of_means(cls, values: Sequence[float], sign: Callable[..., str] | None = None) -> CorpusStatistics:
         """The statistics of a metric whose aggregate is the mean of ``values``."""
@@ -142,23 +163,23 @@ class CorpusStatistics:
             return math.fsum(s[0] for s in self.stats) / len(self.stats)
         return float(self.score(sum_statistics([list(s) for s in self.stats])))
 
-    def resample(self, n_resamples: int, seed: int | None, dtype: str = "float32") -> Any:
+    def resample(self, n_resamples: int, seed: int | None, dtype: str | None = None) -> Any:
         """The score of each of ``n_resamples`` resamples of the examples (seeded as sacrebleu):
-        a list of a corpus metric's scores (its statistics summed as ``dtype``: sacrebleu's
-        float32, or float64), a numpy array of a mean metric's means."""
+        a list of a corpus metric's scores (its statistics summed as ``dtype``, by default
+        :attr:`dtype`), a numpy array of a mean metric's means."""
         if self.kind == "mean":
             import numpy as np
 
             return np.concatenate([self.resampled(idxs) for idxs in _index_chunks(len(self), n_resamples, seed)])
         return [s for idxs in _index_chunks(len(self), n_resamples, seed) for s in self.resampled_scores(idxs, dtype)]
 
-    def resampled_scores(self, idxs: Any, dtype: str = "float32") -> list[Any]:
+    def resampled_scores(self, idxs: Any, dtype: str | None = None) -> list[Any]:
         """A corpus metric's score of each resample (a row of ``idxs``), as sacrebleu's
-        ``_bootstrap_resample`` computes them: statistics as ``dtype`` (sacrebleu's float32 by
-        default), each resample summed."""
+        ``_bootstrap_resample`` computes them: statistics as ``dtype`` (by default
+        :attr:`dtype`: sacrebleu's float32 for its metrics), each resample summed."""
         import numpy as np
 
-        arr = np.array(self.stats, dtype=dtype)
+        arr = np.array(self.stats, dtype=dtype or self.dtype)
         score = self.score
         return [score(arr[idx].sum(0)) for idx in idxs]
 
@@ -239,7 +260,7 @@ def check_interval_method(name: str, value: Any) -> str:
 
 def corpus_interval(stats: CorpusStatistics, confidence_level: float = DEFAULT_CONFIDENCE,
                     n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
-                    interval: str = DEFAULT_INTERVAL) -> tuple[float, float]:
+                    interval: str = DEFAULT_INTERVAL, score: float | None = None) -> tuple[float, float]:
     """The bootstrap interval of ``stats``' score, on the metric's own scale.
 
     A mean metric: the percentile interval of the resampled means. A corpus metric, by default
@@ -247,11 +268,17 @@ def corpus_interval(stats: CorpusStatistics, confidence_level: float = DEFAULT_C
     sums), which stays within the metric's range; with ``interval="sacrebleu"``: sacrebleu's
     ``corpus_score(n_bootstrap=n_resamples)`` interval with ``SACREBLEU_SEED=seed``, the
     resamples' mean plus and minus half the percentile spread, which can leave the range.
+    Examples all alike (one example, identical ones): every resample is the sample, and the
+    interval is its score for both bounds (``score``, the metric's own number where it has one;
+    else the statistics'), except in sacrebleu's interval of BLEU, chrF and TER (its numbers).
     """
     check_interval_options(confidence_level, n_resamples, seed)
     check_interval_method("interval", interval)
     if not len(stats):
         raise ValueError("predictions: no examples to resample")
+    if not (interval == "sacrebleu" and stats.kind == "corpus" and stats.sacrebleu) and stats.alike():
+        own = stats.corpus_score() / stats.divisor if score is None else float(score)
+        return own, own
     if stats.kind == "mean":
         low, high = _percentile_interval(stats.resample(n_resamples, seed), confidence_level)
     elif interval == "sacrebleu":
@@ -271,6 +298,9 @@ def percentile_interval(values: Sequence[float | None], confidence_level: float 
     if not kept:
         return None, None
     stats = CorpusStatistics.of_means(kept)
+    if stats.alike():  # every resample is the sample: its mean, as the metric reports it
+        score = stats.corpus_score()
+        return score, score
     return _percentile_interval(stats.resample(n_resamples, seed), confidence_level)
 
 
@@ -350,10 +380,13 @@ def _bootstrap_scores(a: CorpusStatistics, b: CorpusStatistics, n_resamples: int
     return np.concatenate([x for x, _ in chunks]), np.concatenate([y for _, y in chunks])
 
 
-def _result(a: CorpusStatistics, score_a: float, score_b: float, scores_a: Any, scores_b: Any,
+def _result(a: CorpusStatistics, b: CorpusStatistics, score_a: float, score_b: float, scores_a: Any, scores_b: Any,
             confidence_level: float, p_value: float) -> PairedResult:
-    """The scores, their intervals and the difference, on the metric's own scale."""
-    rule = _percentile_interval if a.kind == "mean" else _numpy_interval
+    """The scores, their intervals and the difference, on the metric's own scale: sacrebleu's
+    rule for its metrics (parity), else percentile intervals, a system whose examples are all
+    alike getting its own score (and the difference of two such, the difference)."""
+    sacrebleu = a.kind == "corpus" and a.sacrebleu
+    rule = _numpy_interval if sacrebleu else _percentile_interval
     div = a.divisor
 
     def ci(scores: Any) -> list[float]:
@@ -361,8 +394,13 @@ def _result(a: CorpusStatistics, score_a: float, score_b: float, scores_a: Any, 
         return [low / div, high / div]
 
     a_out, b_out = float(score_a) / div, float(score_b) / div
-    return PairedResult(a_out, b_out, ci(scores_a), ci(scores_b), b_out - a_out,
-                        ci(scores_b - scores_a), p_value)
+    a_ci, b_ci, diff_ci = ci(scores_a), ci(scores_b), ci(scores_b - scores_a)
+    if not sacrebleu:
+        alike_a, alike_b = a.alike(), b.alike()
+        a_ci = [a_out, a_out] if alike_a else a_ci
+        b_ci = [b_out, b_out] if alike_b else b_ci
+        diff_ci = [b_out - a_out] * 2 if alike_a and alike_b else diff_ci
+    return PairedResult(a_out, b_out, a_ci, b_ci, b_out - a_out, diff_ci, p_value)
 
 
 def paired_bootstrap(a: CorpusStatistics, b: CorpusStatistics, n_resamples: int = DEFAULT_RESAMPLES,
@@ -383,7 +421,7 @@ def paired_bootstrap(a: CorpusStatistics, b: CorpusStatistics, n_resamples: int 
 
     sample_diffs = np.abs(scores_b - scores_a)
     p = _p_value(sample_diffs - sample_diffs.mean(), abs(score_a - score_b), a.sacrebleu)
-    return _result(a, score_a, score_b, scores_a, scores_b, confidence_level, p)
+    return _result(a, b, score_a, score_b, scores_a, scores_b, confidence_level, p)
 
 
 def paired_randomization(a: CorpusStatistics, b: CorpusStatistics, n_trials: int = DEFAULT_TRIALS,
@@ -417,7 +455,7 @@ def paired_randomization(a: CorpusStatistics, b: CorpusStatistics, n_trials: int
     trial_b = np.array([score(x) for x in shuf_b])
     p = _p_value(np.abs(trial_a - trial_b), abs(score_a - score_b), a.sacrebleu)
     scores_a, scores_b = _bootstrap_scores(a, b, n_resamples, seed)
-    return _result(a, score_a, score_b, scores_a, scores_b, confidence_level, p)
+    return _result(a, b, score_a, score_b, scores_a, scores_b, confidence_level, p)
 
 
 def paired_test(a: CorpusStatistics, b: CorpusStatistics, method: str = "bootstrap",
