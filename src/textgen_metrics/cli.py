@@ -565,8 +565,8 @@ def _add_meta_eval(sub: Any) -> None:
     m.add_argument("--split", help="a bundled set's split (frank: test, validation) or a datasets folder's")
     m.add_argument("--confidence-level", type=float, default=DEFAULT_CONFIDENCE,
                    help=f"of the intervals (default {DEFAULT_CONFIDENCE})")
-    m.add_argument("--n-resamples", type=int, default=1000,
-                   help="bootstrap resamples over items (default 1000; 0: no intervals)")
+    m.add_argument("--n-resamples", type=int, default=DEFAULT_RESAMPLES,
+                   help=f"bootstrap resamples over items (default {DEFAULT_RESAMPLES}; 0: no intervals)")
     m.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"the random seed (default {DEFAULT_SEED})")
     m.add_argument("--no-compare", action="store_true", help="skip the pairwise tests between metrics (and ranks)")
     m.add_argument("--json", help="write the result as JSON here")

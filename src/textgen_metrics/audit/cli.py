@@ -13,6 +13,8 @@ import argparse
 import json
 from typing import Any
 
+from ..significance import DEFAULT_RESAMPLES
+
 __all__ = ["add_audit_parser", "audit_command"]
 
 
@@ -114,7 +116,8 @@ def add_audit_parser(sub: Any) -> None:
                    help="send no request: print what every run of the audit would cost (--json writes it)")
     a.add_argument("--confidence-level", type=float, default=DEFAULT_CONFIDENCE,
                    help=f"of the intervals (default {DEFAULT_CONFIDENCE})")
-    a.add_argument("--n-resamples", type=int, default=1000, help="bootstrap resamples (default 1000; 0: no intervals)")
+    a.add_argument("--n-resamples", type=int, default=DEFAULT_RESAMPLES,
+                   help=f"bootstrap resamples (default {DEFAULT_RESAMPLES}; 0: no intervals)")
     a.add_argument("--seed", type=int, default=None, help="the random seed of the resamples (default: fresh)")
     a.add_argument("--json", metavar="OUT", help="write the audit as JSON here")
     a.add_argument("--html", metavar="OUT", help="write the judge card (HTML with charts) here")

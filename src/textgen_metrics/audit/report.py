@@ -13,6 +13,8 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..significance import DEFAULT_CONFIDENCE
+
 __all__ = ["Finding", "findings", "format_summary", "judge_card_html"]
 
 
@@ -142,7 +144,7 @@ def format_summary(result: Mapping[str, Any]) -> str:
     """The card as text for the terminal."""
     head = (f"judge audit: {result.get('judge', '?')} on {result.get('metric', '?')}, {result.get('examples', '?')} "
             f"examples from {result.get('source', '?')}")
-    level = (result.get("settings") or {}).get("confidence_level", 0.95)
+    level = (result.get("settings") or {}).get("confidence_level", DEFAULT_CONFIDENCE)
     lines = [head, f"[intervals: {level:.0%} percentile bootstrap]"]
     current = None
     for f in findings(result):
@@ -283,7 +285,7 @@ def judge_card_html(result: Mapping[str, Any]) -> str:
     e = html.escape
     probes = result["probes"]
     settings = result.get("settings") or {}
-    level = settings.get("confidence_level", 0.95)
+    level = settings.get("confidence_level", DEFAULT_CONFIDENCE)
     title = f"Judge card: {result.get('judge', '?')} on {result.get('metric', '?')}"
     out = ["<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
            "<meta name='viewport' content='width=device-width, initial-scale=1'>",

@@ -33,6 +33,7 @@ from typing import Any
 
 from ..judges import Judge, JudgeFatalError
 from ..llm.metrics import JudgedMetric
+from ..significance import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES
 from . import probes as P
 from .stats import MISSING, alt_test
 
@@ -149,8 +150,8 @@ def _check(repeats: Any, threshold: Any, probes: list[str]) -> None:
 def audit(source_rows_or_path: Any, *, metrics: Any, judge: Any, judge_options: Mapping[str, Any] | None = None,
           columns: Mapping[str, str] | None = None, options: Mapping[str, Mapping[str, Any]] | None = None,
           probes: Sequence[str] | str = P.PROBES, repeats: int = 3, threshold: float = 0.5,
-          human_column: str | None = None, dry_run: bool = False, confidence_level: float = 0.95,
-          n_resamples: int = 1000, seed: int | None = None, missing: str = "omit",
+          human_column: str | None = None, dry_run: bool = False, confidence_level: float = DEFAULT_CONFIDENCE,
+          n_resamples: int = DEFAULT_RESAMPLES, seed: int | None = None, missing: str = "omit",
           split: str | None = None, annotator_columns: Sequence[str] | None = None, epsilon: float = 0.2,
           alt_alpha: float = 0.05) -> dict[str, Any]:
     """Audit ``judge`` on the LLM-guided metric ``metrics`` (one name, or a ``JudgedMetric``

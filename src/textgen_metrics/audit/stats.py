@@ -71,6 +71,7 @@ from typing import Any
 import numpy as np
 
 from ..meta.resample import interval as _interval
+from ..significance import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES
 
 __all__ = ["position_audit", "verbosity_audit", "repeat_audit", "calibration_audit", "alt_test", "isotonic_fit",
            "isotonic_predict", "icc_1_1", "repeats_needed", "to_unit", "benjamini_yekutieli", "MISSING",
@@ -255,8 +256,8 @@ def _kappa(start: int, k: int) -> Features:
 
 # -- position ---------------------------------------------------------------------------------------
 def position_audit(first: Sequence[str | None], second: Sequence[str | None], gold: Sequence[str | None] | None = None,
-                   *, missing: str = "omit", confidence_level: float = 0.95, n_resamples: int = 1000,
-                   seed: int | None = None) -> dict[str, Any]:
+                   *, missing: str = "omit", confidence_level: float = DEFAULT_CONFIDENCE,
+                   n_resamples: int = DEFAULT_RESAMPLES, seed: int | None = None) -> dict[str, Any]:
     """The position audit of pairwise verdicts (module docstring): ``{"positional_agreement",
     "first_position_rate", "accuracy_first", "accuracy_second", "kappa"}`` each ``{"value",
     "ci"}``, ``"flagged"`` (the interval of ``first_position_rate`` excludes 0.5), ``"pairs"``
@@ -295,8 +296,8 @@ def position_audit(first: Sequence[str | None], second: Sequence[str | None], go
 
 # -- verbosity --------------------------------------------------------------------------------------
 def verbosity_audit(original: Sequence[float | None], padded: Sequence[float | None], *, threshold: float = 0.5,
-                    score_range: tuple[float, float] = (0.0, 1.0), confidence_level: float = 0.95,
-                    n_resamples: int = 1000, seed: int | None = None) -> dict[str, Any]:
+                    score_range: tuple[float, float] = (0.0, 1.0), confidence_level: float = DEFAULT_CONFIDENCE,
+                    n_resamples: int = DEFAULT_RESAMPLES, seed: int | None = None) -> dict[str, Any]:
     """The verbosity audit: ``original[i]`` and ``padded[i]`` are example ``i``'s scores without
     and with the filler (None: unscored). ``{"mean_shift", "changed_share"}`` each ``{"value",
     "ci"}``, ``"flagged"`` (the interval of ``mean_shift`` excludes 0), ``"examples"`` (used) and
@@ -367,8 +368,8 @@ def repeats_needed(positive_shares: Sequence[float], stable: float = STABLE) -> 
 
 
 def repeat_audit(scores: Sequence[Sequence[float | None]], *, threshold: float = 0.5,
-                 score_range: tuple[float, float] = (0.0, 1.0), confidence_level: float = 0.95,
-                 n_resamples: int = 1000, seed: int | None = None) -> dict[str, Any]:
+                 score_range: tuple[float, float] = (0.0, 1.0), confidence_level: float = DEFAULT_CONFIDENCE,
+                 n_resamples: int = DEFAULT_RESAMPLES, seed: int | None = None) -> dict[str, Any]:
     """The repeat audit: ``scores[i]`` holds example ``i``'s ``K`` scores, one per repeat (None:
     unscored). ``{"icc", "flip_rate", "spread"}`` each ``{"value", "ci"}``, ``"repeats_needed"``,
     ``"flagged"`` (the interval of ``flip_rate`` excludes 0), ``"examples"`` (those scored in
@@ -470,7 +471,7 @@ def _labels(values: Sequence[Any]) -> np.ndarray:
 
 
 def calibration_audit(probabilities: Sequence[float | None], labels: Sequence[Any], *,
-                      confidence_level: float = 0.95, n_resamples: int = 1000,
+                      confidence_level: float = DEFAULT_CONFIDENCE, n_resamples: int = DEFAULT_RESAMPLES,
                       seed: int | None = None) -> dict[str, Any]:
     """The calibration audit: ``probabilities[i]`` in [0, 1] (None: unscored), ``labels[i]``
     0 or 1 (None: no label). ``{"brier", "ece", "ece_recalibrated"}`` each ``{"value", "ci"}``,
@@ -646,8 +647,9 @@ def _alignment(f: np.ndarray, a: np.ndarray, valid: np.ndarray, j: int, idx: np.
 
 def alt_test(judge: Sequence[Any], annotations: Sequence[Sequence[Any]], *, epsilon: float = 0.2,
              alpha: float = 0.05, kind: str = "auto", annotators: Sequence[str] | None = None,
-             min_rows: int = ALT_MIN_ROWS, min_annotators_per_row: int = 2, confidence_level: float = 0.95,
-             n_resamples: int = 1000, seed: int | None = None) -> dict[str, Any]:
+             min_rows: int = ALT_MIN_ROWS, min_annotators_per_row: int = 2,
+             confidence_level: float = DEFAULT_CONFIDENCE, n_resamples: int = DEFAULT_RESAMPLES,
+             seed: int | None = None) -> dict[str, Any]:
     """The alternative annotator test (Calderon, Reichart and Dror, ACL 2025, arXiv 2501.10970),
     as the authors' ``alt_test`` computes it (github.com/nitaytech/AltTest,
     ``alt_test_example.ipynb``): can the judge stand in for an annotator?
