@@ -513,8 +513,9 @@ def spa_resampled(human: np.ndarray, metrics: np.ndarray, signs: np.ndarray, n_r
     The signed sums are the compiled core's (``_native/perm.hpp``: a table of the 16 signed sums
     per block of 4 items: a quarter of the additions of the float32 product and no
     multiplications, and the counting in the same pass; per resample less time here than BLAS's
-    product alone, see ``benchmarks/bench_meta.py``), each row's in one fixed order: not pce's bits, which an interval does not need, but every resample's counts those of
-    pce's rule (``null >= observed``) on float32 sums, exact ties (equal rows) included."""
+    product alone, see ``benchmarks/bench_meta.py``), each row's added in one fixed order: not
+    pce's bits, which an interval does not need, but every resample's counts those of pce's rule
+    (``null >= observed``) on float32 sums, exact ties (equal rows) included."""
     n_sys, n_items = human.shape
     stacked = np.concatenate([human[None], metrics]).reshape(-1, n_items)
     xt = np.ascontiguousarray(stacked.T, dtype=np.float32)  # item by item: one resample's column is a row
