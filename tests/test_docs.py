@@ -1,27 +1,27 @@
-"""Every Python snippet of README.md and of the metric cards runs as written, each on its own (a
-fresh namespace), from a folder where ``./metrics`` and ``./data`` are the repository's; a
-snippet written as a doctest (``>>>``) must also print what it shows. The LLM-guided snippets
-talk to a local chat-completions server through ``OPENAI_BASE_URL``, as a user's would."""
+"""Every Python snippet of README.md, the pages of docs/ and the metric cards runs as written in
+the test environment (which has every extra), each on its own (a fresh namespace), from a folder
+where ``./metrics`` and ``./data`` are the repository's; a snippet written as a doctest (``>>>``)
+must also print what it shows. The LLM-guided snippets talk to a local chat-completions server
+through ``OPENAI_BASE_URL``, as a user's would. A snippet marked ``<!-- not run: why -->`` is left
+out. That each snippet also runs after the installs its document names, in a fresh virtual
+environment, is tests/test_docs_fresh.py's."""
 
 import doctest
 import os
-import re
 
 import pytest
 
-from chat_server import ChatServer, schema_answer
+from chat_server import AnthropicServer, AzureServer, ChatServer, schema_answer
 from conftest import ROOT
+from test_docs_fresh import blocks
 
-DOCS = [ROOT / "README.md", *sorted(ROOT.glob("metrics/*/README.md")), ROOT / "spaces" / "playground" / "README.md"]
-FENCE = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
+DOCS = [ROOT / "README.md", *sorted(ROOT.glob("docs/*.md")), *sorted(ROOT.glob("metrics/*/README.md")),
+        ROOT / "spaces" / "playground" / "README.md"]
 
 
 def snippets():
-    out = []
-    for path in DOCS:
-        for k, m in enumerate(FENCE.finditer(path.read_text(encoding="utf-8")), 1):
-            out.append(pytest.param(path, m.group(1), id=f"{path.relative_to(ROOT)}#{k}"))
-    return out
+    return [pytest.param(ROOT / b.doc, b.code, id=b.id) for path in DOCS for b in blocks(path)
+            if b.lang == "python" and not b.not_run]
 
 
 SNIPPETS = snippets()
@@ -34,7 +34,9 @@ def test_the_snippets_are_found():
 
 @pytest.fixture(scope="module")
 def server():
-    with ChatServer(schema_answer) as srv:
+    with ChatServer(schema_answer) as srv, AnthropicServer(schema_answer) as anthropic, \
+            AzureServer(schema_answer) as azure:
+        srv.anthropic, srv.azure = anthropic, azure
         yield srv
 
 
@@ -45,6 +47,11 @@ def workdir(tmp_path, monkeypatch, server):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("OPENAI_BASE_URL", server.url)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-docs-test")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.anthropic.root)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-docs-test")
+    monkeypatch.setenv("AZURE_OPENAI_ENDPOINT", server.azure.url)
+    monkeypatch.setenv("AZURE_OPENAI_API_KEY", "azure-docs-test")
+    monkeypatch.setenv("OPENAI_API_VERSION", "2024-10-21")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     return tmp_path
 
