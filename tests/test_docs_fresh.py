@@ -327,7 +327,28 @@ def test_commands_that_cannot_run_here_are_marked():
                 assert not c.rstrip().endswith("&"), f"{b.id} (line {b.line}): a server left running: mark it"
 
 
-@pytest.mark.parametrize("block", [pytest.param(b, id=b.id) for b in ALL if not b.not_run])
+# Snippets that fail for a bug outside the docs (a card section that src/textgen_metrics/meta/cards.py
+# writes), by document and a piece of the snippet: strict, so the fix is noticed and the entry removed.
+KNOWN_BUGS = {
+    ("metrics/g_eval/README.md", "meta-eval summeval --metrics g_eval"):
+        "the generated command gives g_eval no criteria (--option g_eval.criteria=...): exit 2",
+    ("metrics/pairwise_preference/README.md", "meta-eval llmbar_natural --metrics pairwise_preference,rouge"):
+        "the generated command scores rouge on llmbar_natural, whose references are lists: exit 2",
+}
+
+
+def params():
+    out = []
+    for b in ALL:
+        if b.not_run:
+            continue
+        bug = next((why for (doc, piece), why in KNOWN_BUGS.items() if b.doc == doc and piece in b.code), None)
+        marks = [pytest.mark.xfail(reason=bug, strict=True)] if bug else []
+        out.append(pytest.param(b, id=b.id, marks=marks))
+    return out
+
+
+@pytest.mark.parametrize("block", params())
 def test_snippet_runs_after_its_install(block, walked):
     name = next(n for n, steps in PATHS.items() if any(block in found for _, found in steps))
     outcome = walked(name)
