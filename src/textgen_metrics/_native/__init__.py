@@ -18,7 +18,7 @@ Kernels (each the one implementation in the product; the slow Python versions li
 - TER's edits, sacrebleu's Tercom algorithm (``tercom.hpp``: beam edit distance, shifts, its
   1,000-candidate limit; candidates that cannot win abandoned early, rows of prefixes cached);
 - the sign-flip permutation counts of soft pairwise accuracy's bootstrap (``perm.hpp``: a table
-  of signed sums per block of 4 items instead of a float32 product per resample).
+  of signed sums per block of 6 items instead of a float32 product per resample).
 
 Why pybind11, and not Cython, nanobind or the bare C API:
 
@@ -60,6 +60,7 @@ __all__ = [
     "perm_counts",
     "ter_edits",
     "pair_counts",
+    "PERM_BITS",
     "tokenize_13a",
     "split_whitespace",
     "bleu_core",
@@ -73,6 +74,7 @@ __all__ = [
 
 RougeCore = _core.RougeCore
 perm_counts = _core.perm_counts  # meta.stats.spa_resampled: sign-flip permutation counts (perm.hpp)
+PERM_BITS: int = _core.PERM_BITS  # items per block of perm_counts' sign patterns
 pair_counts = _core.pair_counts  # meta.stats.p_values: pce's counts from its own product's sums
 RougeTokenizer = _core.RougeTokenizer
 

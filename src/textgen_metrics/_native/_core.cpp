@@ -193,7 +193,7 @@ static py::array_t<int32_t> py_pair_counts(py::array_t<float, py::array::c_style
 }
 
 // Sign-flip permutation counts of one bootstrap resample (perm.hpp): xt (n, rows) float32, the scores item
-// by item; the resample's items idx (m); the permutations' sign patterns codes (P, ceil(m / 4)); rows are
+// by item; the resample's items idx (m); the permutations' sign patterns codes (P, ceil(m / PERM_BITS)); rows are
 // `groups` matrices of `systems` rows each. Returns counts (groups, systems, systems), upper triangle
 // filled, the rest 0. The observed differences are those of the rows' plain sums (added in double,
 // rounded to float32).
@@ -205,9 +205,9 @@ static py::array_t<int32_t> py_perm_counts(
         throw std::invalid_argument("perm_counts: xt must be 2-D, idx 1-D and codes 2-D");
     size_t n = static_cast<size_t>(xt.shape(0)), rows = static_cast<size_t>(xt.shape(1));
     size_t m = static_cast<size_t>(idx.shape(0)), perms = static_cast<size_t>(codes.shape(0));
-    size_t blocks = (m + 3) / 4, slices = (rows + PERM_LANES - 1) / PERM_LANES;
+    size_t blocks = (m + PERM_BITS - 1) / PERM_BITS, slices = (rows + PERM_LANES - 1) / PERM_LANES;
     if (rows != groups * systems || static_cast<size_t>(codes.shape(1)) != blocks)
-        throw std::invalid_argument("perm_counts: xt needs groups * systems columns and codes ceil(m / 4) columns");
+        throw std::invalid_argument("perm_counts: xt needs groups * systems columns and codes ceil(m / PERM_BITS) columns");
     const int64_t* ix = idx.data();
     for (size_t j = 0; j < m; ++j)
         if (ix[j] < 0 || static_cast<size_t>(ix[j]) >= n) throw std::out_of_range("perm_counts: idx out of range");
@@ -218,7 +218,7 @@ static py::array_t<int32_t> py_perm_counts(
     {
         py::gil_scoped_release release;
         std::fill(counts, counts + groups * systems * systems, 0);
-        std::vector<float> tables(slices * blocks * 16 * PERM_LANES), sums(slices * PERM_LANES * perms);
+        std::vector<float> sums(slices * PERM_LANES * perms);
         std::vector<float> test(groups * systems * systems, 0.0f);
         std::vector<double> plain(rows, 0.0);
         for (size_t j = 0; j < m; ++j) {
@@ -230,8 +230,7 @@ static py::array_t<int32_t> py_perm_counts(
                 for (size_t b = a + 1; b < systems; ++b)
                     test[(g * systems + a) * systems + b] = static_cast<float>(plain[g * systems + a]) -
                                                             static_cast<float>(plain[g * systems + b]);
-        perm_tables(xs, rows, ix, m, tables.data());
-        perm_sums(tables.data(), slices, blocks, cs, perms, sums.data());
+        perm_sums(xs, rows, ix, m, cs, perms, sums.data());
         perm_counts(sums.data(), perms, groups, systems, test.data(), counts);
     }
     return out;
@@ -353,6 +352,7 @@ PYBIND11_MODULE(_core, m) {
     m.def("lower", &py_lower_batch, py::arg("texts"));
     m.def("treebank_tokenize", &py_treebank_tokenize, py::arg("texts"));
     m.def("pair_counts", &py_pair_counts, py::arg("sums"), py::arg("test"), py::arg("groups"), py::arg("systems"));
+    m.attr("PERM_BITS") = PERM_BITS;
     m.def("perm_counts", &py_perm_counts, py::arg("xt"), py::arg("idx"), py::arg("codes"), py::arg("groups"),
           py::arg("systems"));
     m.def("ter_edits", &py_ter_edits, py::arg("hypotheses"), py::arg("references"), py::arg("num_threads") = 1);
