@@ -84,20 +84,25 @@ STUDIES: tuple[Study, ...] = (
           exclude_systems=_REFS_ENDE),
 )
 
-# what the LLM-guided cards say: the bundled sets a user can measure each on, and the command
-_JUDGED: dict[str, tuple[str, str]] = {
-    "faithfulness": ("frank", "--column contexts=source"),
-    "hallucination": ("frank", "--column contexts=source"),
-    "summary_coherence": ("summeval", "--column sources=source --human-column coherence"),
-    "g_eval": ("summeval", "--column sources=source --human-column coherence"),
-    "pairwise_preference": ("llmbar_natural", ""),
-    "answer_correctness": ("", ""),
-    "answer_relevance": ("", ""),
-    "context_precision": ("", ""),
-    "context_recall": ("", ""),
-    "context_relevance": ("", ""),
-    "bias": ("", ""),
-    "toxicity": ("", ""),
+# what the LLM-guided cards say: the bundled set a user can measure each on, the metrics of the command
+# (ROUGE beside it where the set's rows have references) and its other flags
+_GEVAL_CRITERIA = ("'g_eval.criteria=Coherence: the summary is well structured and well organised, "
+                   "a coherent body of information about the topic'")
+_JUDGED: dict[str, tuple[str, str, str]] = {
+    "faithfulness": ("frank", "faithfulness,rouge", "--column contexts=source"),
+    "hallucination": ("frank", "hallucination,rouge", "--column contexts=source"),
+    "summary_coherence": ("summeval", "summary_coherence,rouge", "--column sources=source --human-column coherence"),
+    "g_eval": ("summeval", "g_eval,rouge",
+               f"--column sources=source --human-column coherence --option {_GEVAL_CRITERIA}"),
+    # LLMBar's rows are a pair of outputs and a preference: no reference for a lexical metric
+    "pairwise_preference": ("llmbar_natural", "pairwise_preference", ""),
+    "answer_correctness": ("", "", ""),
+    "answer_relevance": ("", "", ""),
+    "context_precision": ("", "", ""),
+    "context_recall": ("", "", ""),
+    "context_relevance": ("", "", ""),
+    "bias": ("", "", ""),
+    "toxicity": ("", "", ""),
 }
 
 
@@ -172,7 +177,7 @@ def _lexical_section(metric: str, results: Mapping[str, Mapping[str, Any]]) -> s
 
 
 def _judged_section(metric: str) -> str:
-    dataset, columns = _JUDGED.get(metric, ("", ""))
+    dataset, metrics, flags = _JUDGED.get(metric, ("", "", ""))
     lines = [START, "## Agreement with people", "",
              "**Not measured yet with a real judge.** An LLM-guided score is only as good as its judge, and this "
              "project has not yet held this metric, with any production judge, against human labels. Its tests "
@@ -180,10 +185,10 @@ def _judged_section(metric: str) -> str:
              "(SmolLM2-135M, Gemma 3 270M) check that the path runs end to end: they say nothing about a real "
              "judge's quality.", ""]
     if dataset:
-        lines += [f"Measure it yourself on a bundled set of human judgments (`{dataset}`), with intervals and "
-                  "ranks against the lexical metrics:", "", "```bash",
-                  f"textgen-metrics meta-eval {dataset} --metrics {metric},rouge --judge openai:MODEL "
-                  + (columns + " " if columns else "") + "--html agreement.html", "```", ""]
+        beside = ", with intervals and ranks against ROUGE" if "," in metrics else ", with intervals"
+        lines += [f"Measure it yourself on a bundled set of human judgments (`{dataset}`){beside}:", "", "```bash",
+                  f"textgen-metrics meta-eval {dataset} --metrics {metrics} --judge openai:MODEL "
+                  + (flags + " " if flags else "") + "--html agreement.html", "```", ""]
     else:
         lines += ["No bundled set has human labels for this metric's task; measure it on your own labelled rows "
                   "with `textgen-metrics meta-eval FILE --metrics " + metric + " --judge ... --human-column "

@@ -239,7 +239,17 @@ def _one_metric(table: MetaTable, name: str, columns: Mapping[str, str] | None, 
     from ..registry import get_metric
     from ..scoring import score_records
 
-    report = score_records(table.records, [name], columns=columns, options={name: options} if options else None,
+    records = table.records
+    if table.info is not None:
+        # a bundled set keeps each row's references as a list (SummEval's 11, LLMBar's none); a metric
+        # whose optional input is one text (an LLM-guided metric's reference) goes without it, unless
+        # --column maps it: the set has no single reference to give
+        spec = get_metric(name)
+        drop = {c for c, kind in spec.optional_columns.items()
+                if kind == "text" and c not in (columns or {}) and any(isinstance(r.get(c), list) for r in records)}
+        if drop:
+            records = [{k: v for k, v in r.items() if k not in drop} for r in records]
+    report = score_records(records, [name], columns=columns, options={name: options} if options else None,
                            judge=judge, progress=progress, source=table.source)
     entry = report["metrics"][name]
     keys = [k for k in entry["scores"]
