@@ -165,9 +165,9 @@ def run_peer(python: str, tool: str, metric: str, url: str, examples_path: str, 
 
 
 def count(recorder: Recorder, tool: str, metric: str, n: int) -> dict[str, Any]:
-    from textgen_metrics.judges.prices import chat_tokens, tokenizer_for
+    from textgen_metrics.judges.prices import chat_tokens, token_counter_for
 
-    tok = tokenizer_for("openai", MODEL)
+    tok = token_counter_for("openai", MODEL)
     run = recorder.run(tool, metric)
     prompt = completion = system = schema_tokens = fixed = 0
     for r in run.requests:

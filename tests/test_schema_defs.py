@@ -6,7 +6,7 @@ import random
 
 from textgen_metrics.judges import JudgeParseError
 from textgen_metrics.judges.parsing import parse_answer
-from textgen_metrics.judges.prices import tokenizer_for
+from textgen_metrics.judges.prices import token_counter_for
 from textgen_metrics.judges.schema import define_once, inline_definitions
 from textgen_metrics.llm.prompts import PROMPTS, verdict_map_schema
 
@@ -43,7 +43,7 @@ def test_each_numbered_verdict_points_at_one_definition():
 
 
 def test_the_sent_schema_costs_fewer_tokens_the_more_items_it_has():
-    tok = tokenizer_for("openai", "gpt-4o")
+    tok = token_counter_for("openai", "gpt-4o")
 
     def count(s):
         return tok.count(json.dumps(s, separators=(",", ":")))
