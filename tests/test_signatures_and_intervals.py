@@ -219,24 +219,29 @@ def test_every_llm_interval_holds_its_own_score_one_example_and_identical_exampl
                 _holds_its_scores(out, True, (name, where))
 
 
-class _FixedCorpus(CorpusMetric):
+def _fixed_corpus():
     """A corpus metric of one statistic per example, its score their sum over the count: the
-    stand-in for a new corpus metric, whose resamples sacrebleu has no numbers for."""
+    stand-in for a new corpus metric, whose resamples sacrebleu has no numbers for. Defined when
+    a test asks for it (a class registers itself when defined: at module level it would sit in
+    the registry, beside the package's metrics, for every test collected with this file)."""
 
-    name = "fixed_corpus_trial"
-    columns = {"predictions": "text"}
+    class _FixedCorpus(CorpusMetric):
+        name = "fixed_corpus_trial"
+        columns = {"predictions": "text"}
 
-    def example_statistics(self, inputs):
-        return {"value": [0.8 for _ in inputs["predictions"]]}
+        def example_statistics(self, inputs):
+            return {"value": [0.8 for _ in inputs["predictions"]]}
 
-    def aggregate(self, stats):
-        return {"fixed_corpus_trial": math.fsum(stats.columns["value"]) / stats.count}
+        def aggregate(self, stats):
+            return {"fixed_corpus_trial": math.fsum(stats.columns["value"]) / stats.count}
 
-    def per_example_values(self, stats):
-        return {"fixed_corpus_trial": list(stats.columns["value"])}
+        def per_example_values(self, stats):
+            return {"fixed_corpus_trial": list(stats.columns["value"])}
 
-    def resampling(self, stats):
-        return CorpusStatistics([[v, 1] for v in stats.columns["value"]], lambda row: row[0] / row[1])
+        def resampling(self, stats):
+            return CorpusStatistics([[v, 1] for v in stats.columns["value"]], lambda row: row[0] / row[1])
+
+    return _FixedCorpus
 
 
 def test_a_new_corpus_metric_resamples_in_float64_and_its_intervals_hold_its_score():
@@ -245,7 +250,7 @@ def test_a_new_corpus_metric_resamples_in_float64_and_its_intervals_hold_its_sco
     from textgen_metrics.metric import metric_classes
 
     try:
-        fn = _FixedCorpus.function()
+        fn = _fixed_corpus().function()
         for n in (1, 3, 7):
             for interval in ("percentile", "sacrebleu"):
                 out = fn(["x"] * n, confidence_level=0.95, n_resamples=50, interval=interval)
