@@ -506,8 +506,8 @@ def _evaluate_statistic(stat: str, dim: str, level: str, group_by: str, rows_of:
                         compare: bool) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     out: dict[str, dict[str, Any]] = {}
     human_cache: dict[bytes, list[np.ndarray]] = {}  # spa: the signs and human p-values, per item set
-    spa_boot = _spa_boots(rows_of, n_systems, n_resamples, seed) if stat == "spa" and level == "system" \
-        and n_resamples else {}
+    spa_boot = _spa_boots(rows_of, n_systems, n_resamples, seed, human_cache) \
+        if stat == "spa" and level == "system" and n_resamples else {}
     for name, r in rows_of.items():
         entry: dict[str, Any] = {"metric": name, "human": dim, "level": level, "group_by": group_by,
                                  "statistic": stat, "value": None, "ci": None, "n": 0, "groups": 0,
@@ -537,11 +537,12 @@ def _evaluate_statistic(stat: str, dim: str, level: str, group_by: str, rows_of:
     return list(out.values()), comps
 
 
-def _spa_boots(rows_of: dict[str, _Rows], n_systems: int, n_resamples: int,
-               seed: int | None) -> dict[str, np.ndarray]:
+def _spa_boots(rows_of: dict[str, _Rows], n_systems: int, n_resamples: int, seed: int | None,
+               human_cache: dict[bytes, list[np.ndarray]]) -> dict[str, np.ndarray]:
     """Each metric's spa on every resample of its common items (:func:`stats.spa_resampled`), the
     metrics that share their items and human matrix in one pass (the resamples and the human
-    counts are theirs in common)."""
+    counts are theirs in common). The signs drawn here, and the human p-values, go into
+    ``human_cache`` for the point values (:func:`_system_entry`)."""
     shared: dict[bytes, tuple[np.ndarray, list[tuple[str, np.ndarray]]]] = {}
     for name, r in rows_of.items():
         hmat, mmat, common = _system_matrix(r, n_systems)
@@ -549,8 +550,9 @@ def _spa_boots(rows_of: dict[str, _Rows], n_systems: int, n_resamples: int,
             continue
         shared.setdefault(common.tobytes() + hmat.tobytes(), (hmat, []))[1].append((name, mmat))
     out: dict[str, np.ndarray] = {}
-    for hmat, named in shared.values():
+    for key, (hmat, named) in shared.items():
         signs = stats.spa_signs(hmat.shape[1], n_resamples, seed)
+        human_cache[key] = [signs, stats.p_values(hmat, signs)]
         boot = stats.spa_resampled(hmat, np.stack([m for _, m in named]), signs, n_resamples, seed)
         out.update((name, boot[k]) for k, (name, _) in enumerate(named))
     return out
@@ -570,10 +572,10 @@ def _system_entry(stat: str, r: _Rows, n_systems: int, entry: dict[str, Any], co
     if stat == "spa":
         # the signs and the human p-values are the same for every metric on these items: once
         key = common.tobytes() + hmat.tobytes()
-        if key + b"signs" not in human_cache:
+        if key not in human_cache:
             signs = stats.spa_signs(common.size, n_resamples, seed)
-            human_cache[key + b"signs"] = [signs, stats.p_values(hmat, signs)]
-        signs, human_p = human_cache[key + b"signs"]
+            human_cache[key] = [signs, stats.p_values(hmat, signs)]
+        signs, human_p = human_cache[key]
         value = float(1.0 - np.abs(human_p - stats.p_values(mmat, signs)).mean())
     elif stat == "acc_eq":
         v, t = stats.acc_eq_sweep(stats.acc_eq_pairs(hmat.mean(axis=1)[None], mmat.mean(axis=1)[None],
