@@ -168,6 +168,14 @@ class ExactSum {
     size_t count_ = 0;
 };
 
+// A (groups, systems, systems) int32 array of zeros: pair_counts' and perm_counts' result, whose upper
+// triangle perm.hpp's perm_counts fills
+static py::array_t<int32_t> zero_counts(size_t groups, size_t systems) {
+    py::array_t<int32_t> out({groups, systems, systems});
+    std::fill(out.mutable_data(), out.mutable_data() + groups * systems * systems, 0);
+    return out;
+}
+
 // The counts of pce's rule from given signed sums (meta.stats.p_values: the sums are pce's own float32
 // product): sums (rows, P) float32, row by row; test (groups, systems, systems) float32, the observed
 // differences (upper triangle read). Returns counts (groups, systems, systems), upper triangle filled. The
@@ -180,13 +188,12 @@ static py::array_t<int32_t> py_pair_counts(py::array_t<float, py::array::c_style
         static_cast<size_t>(test.shape(2)) != systems)
         throw std::invalid_argument("pair_counts: sums must be (groups * systems, P) and test (groups, systems, systems)");
     size_t perms = static_cast<size_t>(sums.shape(1));
-    py::array_t<int32_t> out({groups, systems, systems});
+    py::array_t<int32_t> out = zero_counts(groups, systems);
     int32_t* counts = out.mutable_data();
     const float* s = sums.data();
     const float* t = test.data();
     {
         py::gil_scoped_release release;
-        std::fill(counts, counts + groups * systems * systems, 0);
         perm_counts(s, perms, groups, systems, t, counts);
     }
     return out;
@@ -211,13 +218,12 @@ static py::array_t<int32_t> py_perm_counts(
     const int64_t* ix = idx.data();
     for (size_t j = 0; j < m; ++j)
         if (ix[j] < 0 || static_cast<size_t>(ix[j]) >= n) throw std::out_of_range("perm_counts: idx out of range");
-    py::array_t<int32_t> out({groups, systems, systems});
+    py::array_t<int32_t> out = zero_counts(groups, systems);
     int32_t* counts = out.mutable_data();
     const float* xs = xt.data();
     const uint8_t* cs = codes.data();
     {
         py::gil_scoped_release release;
-        std::fill(counts, counts + groups * systems * systems, 0);
         std::vector<float> sums(slices * PERM_LANES * perms);
         std::vector<float> test(groups * systems * systems, 0.0f);
         std::vector<double> plain(rows, 0.0);
