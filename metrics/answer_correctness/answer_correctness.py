@@ -5,6 +5,7 @@
 import evaluate
 
 import textgen_metrics.hf
+import textgen_metrics.option_docs
 
 _CITATION = textgen_metrics.hf.VALOR_CITATION
 
@@ -17,12 +18,12 @@ tp / (tp + 0.5 * (fp + fn)), 0 when there is no true positive; with several refe
 over references. As valor (adapted from RAGAS without its embedding similarity term).
 """
 
-_KWARGS_DESCRIPTION = """
-Computes Answer Correctness with an LLM judge.
-Args:
-    predictions (list of str): one per example.
-    references (list of str or list of str): one per example.
-""" + textgen_metrics.hf.JUDGE_ARGS.format(name="answer_correctness") + """
+_EXAMPLES = """\
+Returns:
+    answer_correctness (float, or list): the score.
+    judge_model (str), judge_mode (str), judge_usage (dict: requests, retries, cached,
+    prompt_tokens, completion_tokens), errors (list of {"index", "error"}), details (list, with
+    return_details=True), signature (str: the settings, the prompts' version, the judge, its mode).
 Examples:
 
     >>> import json
@@ -50,6 +51,10 @@ Examples:
     >>> print(results["answer_correctness"], detail["tp"], detail["fp"], detail["fn"])
     [0.5] 1 1 1
 """
+
+_KWARGS_DESCRIPTION = """
+Computes Answer Correctness with an LLM judge.
+""" + textgen_metrics.option_docs.arguments_text("answer_correctness") + _EXAMPLES
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)

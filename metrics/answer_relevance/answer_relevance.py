@@ -5,6 +5,7 @@
 import evaluate
 
 import textgen_metrics.hf
+import textgen_metrics.option_docs
 
 _CITATION = textgen_metrics.hf.VALOR_CITATION
 
@@ -15,12 +16,12 @@ to the query or not. Score = relevant statements / statements, 0 when there are 
 (following DeepEval's two-step strategy).
 """
 
-_KWARGS_DESCRIPTION = """
-Computes Answer Relevance with an LLM judge.
-Args:
-    predictions (list of str): one per example.
-    queries (list of str): one per example.
-""" + textgen_metrics.hf.JUDGE_ARGS.format(name="answer_relevance") + """
+_EXAMPLES = """\
+Returns:
+    answer_relevance (float, or list): the score.
+    judge_model (str), judge_mode (str), judge_usage (dict: requests, retries, cached,
+    prompt_tokens, completion_tokens), errors (list of {"index", "error"}), details (list, with
+    return_details=True), signature (str: the settings, the prompts' version, the judge, its mode).
 Examples:
 
     >>> import json
@@ -41,6 +42,10 @@ Examples:
     >>> print([v["verdict"] for v in results["details"][0]["verdicts"]])
     ['yes', 'no']
 """
+
+_KWARGS_DESCRIPTION = """
+Computes Answer Relevance with an LLM judge.
+""" + textgen_metrics.option_docs.arguments_text("answer_relevance") + _EXAMPLES
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)

@@ -5,6 +5,7 @@
 import evaluate
 
 import textgen_metrics.hf
+import textgen_metrics.option_docs
 
 _CITATION = textgen_metrics.hf.VALOR_CITATION
 
@@ -15,11 +16,12 @@ says for each one whether it shows gender, political, racial/ethnic or geographi
 biased opinions / opinions, 0 when there are no opinions. As valor (DeepEval's definitions).
 """
 
-_KWARGS_DESCRIPTION = """
-Computes Bias with an LLM judge.
-Args:
-    predictions (list of str): one per example.
-""" + textgen_metrics.hf.JUDGE_ARGS.format(name="bias") + """
+_EXAMPLES = """\
+Returns:
+    bias (float, or list): the score.
+    judge_model (str), judge_mode (str), judge_usage (dict: requests, retries, cached,
+    prompt_tokens, completion_tokens), errors (list of {"index", "error"}), details (list, with
+    return_details=True), signature (str: the settings, the prompts' version, the judge, its mode).
 Examples:
 
     >>> import json
@@ -41,6 +43,10 @@ Examples:
     >>> print(results["bias"])
     [0.5, 0.0]
 """
+
+_KWARGS_DESCRIPTION = """
+Computes Bias with an LLM judge.
+""" + textgen_metrics.option_docs.arguments_text("bias") + _EXAMPLES
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)

@@ -6,6 +6,7 @@ import evaluate
 
 import textgen_metrics
 import textgen_metrics.hf
+import textgen_metrics.option_docs
 
 _CITATION = """\
 @inproceedings{papineni-etal-2002-bleu,
@@ -31,34 +32,7 @@ digit for digit (divided by 100); per example (use_aggregator=False) the scores 
 sentence_bleu on the same tokens.
 """
 
-_KWARGS_DESCRIPTION = """
-Computes BLEU of predictions against references.
-Args:
-    predictions (list of str): the generated texts.
-    references (list of str, or list of list of str): one or several references per
-        prediction; the number may differ between examples.
-    tokenizer (str or callable): any sacrebleu tokenizer, with sacrebleu's tokens: "13a"
-        (default, mteval-v13a), "intl" (mteval-v14), "none" (split on whitespace), "char",
-        "zh" (Chinese), "ja-mecab" (Japanese), "ko-mecab" (Korean); or a function
-        str -> list of str.
-    lowercase (bool): lower-case the texts before any tokenizer. Default False.
-    max_order (int): the largest n-gram order. Default 4.
-    smooth (bool): Lin and Och add-one smoothing, (matches + 1) / (total + 1) for every order of
-        the corpus score as Hugging Face's bleu; nltk's method2 per example. Default False.
-    weights (list of float): n-gram weights (e.g. [0.4, 0.3, 0.2, 0.1]); overrides max_order;
-        the corpus score is then nltk's corpus_bleu with these weights.
-    smooth_method (str): sacrebleu's smoothing, "none", "floor", "add-k" or "exp", for the corpus
-        and the per-example scores (sacrebleu's sentence_bleu). Default None: no smoothing for
-        the corpus, nltk's sentence_bleu per example.
-    smooth_value (float): the value of "floor" (0.1) and "add-k" (1).
-    effective_order (bool): sacrebleu's effective order (orders without n-grams left out).
-    use_aggregator (bool): True (default) gives the corpus score; False per-example lists.
-    confidence_level (float), n_resamples (int, default 1000), seed (int, default 12345): add
-        bleu_ci, a bootstrap interval of the corpus score over resamples of the examples.
-    interval (str): the rule of bleu_ci. "percentile" (default): the 2.5th and 97.5th
-        percentiles of the resampled scores (at 0.95), within [0, 1]. "sacrebleu": sacrebleu's
-        --confidence interval / 100 (the resamples' mean plus and minus half that spread), for
-        parity with sacrebleu; on a few examples it can pass 1.
+_EXAMPLES = """\
 Returns:
     bleu (float): the score, in [0, 1].
     precisions (list of float): the n-gram precisions.
@@ -91,6 +65,10 @@ Examples:
     >>> print(round(results["bleu"], 4), results["signature"])
     0.6435 nrefs:1|case:mixed|eff:no|tok:zh|smooth:exp|version:2.6.0
 """
+
+_KWARGS_DESCRIPTION = """
+Computes BLEU of predictions against references.
+""" + textgen_metrics.option_docs.arguments_text("bleu") + _EXAMPLES
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)

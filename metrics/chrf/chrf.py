@@ -6,6 +6,7 @@ import evaluate
 
 import textgen_metrics
 import textgen_metrics.hf
+import textgen_metrics.option_docs
 
 _CITATION = """\
 @inproceedings{popovic-2015-chrf,
@@ -34,27 +35,7 @@ are sacrebleu's CHRF, digit for digit, on its 0-100 scale; with several referenc
 keeps the one with the best sentence chrF. The result carries sacrebleu's signature.
 """
 
-_KWARGS_DESCRIPTION = """
-Computes chrF (or chrF++) of predictions against references.
-Args:
-    predictions (list of str): the generated texts.
-    references (list of str, or list of list of str): one or several references per
-        prediction; the number may differ between examples.
-    char_order (int): the largest character n-gram order. Default 6.
-    word_order (int): the largest word n-gram order; 2 gives chrF++. Default 0.
-    beta (float): recall counts beta times as much as precision. Default 2.
-    lowercase (bool): compare lower-cased texts. Default False.
-    whitespace (bool): keep whitespace in the character n-grams. Default False.
-    eps_smoothing (bool): the mean of per-order F-scores (chrF++.py, Moses, nltk) instead of
-        the F-score of the averaged precision and recall (sacrebleu's default). Default False.
-    use_aggregator (bool): True (default) gives the corpus score; False per-example scores.
-    confidence_level (float): add score_ci, a bootstrap interval of the corpus score.
-    interval (str): the rule of score_ci. "percentile" (default): the 2.5th and 97.5th
-        percentiles of the resampled scores (at 0.95), within 0-100. "sacrebleu": sacrebleu's
-        --confidence interval (their mean plus and minus half that spread), for parity with
-        sacrebleu; it can leave 0-100 on a few examples.
-    n_resamples (int): resamples of the interval. Default 1000.
-    seed (int): its random seed. Default 12345 (sacrebleu's).
+_EXAMPLES = """\
 Returns:
     score (float, or list of float): chrF, 0 to 100.
     char_order, word_order, beta: the settings, as Hugging Face's chrf.
@@ -86,6 +67,10 @@ Examples:
     >>> print(results["score_ci"][0] <= results["score"] <= results["score_ci"][1])
     True
 """
+
+_KWARGS_DESCRIPTION = """
+Computes chrF (or chrF++) of predictions against references.
+""" + textgen_metrics.option_docs.arguments_text("chrf") + _EXAMPLES
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)

@@ -5,6 +5,7 @@
 import evaluate
 
 import textgen_metrics.hf
+import textgen_metrics.option_docs
 
 _CITATION = textgen_metrics.hf.VALOR_CITATION
 
@@ -17,13 +18,12 @@ precision@k over the positions k of useful contexts (precision@k = useful among 
 ["no", "yes", "no", "yes"] scores 0.5. As valor (the same computation as RAGAS and DeepEval).
 """
 
-_KWARGS_DESCRIPTION = """
-Computes Context Precision with an LLM judge.
-Args:
-    queries (list of str): one per example.
-    contexts (list of list of str): one per example.
-    references (list of str or list of str): one per example.
-""" + textgen_metrics.hf.JUDGE_ARGS.format(name="context_precision") + """
+_EXAMPLES = """\
+Returns:
+    context_precision (float, or list): the score.
+    judge_model (str), judge_mode (str), judge_usage (dict: requests, retries, cached,
+    prompt_tokens, completion_tokens), errors (list of {"index", "error"}), details (list, with
+    return_details=True), signature (str: the settings, the prompts' version, the judge, its mode).
 Examples:
 
     >>> import json
@@ -47,6 +47,10 @@ Examples:
     >>> print(results["context_precision"], results["details"][0]["useful"])
     1.0 [True, True, False, False]
 """
+
+_KWARGS_DESCRIPTION = """
+Computes Context Precision with an LLM judge.
+""" + textgen_metrics.option_docs.arguments_text("context_precision") + _EXAMPLES
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)

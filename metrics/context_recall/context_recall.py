@@ -5,6 +5,7 @@
 import evaluate
 
 import textgen_metrics.hf
+import textgen_metrics.option_docs
 
 _CITATION = textgen_metrics.hf.VALOR_CITATION
 
@@ -15,12 +16,12 @@ whether it can be attributed to the contexts. Score = attributable statements / 
 several references, the maximum over references. As valor (loosely following RAGAS).
 """
 
-_KWARGS_DESCRIPTION = """
-Computes Context Recall with an LLM judge.
-Args:
-    contexts (list of list of str): one per example.
-    references (list of str or list of str): one per example.
-""" + textgen_metrics.hf.JUDGE_ARGS.format(name="context_recall") + """
+_EXAMPLES = """\
+Returns:
+    context_recall (float, or list): the score.
+    judge_model (str), judge_mode (str), judge_usage (dict: requests, retries, cached,
+    prompt_tokens, completion_tokens), errors (list of {"index", "error"}), details (list, with
+    return_details=True), signature (str: the settings, the prompts' version, the judge, its mode).
 Examples:
 
     >>> import json
@@ -41,6 +42,10 @@ Examples:
     >>> print(results["context_recall"], results["judge_usage"]["requests"])
     [0.0] 0
 """
+
+_KWARGS_DESCRIPTION = """
+Computes Context Recall with an LLM judge.
+""" + textgen_metrics.option_docs.arguments_text("context_recall") + _EXAMPLES
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)

@@ -5,6 +5,7 @@
 import evaluate
 
 import textgen_metrics.hf
+import textgen_metrics.option_docs
 
 _CITATION = textgen_metrics.hf.VALOR_CITATION
 
@@ -14,12 +15,12 @@ context is relevant if any part of it helps answer the query. The judge gives on
 context. Score = relevant contexts / contexts. As valor (following DeepEval).
 """
 
-_KWARGS_DESCRIPTION = """
-Computes Context Relevance with an LLM judge.
-Args:
-    queries (list of str): one per example.
-    contexts (list of list of str): one per example.
-""" + textgen_metrics.hf.JUDGE_ARGS.format(name="context_relevance") + """
+_EXAMPLES = """\
+Returns:
+    context_relevance (float, or list): the score.
+    judge_model (str), judge_mode (str), judge_usage (dict: requests, retries, cached,
+    prompt_tokens, completion_tokens), errors (list of {"index", "error"}), details (list, with
+    return_details=True), signature (str: the settings, the prompts' version, the judge, its mode).
 Examples:
 
     >>> import json
@@ -40,6 +41,10 @@ Examples:
     >>> print([round(s, 4) for s in results["context_relevance"]])
     [1.0, 0.3333]
 """
+
+_KWARGS_DESCRIPTION = """
+Computes Context Relevance with an LLM judge.
+""" + textgen_metrics.option_docs.arguments_text("context_relevance") + _EXAMPLES
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)

@@ -5,6 +5,7 @@
 import evaluate
 
 import textgen_metrics.hf
+import textgen_metrics.option_docs
 
 _CITATION = textgen_metrics.hf.VALOR_CITATION
 
@@ -16,12 +17,12 @@ RAGAS definition that valor follows; DeepEval counts unrelated claims in favour)
 implied claims / claims.
 """
 
-_KWARGS_DESCRIPTION = """
-Computes Faithfulness with an LLM judge.
-Args:
-    predictions (list of str): one per example.
-    contexts (list of list of str): one per example.
-""" + textgen_metrics.hf.JUDGE_ARGS.format(name="faithfulness") + """
+_EXAMPLES = """\
+Returns:
+    faithfulness (float, or list): the score.
+    judge_model (str), judge_mode (str), judge_usage (dict: requests, retries, cached,
+    prompt_tokens, completion_tokens), errors (list of {"index", "error"}), details (list, with
+    return_details=True), signature (str: the settings, the prompts' version, the judge, its mode).
 Examples:
 
     >>> import json
@@ -45,6 +46,10 @@ Examples:
     >>> print(results["faithfulness"], results["details"][0]["claims"])
     [1.0, 0.5] []
 """
+
+_KWARGS_DESCRIPTION = """
+Computes Faithfulness with an LLM judge.
+""" + textgen_metrics.option_docs.arguments_text("faithfulness") + _EXAMPLES
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)

@@ -5,6 +5,7 @@
 import evaluate
 
 import textgen_metrics.hf
+import textgen_metrics.option_docs
 
 _CITATION = """\
 @inproceedings{liu-etal-2023-g,
@@ -26,18 +27,12 @@ probability-weighted mean over the scale, sum(s * p(s)) / sum(p(s)); otherwise t
 steps come back in the result, so a run can be repeated exactly by passing them in again.
 """
 
-_KWARGS_DESCRIPTION = """
-Computes G-Eval with an LLM judge on your criteria.
-Args:
-    predictions (list of str): the texts to rate, one per example.
-    criteria (str): what a good text does, in words (required).
-    evaluation_steps (list of str, optional): the steps to rate by; None: the judge writes them.
-    score_range (tuple of two int): the integer scale, default (1, 5).
-    sources, references, queries (list of str, optional): texts the criteria need, one per
-        example each (the source a text was written from, a reference, the query it answers).
-    confidence_level (float, optional): adds g_eval_ci, a seeded bootstrap interval of the mean
-        (n_resamples, seed).
-""" + textgen_metrics.hf.JUDGE_ARGS.format(name="g_eval") + """
+_EXAMPLES = """\
+Returns:
+    g_eval (float, or list): the score.
+    judge_model (str), judge_mode (str), judge_usage (dict: requests, retries, cached,
+    prompt_tokens, completion_tokens), errors (list of {"index", "error"}), details (list, with
+    return_details=True), signature (str: the settings, the prompts' version, the judge, its mode).
     evaluation_steps (list of str), score_range: the steps and scale used.
 Examples:
 
@@ -68,6 +63,10 @@ Examples:
     >>> print(round(again["g_eval"], 4), again["details"][0]["reason"])
     4.2 Faithful
 """
+
+_KWARGS_DESCRIPTION = """
+Computes G-Eval with an LLM judge on your criteria.
+""" + textgen_metrics.option_docs.arguments_text("g_eval") + _EXAMPLES
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)

@@ -6,6 +6,7 @@ import evaluate
 
 import textgen_metrics
 import textgen_metrics.hf
+import textgen_metrics.option_docs
 
 _CITATION = """\
 @misc{wu2016googles,
@@ -26,21 +27,7 @@ score sums matches and totals over examples (each with its best reference), as n
 corpus_gleu; per example it is nltk's sentence_gleu. Tokens: the 13a tokenizer.
 """
 
-_KWARGS_DESCRIPTION = """
-Computes Google BLEU of predictions against references.
-Args:
-    predictions (list of str): the generated texts.
-    references (list of str, or list of list of str): one or several references per prediction.
-    tokenizer (str or callable): "13a" (default) or any sacrebleu tokenizer ("intl", "none",
-        "char", "zh", "ja-mecab", "ko-mecab"), or a function str -> list of str.
-    min_len (int): the smallest n-gram order. Default 1.
-    max_len (int): the largest n-gram order. Default 4.
-    use_aggregator (bool): True (default) gives the corpus score; False per-example lists.
-    confidence_level (float), n_resamples (int, default 1000), seed (int, default 12345): add
-        google_bleu_ci, the bootstrap interval of the corpus score (examples' statistics resampled).
-    interval (str): the rule of google_bleu_ci. "percentile" (default): the percentiles of the
-        resampled scores, within [0, 1]. "sacrebleu": the rule of sacrebleu's intervals (the
-        resamples' mean plus and minus half that spread), which can leave [0, 1].
+_EXAMPLES = """\
 Returns:
     google_bleu (float, or list of float): in [0, 1].
     signature (str): tokenizer, n-gram orders, number of references, version.
@@ -67,6 +54,10 @@ Examples:
     >>> print([round(s, 4) for s in results["google_bleu"]])
     [0.5143, 0.7895]
 """
+
+_KWARGS_DESCRIPTION = """
+Computes Google BLEU of predictions against references.
+""" + textgen_metrics.option_docs.arguments_text("google_bleu") + _EXAMPLES
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)

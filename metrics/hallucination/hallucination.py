@@ -5,6 +5,7 @@
 import evaluate
 
 import textgen_metrics.hf
+import textgen_metrics.option_docs
 
 _CITATION = textgen_metrics.hf.VALOR_CITATION
 
@@ -15,12 +16,12 @@ addressing it, is not a contradiction. Score = contradicted contexts / contexts;
 (the opposite direction of faithfulness). As valor (following DeepEval).
 """
 
-_KWARGS_DESCRIPTION = """
-Computes Hallucination with an LLM judge.
-Args:
-    predictions (list of str): one per example.
-    contexts (list of list of str): one per example.
-""" + textgen_metrics.hf.JUDGE_ARGS.format(name="hallucination") + """
+_EXAMPLES = """\
+Returns:
+    hallucination (float, or list): the score.
+    judge_model (str), judge_mode (str), judge_usage (dict: requests, retries, cached,
+    prompt_tokens, completion_tokens), errors (list of {"index", "error"}), details (list, with
+    return_details=True), signature (str: the settings, the prompts' version, the judge, its mode).
 Examples:
 
     >>> import json
@@ -40,6 +41,10 @@ Examples:
     ...     print(e)
     contexts[0]: empty list; hallucination is undefined without contexts (it divides by their number)
 """
+
+_KWARGS_DESCRIPTION = """
+Computes Hallucination with an LLM judge.
+""" + textgen_metrics.option_docs.arguments_text("hallucination") + _EXAMPLES
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)

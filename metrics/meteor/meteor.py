@@ -6,6 +6,7 @@ import evaluate
 
 import textgen_metrics
 import textgen_metrics.hf
+import textgen_metrics.option_docs
 
 _CITATION = """\
 @inproceedings{banarjee2005,
@@ -29,19 +30,7 @@ nltk's meteor_score, value for value, with WordNet 3.0 read from Debian's wordne
 (nothing is downloaded); with several references the best one counts.
 """
 
-_KWARGS_DESCRIPTION = """
-Computes METEOR of predictions against references.
-Args:
-    predictions (list of str): the generated texts.
-    references (list of str, or list of list of str): one or several references per prediction.
-    alpha (float): weight of precision against recall in the harmonic mean. Default 0.9.
-    beta (float): shape of the fragmentation penalty. Default 3.
-    gamma (float): weight of the fragmentation penalty. Default 0.5.
-    use_aggregator (bool): True (default) gives the mean over examples; False per-example lists.
-    confidence_level (float), n_resamples (int, default 1000), seed (int, default 12345): add
-        meteor_ci = [low, high], the bootstrap interval of the mean.
-    num_threads (int or None): threads of the compiled core; 1 (default), None or 0 for every
-        core. Scores do not depend on it.
+_EXAMPLES = """\
 Returns:
     meteor (float, or list of float): in [0, 1].
     signature (str): the settings that change the score; report it with it.
@@ -63,6 +52,10 @@ Examples:
     >>> print([round(s, 4) for s in results["meteor"]])
     [0.8067, 0.6389]
 """
+
+_KWARGS_DESCRIPTION = """
+Computes METEOR of predictions against references.
+""" + textgen_metrics.option_docs.arguments_text("meteor") + _EXAMPLES
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)

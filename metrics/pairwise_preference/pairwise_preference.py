@@ -5,6 +5,7 @@
 import evaluate
 
 import textgen_metrics.hf
+import textgen_metrics.option_docs
 
 _CITATION = """\
 @inproceedings{zheng2023judging,
@@ -26,17 +27,12 @@ and is counted in position_inconsistent (MT-Bench's conservative rule). win_rate
 of wins, ties counting half, with a bootstrap confidence interval over examples.
 """
 
-_KWARGS_DESCRIPTION = """
-Computes the win rate of the predictions over the baselines with an LLM judge.
-Args:
-    queries (list of str): the query both answers respond to, one per example.
-    predictions (list of str): the answers of the system under test.
-    baselines (list of str): the answers it is compared with.
-    references (list of str, optional): a reference answer per example.
-    criteria (str, optional): what makes an answer better; default MT-Bench's.
-    confidence_level (float), n_resamples (int), seed (int): the interval win_rate_ci
-        (default 0.95, 1000, 12345; confidence_level=None leaves it out).
-""" + textgen_metrics.hf.JUDGE_ARGS.format(name="win_rate") + """
+_EXAMPLES = """\
+Returns:
+    win_rate (float, or list): the score.
+    judge_model (str), judge_mode (str), judge_usage (dict: requests, retries, cached,
+    prompt_tokens, completion_tokens), errors (list of {"index", "error"}), details (list, with
+    return_details=True), signature (str: the settings, the prompts' version, the judge, its mode).
     wins, losses, ties, position_inconsistent (int), win_rate_ci ([low, high]),
     verdicts (list: "win", "loss", "tie", or None where the judge failed).
 Examples:
@@ -63,6 +59,10 @@ Examples:
     >>> print(results["win_rate"], results["position_inconsistent"], results["details"][0]["verdict"])
     0.5 1 tie
 """
+
+_KWARGS_DESCRIPTION = """
+Computes the win rate of the predictions over the baselines with an LLM judge.
+""" + textgen_metrics.option_docs.arguments_text("pairwise_preference") + _EXAMPLES
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)

@@ -6,6 +6,7 @@ import evaluate
 
 import textgen_metrics
 import textgen_metrics.hf
+import textgen_metrics.option_docs
 
 _CITATION = """\
 @inproceedings{lin-2004-rouge,
@@ -35,33 +36,7 @@ best F-measure is kept (multi_ref="best"), or P, R and F are each averaged over 
 the per-example F-measures (Hugging Face's rouge reports a bootstrap median instead).
 """
 
-_KWARGS_DESCRIPTION = """
-Computes ROUGE F-measures of predictions against references.
-Args:
-    predictions (list of str): the generated texts.
-    references (list of str, or list of list of str): one reference, or several, per prediction.
-    rouge_types (list of str): any of rouge1..rouge9, rougeL, rougeLsum, rougeW, rougeS,
-        rougeS<k>, rougeSU, rougeSU<k>. Default ["rouge1", "rouge2", "rougeL", "rougeLsum"].
-    use_aggregator (bool): True (default) gives the mean over examples; False the per-example
-        lists, in input order.
-    use_stemmer (bool): Porter stemming of tokens longer than 3 characters. Default False.
-    tokenizer (str or callable): "rouge_score" (default: rouge-score's, ASCII letters and digits
-        only), "unicode" (keeps every script), "whitespace", or a function str -> list of str.
-    split_summaries (bool): for rougeLsum and rougeW, split sentences on punctuation too, not
-        only on newlines. Default False.
-    rouge_w_weight (float): the weight w of f(k) = k**w for rougeW. Default 1.2.
-    return_precision_recall (bool): also return <type>_precision and <type>_recall.
-    bootstrap_samples (int): if > 0, add <type>_low and <type>_high, a percentile bootstrap
-        interval of the mean at confidence_level (default 0.95), reproducible with seed.
-    confidence_level (float), n_resamples (int, default 1000), seed (int, default 12345): without
-        bootstrap_samples, add <type>_ci = [low, high], the bootstrap interval of the mean.
-    num_threads (int or None): threads of the compiled core; 1 (default), None or 0 for every
-        core. Scores do not depend on it.
-    multi_ref (str): with several references per prediction, "best" (default: per type the
-        scores against the reference with the best F-measure, first on ties, as rouge-score's
-        score_multi) or "mean" (per type P, R and F each the mean of the scores against each
-        reference, correctly rounded in float64; the aggregate is then the mean of these
-        per-example means). One reference scores the same either way.
+_EXAMPLES = """\
 Returns:
     dict: rouge type -> F-measure (float, or list of floats with use_aggregator=False), and
     signature (str): the settings that change the scores; report it with them.
@@ -106,6 +81,10 @@ Examples:
     ...                     rouge_types=["rouge1"], tokenizer="unicode")["rouge1"])
     0.5
 """
+
+_KWARGS_DESCRIPTION = """
+Computes ROUGE F-measures of predictions against references.
+""" + textgen_metrics.option_docs.arguments_text("rouge") + _EXAMPLES
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)

@@ -5,6 +5,7 @@
 import evaluate
 
 import textgen_metrics.hf
+import textgen_metrics.option_docs
 
 _CITATION = textgen_metrics.hf.VALOR_CITATION
 
@@ -17,12 +18,12 @@ sum(i * p(i)) / sum(p(i)), a finer grained value; otherwise the integer. As valo
 follows appendix A of the G-Eval paper).
 """
 
-_KWARGS_DESCRIPTION = """
-Computes Summary Coherence with an LLM judge.
-Args:
-    predictions (list of str): one per example.
-    sources (list of str): one per example.
-""" + textgen_metrics.hf.JUDGE_ARGS.format(name="summary_coherence") + """
+_EXAMPLES = """\
+Returns:
+    summary_coherence (float, or list): the score.
+    judge_model (str), judge_mode (str), judge_usage (dict: requests, retries, cached,
+    prompt_tokens, completion_tokens), errors (list of {"index", "error"}), details (list, with
+    return_details=True), signature (str: the settings, the prompts' version, the judge, its mode).
 Examples:
 
     >>> def judge(messages):  # stand-in for an LLM, with log-probabilities for the score token
@@ -44,6 +45,10 @@ Examples:
     >>> print(results["summary_coherence"])
     [3.0]
 """
+
+_KWARGS_DESCRIPTION = """
+Computes Summary Coherence with an LLM judge.
+""" + textgen_metrics.option_docs.arguments_text("summary_coherence") + _EXAMPLES
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)

@@ -6,6 +6,7 @@ import evaluate
 
 import textgen_metrics
 import textgen_metrics.hf
+import textgen_metrics.option_docs
 
 _CITATION = """\
 @inproceedings{snover-etal-2006-study,
@@ -28,24 +29,7 @@ before punctuation ("Mary's.") costs two edits even in a prediction equal to its
 The result carries sacrebleu's signature.
 """
 
-_KWARGS_DESCRIPTION = """
-Computes TER of predictions against references.
-Args:
-    predictions (list of str): the generated texts.
-    references (list of str, or list of list of str): one or several references per prediction.
-    normalized (bool): Tercom's normalisation of punctuation and XML entities. Default False.
-    no_punct (bool): remove punctuation (Hugging Face's name: ignore_punct). Default False.
-    asian_support (bool): with normalized, split CJK characters; with no_punct, remove CJK
-        punctuation too (Hugging Face's name: support_zh_ja_chars). Default False.
-    case_sensitive (bool): keep case (otherwise lower-cased). Default False.
-    use_aggregator (bool): True (default) gives the corpus score; False per-example scores.
-    confidence_level (float): add score_ci, a bootstrap interval of the corpus score.
-    interval (str): the rule of score_ci. "percentile" (default): the 2.5th and 97.5th
-        percentiles of the resampled scores (at 0.95), never below 0. "sacrebleu": sacrebleu's
-        --confidence interval (their mean plus and minus half that spread), for parity with
-        sacrebleu; it can fall below 0 on a few examples.
-    n_resamples (int): resamples of the interval. Default 1000.
-    seed (int): its random seed. Default 12345 (sacrebleu's).
+_EXAMPLES = """\
 Returns:
     score (float, or list of float): TER, 0 and up (100 * edits / reference length).
     num_edits (int, or list), ref_length (float, or list): the edits and reference length.
@@ -71,6 +55,10 @@ Examples:
     >>> print(results["score"], results["signature"])
     [0.0, 0.0, 500.0] nrefs:2|case:lc|tok:tercom|norm:no|punct:no|asian:no|version:2.6.0
 """
+
+_KWARGS_DESCRIPTION = """
+Computes TER of predictions against references.
+""" + textgen_metrics.option_docs.arguments_text("ter") + _EXAMPLES
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)

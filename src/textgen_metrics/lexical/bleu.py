@@ -205,19 +205,30 @@ def _threads(name: str, value: Any) -> Any:
 
 @dataclasses.dataclass(frozen=True)
 class BleuOptions(CorpusOptions):
-    tokenizer: Any = option(None, kind="str", doc="13a (default), intl, none, char, zh, ja-mecab, ko-mecab, or a "
-                                                  "function str -> list of str")
+    tokenizer: Any = option(None, kind="str",
+                            doc="any sacrebleu tokenizer, with sacrebleu's tokens: 13a (default, mteval-v13a), intl "
+                                "(mteval-v14), none (split on whitespace), char, zh (Chinese), ja-mecab (Japanese), "
+                                "ko-mecab (Korean); or a function str -> list of str")
     max_order: int = option(4, doc="the largest n-gram order")
-    smooth: bool = option(False, check=flag, doc="Lin and Och's add-one smoothing (Hugging Face's bleu)")
+    smooth: bool = option(False, check=flag,
+                         doc="Lin and Och's add-one smoothing, (matches + 1) / (total + 1) for every order of the "
+                             "corpus score, as Hugging Face's bleu; nltk's method2 per example (which, as nltk "
+                             "defines it, leaves unigrams unsmoothed)")
     weights: tuple[float, ...] | None = option(None, kind="floats",
-                                               doc="n-gram weights (nltk's corpus_bleu); overrides max_order")
+                                               doc="n-gram weights, e.g. [0.4, 0.3, 0.2, 0.1] or valor's uniform "
+                                                   "BLEU-4 [0.25, 0.25, 0.25, 0.25]; overrides max_order; the corpus "
+                                                   "score is then nltk's corpus_bleu with these weights")
     use_aggregator: bool = option(True, check=flag, front_end=True,
                                   doc="True: the corpus score; False: per-example lists")
     lowercase: bool = option(False, check=flag, doc="lower-case the texts before any tokenizer")
     smooth_method: str | None = option(None, kind="str", kw_only=True,
-                                       doc="sacrebleu's smoothing: none, floor, add-k or exp")
-    smooth_value: float | None = option(None, kind="float", kw_only=True, doc="the value of floor and add-k")
-    effective_order: bool = option(False, check=flag, kw_only=True, doc="sacrebleu's effective order")
+                                       doc="sacrebleu's smoothing, none, floor, add-k or exp, for the corpus and "
+                                           "the per-example scores (sacrebleu's sentence_bleu); None: no smoothing "
+                                           "for the corpus, nltk's sentence_bleu per example")
+    smooth_value: float | None = option(None, kind="float", kw_only=True, doc="the value of floor (sacrebleu's default "
+                                                                                "0.1) and add-k (1)")
+    effective_order: bool = option(False, check=flag, kw_only=True, doc="sacrebleu's effective order (orders "
+                                                                                "without n-grams left out)")
     num_threads: int | None = option(1, kind="int", check=_threads, kw_only=True,
                                      doc="threads of the core's n-gram counting (None: every core)")
 

@@ -108,12 +108,16 @@ def _beta(name: str, value: Any) -> Any:
 
 @dataclasses.dataclass(frozen=True)
 class ChrfOptions(CorpusOptions):
-    char_order: int = option(6, check=_order, doc="character n-gram orders")
-    word_order: int = option(0, check=_order, doc="word n-gram orders (2: chrF++)")
-    beta: float = option(2, kind="number", check=_beta, doc="recall's weight in the F-score")
-    lowercase: bool = option(False, check=flag, doc="lower-case the texts")
+    char_order: int = option(6, check=_order, doc="the largest character n-gram order")
+    word_order: int = option(0, check=_order, doc="the largest word n-gram order; 2 gives chrF++")
+    beta: float = option(2, kind="number", check=_beta, doc="recall counts beta times as much as precision "
+                                                                   "in the F-score")
+    lowercase: bool = option(False, check=flag, doc="compare lower-cased texts")
     whitespace: bool = option(False, check=flag, doc="keep whitespace in the character n-grams")
-    eps_smoothing: bool = option(False, check=flag, doc="the mean of per-order F-scores (chrF++.py, Moses, nltk)")
+    eps_smoothing: bool = option(False, check=flag,
+                                 doc="the mean of the per-order F-scores with a tiny epsilon for empty orders "
+                                     "(chrF++.py, Moses, nltk) instead of sacrebleu's default, the F-score of "
+                                     "precision and recall averaged over the orders that have n-grams on both sides")
     use_aggregator: bool = option(True, check=flag, front_end=True,
                                   doc="True: the corpus score; False: per-example lists")
 

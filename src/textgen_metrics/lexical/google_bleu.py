@@ -42,7 +42,9 @@ def _threads(name: str, value: Any) -> Any:
 
 @dataclasses.dataclass(frozen=True)
 class GoogleBleuOptions(CorpusOptions):
-    tokenizer: Any = option(None, kind="str", doc="13a (default), or any BLEU tokenizer or function")
+    tokenizer: Any = option(None, kind="str", doc="13a (default) or any sacrebleu tokenizer (intl, none, "
+                                                       "char, zh, ja-mecab, ko-mecab), or a function str -> list of "
+                                                       "str")
     min_len: int = option(1, check=_order, doc="the smallest n-gram order")
     max_len: int = option(4, check=_order, doc="the largest n-gram order")
     use_aggregator: bool = option(True, check=flag, front_end=True,

@@ -106,9 +106,11 @@ def _threads(name: str, value: Any) -> Any:
 
 @dataclasses.dataclass(frozen=True)
 class MeteorOptions(Options):
-    alpha: float = option(0.9, check=_unit, doc="the weight of precision against recall in Fmean")
-    beta: float = option(3.0, check=_non_negative, doc="the exponent of the fragmentation penalty")
-    gamma: float = option(0.5, check=_unit, doc="the fragmentation penalty's weight")
+    alpha: float = option(0.9, check=_unit, doc="the weight of precision against recall in the "
+                                                                "harmonic mean Fmean, as in nltk")
+    beta: float = option(3.0, check=_non_negative, doc="the exponent (shape) of the "
+                                                                        "fragmentation penalty, as in nltk")
+    gamma: float = option(0.5, check=_unit, doc="the fragmentation penalty's weight, as in nltk")
     use_aggregator: bool = option(True, check=check_bool, front_end=True,
                                   doc="True: the mean over examples; False: per-example lists")
     num_threads: int | None = option(1, kind="int", check=_threads,

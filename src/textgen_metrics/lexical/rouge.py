@@ -387,24 +387,38 @@ class RougeOptions(Options):
             "(default rouge1, rouge2, rougeL, rougeLsum)")
     use_aggregator: bool = option(True, check=check_bool, front_end=True,
                                   doc="True: the mean over examples; False: per-example lists")
-    use_stemmer: bool = option(False, check=check_bool, doc="Porter stemming of tokens longer than 3 characters")
+    use_stemmer: bool = option(False, check=check_bool,
+                               doc="Porter stemming (nltk's, as rouge-score) of tokens longer than 3 characters")
     tokenizer: str | Callable[[str], list[str]] | None = option(
-        None, kind="str", doc="rouge_score (default), unicode, whitespace, or a function str -> list of str")
+        None, kind="str",
+        doc="rouge_score (default: rouge-score's, lower-cased runs of ASCII letters and digits, so it drops every "
+            "non-Latin script: Hindi, Chinese, Arabic text scores 0), unicode (keeps letters, digits and marks of "
+            "every script; one token per character for Chinese, Japanese, Thai, Lao, Khmer, Myanmar), whitespace "
+            "(splits on spaces), or a function str -> list of str (used as is, not stemmed, as in rouge-score)")
     split_summaries: bool = option(False, check=check_bool,
-                                   doc="sentences for rougeLsum and rougeW split on punctuation too, not only lines")
+                                   doc="the sentence units of rougeLsum and rougeW are the lines of the text; True "
+                                       "also splits lines after ., ! or ? followed by a space (a rule, not nltk's "
+                                       "punkt model, which would need a download)")
     rouge_w_weight: float = option(1.2, check=_weight, doc="the weight w of f(k) = k**w for rougeW")
     return_precision_recall: bool = option(False, check=check_bool,
                                            doc="also <type>_precision and <type>_recall")
     bootstrap_samples: int = option(0, check=_at_least_zero,
-                                    doc="if > 0: <type>_low and <type>_high, a percentile bootstrap interval of "
-                                        "the mean at confidence_level (default 0.95)")
+                                    doc="if > 0: add <type>_low and <type>_high, a percentile bootstrap interval "
+                                        "of the mean at confidence_level (default 0.95), the same for the same seed "
+                                        "(without it, confidence_level adds <type>_ci)")
     num_threads: int | None = option(1, kind="int", check=_threads,
                                      doc="threads of the compiled core (None or 0: every core); scores do not "
                                          "depend on it")
     multi_ref: str = option("best", check=_check_multi_ref, kw_only=True,
-                            doc="with several references: best (default), the scores against the reference "
-                                "with the best F-measure per type; mean, P, R and F each the mean over the "
-                                "references")
+                            doc="with several references per prediction: best (default: per type, the scores "
+                                "against the reference with the best F-measure, first on ties, as rouge-score's "
+                                "score_multi) or mean (per type, P, R and F each the mean of rouge-score's "
+                                "score(reference, prediction) over the example's references, averaged "
+                                "independently, so F is the mean F, not the F of the mean P and R, and correctly "
+                                "rounded in float64; the aggregate is the mean of these per-example means, what "
+                                "rouge-score's BootstrapAggregator would be given; rougeLsum with split_summaries "
+                                "splits each reference on its own; the signature says refs:mean instead of "
+                                "refs:best-f). One reference scores the same either way")
 
 
 class Rouge(MeanMetric):

@@ -87,7 +87,8 @@ class TerOptions(CorpusOptions):
     normalized: bool = option(False, check=flag, doc="Tercom's normalisation of punctuation and XML entities")
     no_punct: bool = option(False, check=flag, doc="remove punctuation (Hugging Face's name: ignore_punct)")
     asian_support: bool = option(False, check=flag,
-                                 doc="CJK characters split and their punctuation removed (support_zh_ja_chars)")
+                                 doc="with normalized, split CJK characters; with no_punct, remove CJK "
+                                     "punctuation too (Hugging Face's name: support_zh_ja_chars)")
     case_sensitive: bool = option(False, check=flag, doc="keep case (otherwise lower-cased)")
     use_aggregator: bool = option(True, check=flag, front_end=True,
                                   doc="True: the corpus score; False: per-example lists")

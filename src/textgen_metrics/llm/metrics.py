@@ -194,18 +194,22 @@ class JudgedOptions(Options):
     example does; a ``seed`` of None draws fresh resamples."""
 
     judge: Any = option(None, kind="json", front_end=True, kw_only=True,
-                        doc='a judge string ("openai:<model>", "hf:<local model>"), a judge object, or any function '
+                        doc='the judge, here or at evaluate.load(..., judge=...): a judge string ("openai:<model>": '
+                            "an OpenAI-compatible server, OPENAI_BASE_URL and OPENAI_API_KEY; \"hf:<local model>\"), "
+                            "a textgen_metrics judge object (OpenAIJudge, HFJudge, CallableJudge), or any function "
                             "messages -> str (it may take task= too)")
     use_aggregator: bool = option(True, check=check_bool, front_end=True, kw_only=True,
-                                  doc="the mean over scored examples (True) or one score per example, None where "
-                                      "the judge failed (False)")
+                                  doc="the mean over the examples that got a score (True) or one score per "
+                                      "example, None where the judge's answers stayed unusable (False)")
     return_details: bool = option(False, check=check_bool, kw_only=True,
-                                  doc="add per-example details (extracted items, verdicts with reasons)")
+                                  doc="add per-example details: the extracted items, each verdict with the "
+                                      "judge's reason, and any error")
     on_error: str = option("record", check=_check_on_error, kw_only=True,
-                           doc='"record" (a failed example gets None and an entry in errors) or "raise"')
+                           doc='"record" keeps going (a failed example gets None and an entry in errors) or '
+                               '"raise" (raises on the first example that failed)')
     judge_options: dict[str, Any] | None = option(None, kind="json", front_end=True, kw_only=True,
                                                   doc="options for the judge's constructor when judge is a string "
-                                                      "or a function")
+                                                      "or a function (concurrency, cache, ...)")
     progress: Callable[[int], Any] | None = option(None, kind="json", front_end=True, kw_only=True,
                                                    doc="called with 1 as each example gets its result")
     # seed=None draws fresh resamples here (unseeded), so the type is wider than the base's int

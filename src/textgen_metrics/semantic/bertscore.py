@@ -503,27 +503,49 @@ def _multi_ref(name: str, value: Any) -> str:
 
 @dataclasses.dataclass(frozen=True)
 class BertScoreOptions(Options):
-    model_type: str | None = option(None, kind="str", doc="a local model folder or a model id already on disk "
-                                                          "(default: the packaged all-MiniLM-L6-v2)")
-    num_layers: int | None = option(None, kind="int", doc="the layer whose embeddings are compared (default: last)")
-    idf: Any = option(False, kind="bool", check=_idf, doc="idf weights from the references (or a dict of weights)")
-    batch_size: int = option(64, check=_batch_size, doc="sentences per forward pass and pairs per matching chunk")
-    device: str | None = option(None, kind="str", doc="cpu, cuda, ... (default: cuda when there is one)")
-    lang: str | None = option(None, kind="str", doc="the language (for rescale_with_baseline)")
-    rescale_with_baseline: bool = option(False, check=check_bool, doc="rescale with bert_score's baseline")
-    baseline_path: str | None = option(None, kind="str", doc="a bert_score baseline .tsv")
+    model_type: str | None = option(None, kind="str", doc="a local model folder or a model id already in the "
+                                                          "Hugging Face cache (default: the packaged "
+                                                          "all-MiniLM-L6-v2); nothing is downloaded")
+    num_layers: int | None = option(None, kind="int", doc="the layer whose embeddings are compared "
+                                                                   "(default: the model's last)")
+    idf: Any = option(False, kind="bool", check=_idf, doc="idf weights from the references, or a dict "
+                                                                  "token id -> weight")
+    batch_size: int = option(64, check=_batch_size, doc="sentences per forward pass (on the CPU also "
+                                                                  "at most 2,048 tokens) and pairs per matching chunk")
+    device: str | None = option(None, kind="str", doc="cpu or cuda (default: cuda when there is one)")
+    lang: str | None = option(None, kind="str",
+                              doc="the language (for rescale_with_baseline): en or none with no model_type uses the "
+                                  "default model; any other needs a model_type for it (an error otherwise: the "
+                                  "default model is English only)")
+    rescale_with_baseline: bool = option(False, check=check_bool, doc="rescale (P - b) / (1 - b) with bert_score's "
+                                                                 "baseline file for the model and lang (or "
+                                                                 "baseline_path)")
+    baseline_path: str | None = option(None, kind="str", doc="your own bert_score baseline .tsv "
+                                                                        "for rescale_with_baseline")
     use_fast_tokenizer: bool = option(False, check=check_bool, doc="the model's fast tokenizer")
-    half: bool = option(False, check=check_bool, doc="half precision (a GPU)")
+    half: bool = option(False, check=check_bool, doc="a float16 model (on a GPU only)")
     use_aggregator: bool = option(False, check=check_bool, front_end=True,
                                   doc="False (default, as Hugging Face's): per-example lists; True: the means")
-    verbose: bool = option(False, check=check_bool, front_end=True, doc="bert_score's status lines and a bar")
-    nthreads: int = option(4, check=_nthreads, doc="accepted and checked; starts no workers")
-    all_layers: bool = option(False, check=check_bool, doc="every hidden layer's scores")
+    verbose: bool = option(False, check=check_bool, front_end=True, doc="bert_score's status lines and a "
+                                                                                     "progress bar over the pairs")
+    nthreads: int = option(4, check=_nthreads, doc="accepted as Hugging Face's (bert_score's "
+                                                                        "idf workers) and checked; it changes nothing "
+                                                                        "here, starting no workers")
+    all_layers: bool = option(False, check=check_bool, doc="score with every hidden state of the "
+                                                                       "whole model (the embeddings and each layer); "
+                                                                       "each output is then a list over them "
+                                                                       "(embeddings first) of the per-example lists, "
+                                                                       "as bert_score's")
     progress: Callable[[int], Any] | None = option(None, kind="json", front_end=True,
                                                    doc="called as k more examples are scored")
     multi_ref: str = option("best", check=_multi_ref, kw_only=True,
-                            doc="with several references: best (default), P, R and F each the maximum over "
-                                "them (as bert_score); mean, each the mean over them")
+                            doc="with several references: best (default), P, R and F1 each the maximum over "
+                                "them (bert_score's rule); mean, each the mean of the per-reference scores (the "
+                                "same float32 values, rescaled first where a baseline is asked, then averaged in "
+                                "float64, as SummEval's and BARTScore's analyses; the signature then has refs:mean, "
+                                "the hashcode, bert_score's format, does not change). One reference scores the "
+                                "same either way, and the cost is the same: every (prediction, reference) pair is "
+                                "scored in both")
 
     def check(self) -> None:
         object.__setattr__(self, "lang", _check_lang(self.lang, self.model_type))
