@@ -48,15 +48,42 @@ import hashlib
 import json
 import time
 import urllib.parse
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator, Mapping
+from typing import Any, Protocol
 
 from .base import Completion, JudgeError, JudgeFatalError, JudgeRequest, JudgeResult, logger
-
-if TYPE_CHECKING:
-    from .openai import OpenAIJudge
+from .cache import AnswerCache
+from .http import _error_message, _HTTPClient, _short, transport_failure
 
 __all__ = ["BatchRun", "BatchAPI", "OpenAIBatchAPI", "AzureBatchAPI", "AnthropicBatchAPI", "custom_id"]
+
+
+class BatchJudge(Protocol):
+    """What the batch APIs use of the judge that sends them (``OpenAIJudge`` and its subclasses,
+    ``AnthropicJudge`` among them): the judges import this module, never the other way round."""
+
+    backend: str
+    model: str
+    base_url: str
+    cache: AnswerCache | None
+    timeout: float
+    max_retries: int
+    live_concurrency: int
+    batch_window: float
+    batch_poll_interval: float
+    batch_max_poll_interval: float
+
+    def redact(self, text: str | None) -> str | None: ...
+
+    def _headers(self, request: JudgeRequest) -> dict[str, str]: ...
+
+    def _fatal(self, status: int, message: str) -> JudgeFatalError | None: ...
+
+    def _retry_after(self, status: int, headers: Mapping[str, str], text: str) -> float | None: ...
+
+    def _delay(self, attempt: int, retry_after: float | None = None) -> float: ...
+
+    def _completion(self, payload: Any) -> Completion: ...
 
 
 def custom_id(request: JudgeRequest, body: dict[str, Any]) -> str:
@@ -79,7 +106,7 @@ class BatchAPI:
     max_requests = 50_000
     max_bytes = 200 * 1024 * 1024
 
-    def __init__(self, judge: OpenAIJudge) -> None:
+    def __init__(self, judge: BatchJudge) -> None:
         self.judge = judge
 
     # -- hooks --------------------------------------------------------------------------------
@@ -110,8 +137,6 @@ class BatchAPI:
         401/403/404 stops the run (``JudgeFatalError``); another 4xx is a ``JudgeError``."""
         import aiohttp
 
-        from .openai import _error_message, _short
-
         judge = self.judge
         last = "no attempt"
         for attempt in range(judge.max_retries + 1):
@@ -134,8 +159,6 @@ class BatchAPI:
                     last = f"HTTP {resp.status}: {message}"
                     wait = judge._retry_after(resp.status, resp.headers, raw.decode("utf-8", "replace"))
             except (asyncio.TimeoutError, aiohttp.ClientError) as e:
-                from .openai import transport_failure
-
                 last = transport_failure(e, judge.base_url)
             if attempt < judge.max_retries:
                 await asyncio.sleep(judge._delay(attempt, wait))
@@ -235,8 +258,6 @@ class OpenAIBatchAPI(BatchAPI):
         return _Ended(status, results, missing)
 
     def _outcome(self, row: dict[str, Any]) -> Completion | JudgeError:
-        from .openai import _error_message, _short
-
         error = row.get("error")
         if isinstance(error, dict) and error:
             return JudgeError(f"the batch did not answer this request: {error.get('code')}: {error.get('message')}")
@@ -327,7 +348,7 @@ class BatchRun:
     """The session context of a batch-mode judge: gathers the requests of a stage and sends them
     as one batch (see the module's docstring)."""
 
-    def __init__(self, judge: OpenAIJudge, http: Any, api: BatchAPI) -> None:
+    def __init__(self, judge: BatchJudge, http: Any, api: BatchAPI) -> None:
         self.judge, self.http, self.api = judge, http, api
         self.live = asyncio.Semaphore(judge.live_concurrency)  # re-asks sent live (batch_retry="live")
         self.pending: dict[str, _Waiting] = {}
@@ -443,9 +464,7 @@ class BatchRun:
 class BatchContext(contextlib.AbstractAsyncContextManager):  # type: ignore[type-arg]
     """The judge's ``_open()`` in batch mode: its HTTP session and a :class:`BatchRun`."""
 
-    def __init__(self, judge: OpenAIJudge, api: BatchAPI) -> None:
-        from .openai import _HTTPClient
-
+    def __init__(self, judge: BatchJudge, api: BatchAPI) -> None:
         self.judge, self.api = judge, api
         self.client = _HTTPClient(judge.timeout)
         self.run: BatchRun | None = None

@@ -27,8 +27,9 @@ import os
 import sqlite3
 import threading
 import time
-import warnings
 from typing import Any, Protocol, runtime_checkable
+
+from .shared_cache import DirectoryCache, _warn_once
 
 __all__ = ["JudgeCache", "AnswerCache", "resolve_cache", "cache_key", "default_cache_path"]
 
@@ -56,21 +57,6 @@ def cache_key(backend: str, model: str, messages: Any, settings: dict[str, Any])
                           "settings": settings}, sort_keys=True, ensure_ascii=False,
                          separators=(",", ":"), default=str)
     return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-# (file, "writable" or "readable"): the failures already warned about in this process
-_warned: set[tuple[str, str]] = set()
-_warned_lock = threading.Lock()
-
-
-def _warn_once(path: str, what: str, message: str) -> None:
-    """Log and warn ``message``, unless this process has warned about ``what`` of ``path``."""
-    with _warned_lock:
-        if (path, what) in _warned:
-            return
-        _warned.add((path, what))
-    logger.warning(message)
-    warnings.warn(message, RuntimeWarning, stacklevel=3)  # where the cache was used
 
 
 # SQLite's primary result codes that say the file's content is not a judge cache: SQLITE_ERROR (a
@@ -292,8 +278,6 @@ def resolve_cache(cache: Any) -> AnswerCache | None:
     if isinstance(cache, JudgeCache):
         return cache
     if isinstance(cache, str) and cache.startswith("dir:"):
-        from .shared_cache import DirectoryCache
-
         return DirectoryCache(cache[len("dir:"):])
     if isinstance(cache, (str, os.PathLike)):
         return JudgeCache(cache)

@@ -29,14 +29,31 @@ files needs no lock:
 from __future__ import annotations
 
 import json
+import logging
 import os
 import secrets
 import threading
+import warnings
 from typing import Any
 
-from .cache import _warn_once
-
 __all__ = ["DirectoryCache"]
+
+logger = logging.getLogger("textgen_metrics.judges")
+
+# (file, "writable" or "readable"): the failures already warned about in this process
+_warned: set[tuple[str, str]] = set()
+_warned_lock = threading.Lock()
+
+
+def _warn_once(path: str, what: str, message: str) -> None:
+    """Log and warn ``message``, unless this process has warned about ``what`` of ``path`` (for
+    this cache and for ``cache.JudgeCache``)."""
+    with _warned_lock:
+        if (path, what) in _warned:
+            return
+        _warned.add((path, what))
+    logger.warning(message)
+    warnings.warn(message, RuntimeWarning, stacklevel=3)  # where the cache was used
 
 
 class DirectoryCache:
