@@ -53,15 +53,15 @@ def _library(rows: list[dict], metrics: list[str]) -> dict:
 
 def _core(rows: list[dict], metrics: list[str], batch: int) -> dict:
     from textgen_metrics import scaleout
+    from textgen_metrics.run import Run
 
-    plan = scaleout.make_plan(metrics)
-    scorer = scaleout.BatchScorer(plan)
+    run = Run.build(metrics)
     parts = []
     for start in range(0, len(rows), batch):
         part = rows[start:start + batch]
         columns = {"prediction": [r["prediction"] for r in part], "references": [r["references"] for r in part]}
-        parts.append((start, len(part), scaleout.pack(scorer.statistics(columns))))
-    return scaleout.results(plan, scaleout.merge(parts))
+        parts.append((start, len(part), scaleout.pack(run.statistics(columns))))
+    return run.result_dicts(scaleout.merge(parts))
 
 
 def _timed(fn):

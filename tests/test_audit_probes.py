@@ -181,8 +181,8 @@ def test_another_comparison_asks_at_most_one_more_request_per_pair(one_order_met
     # after a plain run with the same cache: exactly one request per pair
     cache = str(tmp_path / "c.sqlite")
     judge = Planted(position=0.3)
-    one_order_metric.call({"queries": [r["query"] for r in rows], "predictions": [r["prediction"] for r in rows],
-                           "baselines": [r["baseline"] for r in rows]}, judge=CallableJudge(fn, cache=cache))
+    one_order_metric.function()(queries=[r["query"] for r in rows], predictions=[r["prediction"] for r in rows],
+                                baselines=[r["baseline"] for r in rows], judge=CallableJudge(fn, cache=cache))
     calls = judge.calls
     again = audit(rows, metrics=one_order_metric, judge=CallableJudge(fn, cache=cache), probes=("position",), seed=1)
     assert again["requests"] == len(rows) == judge.calls - calls

@@ -118,17 +118,26 @@ def test_progress_bar_per_metric_counts_examples():
     assert quiet.returncode == 0 and "30/30" not in quiet.stderr
 
 
-def test_chunked_progress_gives_the_same_scores(tmp_path):
-    from textgen_metrics.registry import get_metric
+def test_chunked_progress_gives_the_same_scores(monkeypatch):
+    import contextlib
+
+    from textgen_metrics import run as run_module
 
     rows = [json.loads(line) for line in SAMPLE.read_text().splitlines()] * 3
-    inputs = {"predictions": [r["prediction"] for r in rows], "references": [r["references"] for r in rows]}
+    run = run_module.Run.build(["rouge", "bleu", "meteor"])
+    inputs = run.inputs(rows)
     seen = []
-    for name in ("rouge", "bleu", "meteor"):
-        spec = get_metric(name)
-        whole = spec.compute_both(inputs)
-        chunked = spec.compute_both(inputs, progress=seen.append, chunk_size=7)
-        assert chunked == whole
+
+    @contextlib.contextmanager
+    def progress(name, total):
+        yield seen.append
+
+    whole = run.score(inputs)
+    monkeypatch.setattr(run_module, "CHUNK", 7)
+    chunked = run.score(inputs, progress=progress)
+    for name in run.metrics:
+        assert chunked[name].as_dict(True) == whole[name].as_dict(True)
+        assert chunked[name].as_dict(False) == whole[name].as_dict(False)
     assert sum(seen) == 3 * len(rows) and max(seen) == 7
 
 
@@ -292,7 +301,7 @@ def test_boolean_options_parse_every_spelling(tmp_path, value, want):
     ("rouge.seed=1.5", "--option rouge.seed: expected an integer, got '1.5'"),
     ("rouge.rouge_types=[rouge1", "--option rouge.rouge_types: not a valid JSON list"),
     ("rouge.stemmer=true", "--option rouge.stemmer: rouge has no option 'stemmer'; its options:"),
-    ("bleu.smooth=true", "--option bleu.smooth: 'bleu' is not among --metrics rouge"),
+    ("bleu.smooth=true", "--option bleu: 'bleu' is not among --metrics rouge"),
     ("rouge.rouge_w_weight=inf", "rouge_w_weight: inf is not a finite number"),
     ("rouge.use_stemmer", "--option: expected METRIC.NAME=VALUE, got 'rouge.use_stemmer'"),
 ])
@@ -367,13 +376,9 @@ SPELLINGS = [(column, field) for column, fields in
 @pytest.mark.parametrize("column, field", SPELLINGS, ids=[f"{c}-{f}" for c, f in SPELLINGS])
 def test_every_documented_field_spelling_is_read(column, field):
     from textgen_metrics.registry import METRICS
-    from textgen_metrics.scoring import columns_from_records
+    from textgen_metrics.run import Run
 
-    spec = next((s for s in METRICS.values() if column in s.columns), None)
-    if spec is None:  # an input no registered metric takes yet (pairwise baselines)
-        from textgen_metrics.registry import MetricSpec
-
-        spec = MetricSpec("probe", ("textgen_metrics.lexical.rouge", "rouge"), {column: "text"})
+    spec = next(s for s in METRICS.values() if column in s.columns)
     values = {"text": "a text", "text_or_list": ["one", "two"], "list": ["c1", "c2"]}
     rows = []
     for _ in range(2):
@@ -381,7 +386,7 @@ def test_every_documented_field_spelling_is_read(column, field):
         for c, kind in spec.columns.items():
             row[field if c == column else c] = values[kind]
         rows.append(row)
-    got = columns_from_records(rows, spec)
+    got = Run.build([spec.name], judge=(lambda messages: "unused") if spec.judge else None).inputs(rows)[spec.name]
     assert got[column] == [values[spec.columns[column]]] * 2
 
 
@@ -472,8 +477,7 @@ def test_allow_empty_scores_blank_cells_as_the_library_scores_empty_texts(tmp_pa
 
 
 def test_texts_in_brackets_and_the_library_keep_their_meaning(tmp_path):
-    from textgen_metrics.registry import get_metric
-    from textgen_metrics.scoring import columns_from_records
+    from textgen_metrics.run import Run
 
     path = tmp_path / "d.csv"
     path.write_text('prediction,references\n[Music] plays,[Music] plays softly\na,"[""a"", ""b""]"\n')
@@ -482,7 +486,7 @@ def test_texts_in_brackets_and_the_library_keep_their_meaning(tmp_path):
     want = textgen_metrics.rouge(["[Music] plays", "a"], ["[Music] plays softly", ["a", "b"]], use_aggregator=False)
     assert json.loads(out.read_text())["metrics"]["rouge"]["per_example"] == want
     # in the library an empty string stays valid input with its documented score
-    assert columns_from_records([{"prediction": "", "references": ""}], get_metric("rouge")) == {
+    assert Run.build(["rouge"]).inputs([{"prediction": "", "references": ""}])["rouge"] == {
         "predictions": [""], "references": [""]}
     assert textgen_metrics.rouge([""], ["a"])["rouge1"] == 0.0
 

@@ -162,13 +162,13 @@ def buggy_metric():
 
 
 def test_a_bug_in_a_metric_raises_with_its_traceback_through_every_front_end(buggy_metric):
+    from textgen_metrics.run import Run
     from textgen_metrics.scoring import score_records
-    from textgen_metrics.streaming import MetricStream
 
     rows = [{"prediction": "a", "reference": "a"}]
     for run in (lambda: textgen_metrics.buggy(["a"], ["a"]),
                 lambda: score_records(rows, ["buggy"]),
-                lambda: MetricStream(buggy_metric).add({"predictions": ["a"], "references": ["a"]})):
+                lambda: Run.build(["buggy"]).statistics({"predictions": ["a"], "references": ["a"]})):
         with pytest.raises(ZeroDivisionError) as info:
             run()
         # raised where the bug is, not re-raised (nor turned into a missing score) on the way

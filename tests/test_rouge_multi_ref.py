@@ -203,6 +203,7 @@ def test_bertscore_mean_with_all_layers_and_aggregate(bert_data):
         for i, group in enumerate(refs):
             assert layers["f1"][layer][i] == pytest.approx(fmean(flat["f1"][layer][at:at + len(group)]), abs=1e-6)
             at += len(group)
-    agg, per = BertScore.compute_both({"predictions": preds, "references": refs}, multi_ref="mean",
-                                      confidence_level=0.9, n_resamples=100)
+    metric = BertScore(multi_ref="mean", confidence_level=0.9, n_resamples=100)
+    result = metric.score(metric.statistics({"predictions": preds, "references": refs}))
+    agg, per = result.as_dict(True), result.as_dict(False)
     assert agg["f1"] == fmean(per["f1"]) and agg["f1_ci"][0] <= agg["f1"] <= agg["f1_ci"][1]

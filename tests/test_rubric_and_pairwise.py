@@ -134,13 +134,13 @@ def test_g_eval_failures_options_and_interval():
         textgen_metrics.g_eval(predictions=["a"], criteria=CRITERIA + " y", judge=no_steps, on_error="raise")
     judge = Scripted(steps=steps_rule, score=score_by_length)
     with pytest.raises(ValueError, match="criteria: g_eval needs the criteria"):
-        textgen_metrics.llm.compute("g_eval", predictions=["a"], judge=judge)
+        textgen_metrics.g_eval(predictions=["a"], judge=judge)
     with pytest.raises(TypeError, match="evaluation_steps: expected a list of strings"):
         textgen_metrics.g_eval(predictions=["a"], criteria=CRITERIA, evaluation_steps="Read it.", judge=judge)
     with pytest.raises(ValueError, match=r"score_range: \(5, 1\) must be 0 <= low < high"):
         textgen_metrics.g_eval(predictions=["a"], criteria=CRITERIA, score_range=(5, 1), judge=judge)
-    with pytest.raises(TypeError, match="unexpected argument 'contexts'"):
-        textgen_metrics.llm.compute("g_eval", predictions=["a"], contexts=[["c"]], criteria=CRITERIA, judge=judge)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'contexts'"):
+        textgen_metrics.g_eval(predictions=["a"], contexts=[["c"]], criteria=CRITERIA, judge=judge)
     preds = ["one", "one two", "one two three", "a b c d", "a"]
     out = textgen_metrics.g_eval(predictions=preds, criteria=CRITERIA, judge=judge, confidence_level=0.9, seed=3)
     per = textgen_metrics.g_eval(predictions=preds, criteria=CRITERIA, judge=judge, use_aggregator=False)["g_eval"]
@@ -230,8 +230,8 @@ def test_pairwise_interval_reference_criteria_and_failures():
     # the judge's verdicts against people's, as labels
     agree = textgen_metrics.agreement(out["verdicts"], ["win", "loss", "loss"])
     assert agree["kind"] == "labels" and agree["judge_missing"] == 1 and agree["accuracy"] == 1.0
-    with pytest.raises(ValueError, match="baselines: missing"):
-        textgen_metrics.llm.compute("pairwise_preference", queries=["q"], predictions=["p"], judge=judge)
+    with pytest.raises(TypeError, match="missing a required argument: 'baselines'"):
+        textgen_metrics.pairwise_preference(queries=["q"], predictions=["p"], judge=judge)
 
 
 # -- evaluate.load, the command line, the playground ----------------------------------------------

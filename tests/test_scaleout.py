@@ -1,6 +1,6 @@
-"""The core of the cluster front ends (textgen_metrics.scaleout), without a cluster: batches'
-statistics merged in any order equal the library's result; per-row score columns; the plan's
-checks; one set of metric objects per process."""
+"""The core of the cluster front ends (textgen_metrics.run's Run, textgen_metrics.scaleout),
+without a cluster: batches' statistics merged in any order equal the library's result; per-row
+score columns; the run's checks; one set of metric objects per process."""
 
 import json
 import os
@@ -11,11 +11,17 @@ import pytest
 
 import textgen_metrics
 from scaleout_judge import KillOnce, StepsPerProcess, columns, rows
+from textgen_metrics import run as run_module
 from textgen_metrics import scaleout
 from textgen_metrics.errors import OptionError
 from textgen_metrics.registry import get_metric
 
 LEXICAL = ["rouge", "bleu", "google_bleu", "chrf", "ter", "meteor"]
+
+
+def make_plan(*args, **kwargs):
+    """A run as the cluster front ends build it (their options may set use_aggregator)."""
+    return run_module.Run.build(*args, front_end=True, **kwargs)
 
 
 def library(name, data, **options):
@@ -39,44 +45,44 @@ def test_batches_merged_in_any_order_equal_the_library(seed):
     data = rows(60, seed=seed)
     options = {"bleu": {"confidence_level": 0.95, "n_resamples": 100},
                "rouge": {"use_aggregator": False}, "chrf": {"word_order": 2}}
-    plan = scaleout.make_plan(LEXICAL, options=options)
-    scorer = scaleout.BatchScorer(plan)
+    plan = make_plan(LEXICAL, options=options)
+    scorer = plan
     frame = pd.DataFrame(data)
     parts = [(a, b - a, scaleout.pack(scorer.statistics(frame.iloc[a:b]))) for a, b in batches(data, seed)]
-    got = scaleout.results(plan, scaleout.merge(parts))
+    got = plan.result_dicts(scaleout.merge(parts))
     for name in LEXICAL:
         assert got[name] == library(name, data, **options.get(name, {})), name
 
 
 def test_statistics_travel_as_json_with_every_bit():
     data = rows(20, seed=3)
-    plan = scaleout.make_plan(["meteor", "ter"])
-    packed = scaleout.pack(scaleout.BatchScorer(plan).statistics(pd.DataFrame(data)))
-    again = scaleout.results(plan, scaleout.merge([(0, 20, json.dumps(json.loads(packed)))]))
+    plan = make_plan(["meteor", "ter"])
+    packed = scaleout.pack(plan.statistics(pd.DataFrame(data)))
+    again = plan.result_dicts(scaleout.merge([(0, 20, json.dumps(json.loads(packed)))]))
     assert again["meteor"] == library("meteor", data) and again["ter"] == library("ter", data)
 
 
 def test_a_batch_counted_twice_is_an_error():
     data = rows(6)
-    plan = scaleout.make_plan(["rouge"])
-    packed = scaleout.pack(scaleout.BatchScorer(plan).statistics(pd.DataFrame(data)))
+    plan = make_plan(["rouge"])
+    packed = scaleout.pack(plan.statistics(pd.DataFrame(data)))
     with pytest.raises(ValueError, match="two batches at order key 5"):
         scaleout.merge([(5, 6, packed), (5, 6, packed)])
 
 
 def test_no_rows_is_the_metrics_own_error():
-    plan = scaleout.make_plan(["bleu"])
+    plan = make_plan(["bleu"])
     with pytest.raises(ValueError, match="no examples"):
-        scaleout.results(plan, scaleout.merge([]))
+        plan.result_dicts(scaleout.merge([]))
 
 
 def test_score_columns_are_the_per_example_values():
     data = rows(15, seed=4)
     batch = {"prediction": [r["prediction"] for r in data], "refs": [r["references"] for r in data]}
-    plan = scaleout.make_plan(["rouge", "bleu", "chrf"], columns={"references": "refs"},
+    plan = make_plan(["rouge", "bleu", "chrf"], columns={"references": "refs"},
                               options={"rouge": {"rouge_types": ["rouge1", "rougeL"], "confidence_level": 0.9}})
-    out = scaleout.BatchScorer(plan).score_columns(batch)
-    assert list(out) == scaleout.score_names(plan) == ["rouge.rouge1", "rouge.rougeL", "bleu.bleu", "chrf.score"]
+    out = plan.score_columns(batch)
+    assert list(out) == plan.score_names() == ["rouge.rouge1", "rouge.rougeL", "bleu.bleu", "chrf.score"]
     assert out["rouge.rougeL"] == library("rouge", data, rouge_types=["rouge1", "rougeL"],
                                           use_aggregator=False)["rougeL"]
     assert out["bleu.bleu"] == library("bleu", data, use_aggregator=False)["bleu"]  # each sentence's own
@@ -89,9 +95,9 @@ def test_arrow_arrays_and_csv_cells_are_read_as_lists():
     data = rows(4, seed=5)
     refs = [np.array(data[0]["references"]), json.dumps(data[1]["references"]), data[2]["references"][0],
             data[3]["references"]]
-    plan = scaleout.make_plan(["google_bleu"])
+    plan = make_plan(["google_bleu"])
     batch = pd.DataFrame({"prediction": [r["prediction"] for r in data], "references": refs})
-    got = scaleout.results(plan, scaleout.merge([(0, 4, scaleout.pack(scaleout.BatchScorer(plan).statistics(batch)))]))
+    got = plan.result_dicts(scaleout.merge([(0, 4, scaleout.pack(plan.statistics(batch)))]))
     expected = [data[0]["references"], data[1]["references"], [data[2]["references"][0]], data[3]["references"]]
     assert got["google_bleu"] == textgen_metrics.google_bleu(predictions=[r["prediction"] for r in data],
                                                              references=expected)
@@ -99,62 +105,62 @@ def test_arrow_arrays_and_csv_cells_are_read_as_lists():
 
 def test_the_plan_checks_names_columns_and_options_first():
     with pytest.raises(ValueError, match="unknown metric 'rogue'"):
-        scaleout.make_plan(["rogue"])
-    with pytest.raises(ValueError, match=r"columns: 'queries' is not an input of rouge"):
-        scaleout.make_plan(["rouge"], columns={"queries": "q"})
+        make_plan(["rogue"])
+    with pytest.raises(ValueError, match=r"columns queries: not an input of rouge"):
+        make_plan(["rouge"], columns={"queries": "q"})
     with pytest.raises(OptionError, match="rouge has no option 'n_gram'"):
-        scaleout.make_plan(["rouge"], options={"rouge": {"n_gram": 2}})
+        make_plan(["rouge"], options={"rouge": {"n_gram": 2}})
     with pytest.raises(OptionError, match="confidence_level"):
-        scaleout.make_plan(["bleu"], options={"bleu": {"confidence_level": 2}})
-    with pytest.raises(ValueError, match=r"options: 'bleu' is not among the metrics \['rouge'\]"):
-        scaleout.make_plan(["rouge"], options={"bleu": {}})
-    with pytest.raises(ValueError, match="judge: faithfulness needs a judge"):
-        scaleout.make_plan(["rouge", "faithfulness"])
-    plan = scaleout.make_plan(["rouge"], columns={"predictions": "output"})
+        make_plan(["bleu"], options={"bleu": {"confidence_level": 2}})
+    with pytest.raises(ValueError, match=r"options bleu: 'bleu' is not among metrics rouge"):
+        make_plan(["rouge"], options={"bleu": {}})
+    with pytest.raises(ValueError, match=r"judge: an LLM-guided metric needs a judge \(faithfulness\)"):
+        make_plan(["rouge", "faithfulness"])
+    plan = make_plan(["rouge"], columns={"predictions": "output"})
     with pytest.raises(ValueError, match=r"no column 'output' for rouge's predictions \(it has: prediction, "
                                          r"references\); map one with columns="):
-        scaleout.check_table(plan, ["prediction", "references"])
+        plan.check_table(["prediction", "references"])
 
 
 def test_one_set_of_metric_objects_and_one_judge_per_process():
     options = {"faithfulness": {}, "answer_relevance": {}}
-    first = scaleout.process_scorer(scaleout.make_plan(list(options), judge=KillOnce()), "test")
-    again = scaleout.process_scorer(scaleout.make_plan(list(options), judge=KillOnce()), "test")
+    first = make_plan(list(options), judge=KillOnce()).metrics_here("test")
+    again = make_plan(list(options), judge=KillOnce()).metrics_here("test")
     assert again is first
     judges = {id(m.resolved_judge) for m in first.metrics.values()}
     assert len(judges) == 1  # one judge (one cache, one connection pool, one budget) for the process
-    other = scaleout.process_scorer(scaleout.make_plan(["faithfulness"], judge=KillOnce()), "test")
+    other = make_plan(["faithfulness"], judge=KillOnce()).metrics_here("test")
     assert other is not first
 
 
 def test_a_process_keeps_the_metrics_of_its_last_few_plans():
     """A worker process that lives on between calls (a Ray task's, a Spark Python worker) keeps
     the scorers of the last ``_KEPT`` plans it used, the least recently used dropped first."""
-    scaleout._PROCESS.clear()
-    plans = [scaleout.make_plan(["chrf"], options={"chrf": {"word_order": n}}) for n in range(scaleout._KEPT + 1)]
-    made = [scaleout.process_scorer(plan, "test") for plan in plans[:-1]]
-    assert scaleout.process_scorer(plans[0], "test") is made[0]  # used again: now the most recent
-    scaleout.process_scorer(plans[-1], "test")  # one too many: the least recently used (plans[1]) goes
-    assert len(scaleout._PROCESS) == scaleout._KEPT
-    assert scaleout.process_scorer(plans[0], "test") is made[0]
-    assert scaleout.process_scorer(plans[2], "test") is made[2]
-    assert scaleout.process_scorer(plans[1], "test") is not made[1]
+    run_module._PROCESS.clear()
+    plans = [make_plan(["chrf"], options={"chrf": {"word_order": n}}) for n in range(run_module._KEPT + 1)]
+    made = [plan.metrics_here("test") for plan in plans[:-1]]
+    assert plans[0].metrics_here("test") is made[0]  # used again: now the most recent
+    plans[-1].metrics_here("test")  # one too many: the least recently used (plans[1]) goes
+    assert len(run_module._PROCESS) == run_module._KEPT
+    assert plans[0].metrics_here("test") is made[0]
+    assert plans[2].metrics_here("test") is made[2]
+    assert plans[1].metrics_here("test") is not made[1]
 
 
 def test_a_plan_loads_a_model_where_a_worker_would():
     """BERTScore runs its model on the workers for per-row scores only (its statistics are its
     inputs); a local judge holds its model wherever it judges; an API or function judge none."""
-    assert not scaleout.loads_model(scaleout.make_plan(LEXICAL), per_row=True)
-    assert scaleout.loads_model(scaleout.make_plan(["rouge", "bertscore"]), per_row=True)
-    assert not scaleout.loads_model(scaleout.make_plan(["rouge", "bertscore"]), per_row=False)
+    assert not scaleout.loads_model(make_plan(LEXICAL), per_row=True)
+    assert scaleout.loads_model(make_plan(["rouge", "bertscore"]), per_row=True)
+    assert not scaleout.loads_model(make_plan(["rouge", "bertscore"]), per_row=False)
     for judge in ("openai:m", KillOnce()):
-        assert not scaleout.loads_model(scaleout.make_plan(["faithfulness"], judge=judge), per_row=False)
-    assert scaleout.loads_model(scaleout.make_plan(["faithfulness"], judge="tiny:smollm2"), per_row=False)
+        assert not scaleout.loads_model(make_plan(["faithfulness"], judge=judge), per_row=False)
+    assert scaleout.loads_model(make_plan(["faithfulness"], judge="tiny:smollm2"), per_row=False)
     from textgen_metrics.judges import TinyJudge
 
-    assert scaleout.loads_model(scaleout.make_plan(["faithfulness"], judge=TinyJudge()), per_row=True)
+    assert scaleout.loads_model(make_plan(["faithfulness"], judge=TinyJudge()), per_row=True)
     # a judge given to one metric in its options
-    plan = scaleout.make_plan(["rouge", "faithfulness"], options={"faithfulness": {"judge": "tiny:smollm2"}})
+    plan = make_plan(["rouge", "faithfulness"], options={"faithfulness": {"judge": "tiny:smollm2"}})
     assert scaleout.loads_model(plan, per_row=False)
 
 
@@ -169,10 +175,10 @@ def test_a_bad_value_is_raised_with_its_index_in_the_whole_table():
     data[26]["references"] = []
     with pytest.raises(InputTypeError) as alone:
         library("bleu", data)
-    plan = scaleout.make_plan(["bleu", "rouge"])
-    scorer = scaleout.BatchScorer(plan)
+    plan = make_plan(["bleu", "rouge"])
+    scorer = plan
     batches = [pd.DataFrame(data[start:start + 7]) for start in range(0, 30, 7)]
-    parts = [(7 * i, len(b), scaleout.batch_statistics(scorer, b)) for i, b in enumerate(batches)]
+    parts = [(7 * i, len(b), scaleout.batch_statistics(plan, b, "test")) for i, b in enumerate(batches)]
     assert [scaleout.is_input_error(text) for _, _, text in parts] == [False, False, True, True, False]
     with pytest.raises(InputTypeError) as got:
         scaleout.merge(reversed(parts))
@@ -189,17 +195,16 @@ def test_a_per_row_batch_says_its_index_is_the_batchs():
     data[4]["prediction"] = None
     with pytest.raises(InputTypeError, match=r"^predictions\[4\]: expected str, got None \(the index is the row's "
                                              r"in a batch of 6 rows; evaluate\(\) names the row of the table\)"):
-        scaleout.BatchScorer(scaleout.make_plan(["chrf"])).score_columns(pd.DataFrame(data))
+        scaleout.score_columns(make_plan(["chrf"]), pd.DataFrame(data), "test")
 
 
 def test_missing_cells_are_read_as_none():
     """pandas' NA and NaN (a null of Arrow) are the library's None."""
     frame = pd.DataFrame({"prediction": pd.array(["a b", pd.NA], dtype="string"), "references": ["a", "b"]})
     with pytest.raises(ValueError, match=r"^predictions\[1\]: expected str, got None$"):
-        scaleout.BatchScorer(scaleout.make_plan(["chrf"])).statistics(frame)
+        make_plan(["chrf"]).statistics(frame)
     with pytest.raises(ValueError, match=r"^predictions\[0\]: expected str, got None$"):
-        scaleout.BatchScorer(scaleout.make_plan(["chrf"])).statistics({"prediction": [float("nan")],
-                                                                       "references": ["a"]})
+        make_plan(["chrf"]).statistics({"prediction": [float("nan")], "references": ["a"]})
 
 
 def test_a_run_s_decisions_are_pinned_once_by_the_driver():
@@ -209,19 +214,20 @@ def test_a_run_s_decisions_are_pinned_once_by_the_driver():
     data = [dict(r, references=r["references"][0]) for r in rows(12, seed=13)]
     options = {"g_eval": {"criteria": "Clarity."}}
     judge = StepsPerProcess()
-    plan, usage = scaleout.pin_runs(scaleout.make_plan(["g_eval", "bleu"], options=options, judge=judge),
-                                    ["prediction", "references", "query", "id"])
+    plan, usage = make_plan(["g_eval", "bleu"], options=options, judge=judge).pinned(
+        ["prediction", "references", "query", "id"])
     assert plan.options["g_eval"]["evaluation_steps"][0] == f"Read the prediction (process {os.getpid()}, steps 1)."
     assert usage["g_eval"]["requests"] == 1 and judge.written == 1
     parts = []
     for start in range(0, 12, 5):  # each batch in a process of its own: a scorer of its own
         batch = pd.DataFrame(data[start:start + 5])
-        parts.append((start, len(batch), scaleout.pack(scaleout.BatchScorer(plan).statistics(batch))))
+        run_module._PROCESS.clear()  # metric objects of their own, as a new process makes them
+        parts.append((start, len(batch), scaleout.pack(plan.statistics(batch))))
     assert judge.written == 1  # the batches asked for no steps
     expected = library("g_eval", data, judge=StepsPerProcess(), **options["g_eval"])
-    assert scaleout.results(plan, scaleout.merge(parts), usage)["g_eval"] == expected
-    lexical = scaleout.make_plan(["bleu"])
-    assert scaleout.pin_runs(lexical, ["prediction"]) == (lexical, {})
+    assert plan.result_dicts(scaleout.merge(parts), usage)["g_eval"] == expected
+    lexical = make_plan(["bleu"])
+    assert lexical.pinned(["prediction"]) == (lexical, {})
 
 
 def test_given_steps_are_not_asked_for_and_a_local_judge_stays_unloaded(monkeypatch):
@@ -233,9 +239,9 @@ def test_given_steps_are_not_asked_for_and_a_local_judge_stays_unloaded(monkeypa
         raise AssertionError("the driver loaded the local judge's model")
 
     monkeypatch.setattr(HFJudge, "_load", load)
-    plan = scaleout.make_plan(["g_eval"], options={"g_eval": {"criteria": "Clarity.", "evaluation_steps": ["Read."]}},
+    plan = make_plan(["g_eval"], options={"g_eval": {"criteria": "Clarity.", "evaluation_steps": ["Read."]}},
                               judge="tiny:smollm2")
-    assert scaleout.pin_runs(plan, ["prediction"]) == (plan, {})
+    assert plan.pinned(["prediction"]) == (plan, {})
 
 
 def test_steps_the_judge_cannot_write_stop_the_run_before_any_worker():
@@ -246,7 +252,7 @@ def test_steps_the_judge_cannot_write_stop_the_run_before_any_worker():
     def judge(messages, task):
         return '{"steps": []}' if task == "g_eval/steps" else '{"reason": "r", "score": 3}'
 
-    plan = scaleout.make_plan(["g_eval"], options={"g_eval": {"criteria": "Clarity."}}, judge=judge)
+    plan = make_plan(["g_eval"], options={"g_eval": {"criteria": "Clarity."}}, judge=judge)
     with pytest.raises(JudgeError, match=r"^g_eval: g_eval/steps: invalid answer after 3 attempts: "
                                          r"\$\.steps: expected at least 1 items, got 0$"):
-        scaleout.pin_runs(plan, ["prediction"])
+        plan.pinned(["prediction"])

@@ -209,20 +209,18 @@ def test_preprocess_logits_for_metrics_unit():
 @pytest.mark.parametrize("name, options", [("rouge", {"rouge_types": ["rouge1", "rougeLsum", "rougeW"]}),
                                            ("meteor", {}), ("bleu", {}), ("google_bleu", {}),
                                            ("bertscore", {}), ("bertscore", {"idf": True})])
-def test_metric_stream_equals_one_call(name, options):
+def test_batches_merged_by_the_run_equal_one_call(name, options):
+    """The hook's way: each batch's statistics from the run, merged in order; the result is the
+    library function's over all the examples at once."""
     from corpus import multi_references
-    from textgen_metrics.registry import get_metric
-    from textgen_metrics.streaming import MetricStream
+    from textgen_metrics.run import Run
 
     data = multi_references(60 if name == "bertscore" else 300, seed=5)
     inputs = {"predictions": [p for p, _ in data], "references": [r for _, r in data]}
-    spec = get_metric(name)
-    stream = MetricStream(spec, options)
+    run = Run.build([name], options={name: options} if options else None)
+    merged = 0
     for start in range(0, len(data), 37):
-        stream.add({c: v[start:start + 37] for c, v in inputs.items()})
+        merged = merged + run.statistics({c: v[start:start + 37] for c, v in inputs.items()}, texts=False)[name]
     # only a metric whose statistics are its inputs keeps them (BERTScore); BLEU keeps its counts
-    assert stream.keeps_texts == (name == "bertscore")
-    assert stream.result() == spec.compute(inputs, **options)
-    stream.reset()
-    with pytest.raises(ValueError, match="no examples"):
-        stream.result()
+    assert ("predictions" in merged.columns) == (name == "bertscore")
+    assert run.result_dicts({name: merged})[name] == getattr(textgen_metrics, name)(**inputs, **options)

@@ -22,113 +22,33 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import math
-import os
 import re
 import sys
 import traceback
 from collections.abc import Callable, Iterator
-from typing import Any, NamedTuple
+from typing import Any
 
 from ._version import __version__
-from .metric import parse_option_text
+from .cli_args import (
+    EXIT_OK,
+    EXIT_UNSCORED,
+    EXIT_USAGE,
+    UsageError,
+    build_run,
+    common_options,
+    names,
+    write,
+)
 from .numbers import format_number
-from .registry import METRICS, get_metric
+from .registry import METRICS
+from .run import Run
 from .scoring import locate, read_records, read_table, score_records, unscored
 from .significance import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, DEFAULT_TRIALS
 
-__all__ = ["main", "build_parser", "parse_option_value", "UsageError", "SUBCOMMANDS"]
+__all__ = ["main", "build_parser", "build_run", "UsageError", "SUBCOMMANDS", "EXIT_OK", "EXIT_UNSCORED",
+           "EXIT_USAGE"]
 
-EXIT_OK, EXIT_UNSCORED, EXIT_USAGE = 0, 1, 2
 _SHOWN_ERRORS = 5  # unscored examples whose messages the summary prints
-_TRUE = {"true", "yes", "on"}  # a judge option's words (its numbers stay numbers)
-_FALSE = {"false", "no", "off"}
-
-
-class UsageError(ValueError):
-    """A mistake in the command line (exit status 2)."""
-
-
-# -- typed values -------------------------------------------------------------------------------
-def parse_option_value(flag: str, kind: str, raw: str) -> Any:
-    """The text ``raw`` of ``flag`` as a value of ``kind`` (``metric.OPTION_KINDS``): the
-    spine's one parser (:func:`~textgen_metrics.metric.parse_option_text`), its error naming
-    ``flag``."""
-    return parse_option_text(kind, raw, flag)
-
-
-def _loose_value(raw: str) -> Any:
-    """A judge option's value: a boolean word, a number, a JSON list or object, else the text."""
-    text = raw.strip()
-    if text.lower() in _TRUE:
-        return True
-    if text.lower() in _FALSE:
-        return False
-    if re.fullmatch(r"[+-]?\d+", text):
-        return int(text)
-    try:
-        value = float(text)
-        return value if math.isfinite(value) else raw
-    except ValueError:
-        pass
-    if text[:1] in "[{":
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError:
-            raise UsageError(f"not valid JSON: {raw!r}") from None
-    return raw
-
-
-def _split_item(item: str, flag: str, want: str) -> tuple[str, str]:
-    key, sep, raw = item.partition("=")
-    if not sep or not key.strip():
-        raise UsageError(f"{flag}: expected {want}, got {item!r}")
-    return key.strip(), raw
-
-
-def _metric_options(items: list[str] | None, names: list[str]) -> dict[str, dict[str, Any]]:
-    """``--option METRIC.NAME=VALUE`` items, each value parsed by the option's kind."""
-    out: dict[str, dict[str, Any]] = {}
-    for item in items or []:
-        key, raw = _split_item(item, "--option", "METRIC.NAME=VALUE")
-        metric, dot, name = key.partition(".")
-        if not dot or not name:
-            raise UsageError(f"--option: expected METRIC.NAME=VALUE, got {item!r}")
-        if metric not in names:
-            raise UsageError(f"--option {key}: {metric!r} is not among --metrics {','.join(names)}")
-        spec = get_metric(metric)
-        out.setdefault(metric, {})[name] = spec.parse_option(name, raw, where=f"--option {key}")
-    return out
-
-
-def _judge_options(items: list[str] | None) -> dict[str, Any]:
-    out = {}
-    for item in items or []:
-        key, raw = _split_item(item, "--judge-option", "NAME=VALUE")
-        try:
-            out[key] = _loose_value(raw)
-        except UsageError as e:
-            raise UsageError(f"--judge-option {key}: {e}") from None
-    return out
-
-
-def _columns(items: list[str] | None) -> dict[str, str]:
-    out = {}
-    for item in items or []:
-        key, raw = _split_item(item, "--column", "INPUT=FIELD")
-        if not raw:
-            raise UsageError(f"--column {key}: give the field name after '='")
-        out[key] = raw
-    return out
-
-
-def _input_fields(args: argparse.Namespace) -> dict[str, str]:
-    """``{input: field}`` from ``--column`` and the ``--prediction-column``/``--reference-column``
-    shorthands (score and compare take the same)."""
-    columns = _columns(args.column)
-    columns.update({k: v for k, v in (("predictions", args.prediction_column),
-                                      ("references", args.reference_column)) if v})
-    return columns
 
 
 # -- output -------------------------------------------------------------------------------------
@@ -171,55 +91,19 @@ def _error_line(error: BaseException) -> str:
     return _one_line(error)
 
 
-def _write(path: str, text: str) -> None:
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
-
-
 # -- score --------------------------------------------------------------------------------------
-def _judge(args: argparse.Namespace) -> Any:
-    if not args.judge:
-        if args.judge_url or args.judge_option:
-            raise UsageError("--judge: give the judge (e.g. openai:gpt-4o-mini) that the options are for")
-        return None
-    options = _judge_options(args.judge_option)
-    if args.judge_url:
-        options["base_url"] = args.judge_url
-    from .scoring import resolve_judge
-
-    return resolve_judge(args.judge, options)
-
-
 def score(args: argparse.Namespace) -> int:
     """Run ``score``: print the table, write the reports; the exit status."""
-    names = [m.strip() for m in args.metrics.split(",") if m.strip()]
-    if not names:
-        raise UsageError("--metrics: name at least one metric")
-    for name in names:
-        if name not in METRICS:
-            raise UsageError(f"--metrics: unknown metric {name!r}; available: {', '.join(sorted(METRICS))}")
-    options = _metric_options(args.option, names)
-    columns = _input_fields(args)
-    inputs = {c for n in names for c in METRICS[n].columns}
-    stray = sorted(set(columns) - inputs)
-    if stray:
-        raise UsageError(f"--column {stray[0]}: not an input of {', '.join(names)} "
-                         f"(their inputs: {', '.join(sorted(inputs))})")
-    needs = [n for n in names if METRICS[n].judge]
-    if needs and not args.judge:
-        raise UsageError(f"--judge: an LLM-guided metric needs a judge ({', '.join(needs)}); give "
-                         "--judge openai:MODEL (server from --judge-url or OPENAI_BASE_URL, key from "
-                         "OPENAI_API_KEY), --judge hf:LOCAL_MODEL_PATH, or another of --help's backends "
-                         "(azure:, anthropic:, gemini:, tiny:smollm2 to check the pipeline offline)")
+    run = build_run(args)
+    metric_names = list(run.metrics)
     rows, lines = read_table(args.file, split=args.split)  # messages name the file's own lines
     if args.human_column:  # before any judge call: a wrong field name costs nothing
         from .human_agreement import check_human_columns
 
-        check_human_columns(rows, args.human_column, names)
+        check_human_columns(rows, args.human_column, metric_names)
     if args.dry_run:
-        return _dry_run(args, rows, names, columns, options, lines)
-    judge = _judge(args)
+        return _dry_run(args, rows, run, lines)
+    run = run.resolved()  # one judge (one cache, one connection pool) for every metric
     shown: list[str] = []
 
     def show(name: str, entry: Any) -> None:  # each metric's scores as soon as it is done
@@ -232,9 +116,8 @@ def score(args: argparse.Namespace) -> int:
     from .llm.metrics import ExampleJudgeError
 
     try:
-        report = score_records(rows, names, columns=columns, options=options, judge=judge,
-                               progress=_progress(args.progress, names), source=args.file, on_result=show,
-                               lines=lines, allow_empty=args.allow_empty)
+        report = score_records(rows, metric_names, run=run, progress=_progress(args.progress, metric_names),
+                               source=args.file, on_result=show, lines=lines, allow_empty=args.allow_empty)
     except ExampleJudgeError as e:  # the library's example index as the file's line
         from .judges.base import JudgeError
 
@@ -252,12 +135,12 @@ def score(args: argparse.Namespace) -> int:
         for name, a in report["agreement"].items():
             print(f"{name} vs {a['human_column']}: {describe(a)}")
     if args.out:
-        _write(args.out, json.dumps(report, indent=2, ensure_ascii=False))
+        write(args.out, json.dumps(report, indent=2, ensure_ascii=False))
         print(f"report: {args.out}")
     if args.html:
         from .report import report_html
 
-        _write(args.html, report_html(report))
+        write(args.html, report_html(report))
         print(f"html report: {args.html}")
     missing = unscored(report)
     if not missing:
@@ -280,46 +163,26 @@ def score(args: argparse.Namespace) -> int:
     return EXIT_UNSCORED
 
 
-def _dry_run(args: argparse.Namespace, rows: list[dict[str, Any]], names: list[str], columns: dict[str, str],
-             options: dict[str, dict[str, Any]], lines: list[int]) -> int:
+def _dry_run(args: argparse.Namespace, rows: list[dict[str, Any]], run: Run, lines: list[int]) -> int:
     """``score --dry-run``: the cost estimate of the LLM-guided metrics; no request is sent."""
     from .cost import estimate_cost, format_estimate
-    from .scoring import columns_from_records
 
-    judged = [n for n in names if METRICS[n].judge]
+    judged = [spec.name for spec in run.specs() if spec.judge]
     if not judged:
-        raise UsageError(f"--dry-run: none of {', '.join(names)} sends a judge request; nothing to estimate")
-    judge_options = _judge_options(args.judge_option)
-    if args.judge_url:
-        judge_options["base_url"] = args.judge_url
+        raise UsageError(f"--dry-run: none of {', '.join(run.metrics)} sends a judge request; nothing to estimate")
     inputs: dict[str, Any] = {}
-    for name in judged:
-        inputs.update(columns_from_records(rows, get_metric(name), columns, args.file, lines=lines,
-                                           allow_empty=args.allow_empty))
-    estimate = estimate_cost(judged, judge=args.judge, judge_options=judge_options, options=options, **inputs)
+    for given in run.inputs(rows, source=args.file, lines=lines, allow_empty=args.allow_empty, only=judged).values():
+        inputs.update(given)
+    estimate = estimate_cost(judged, judge=run.judge, judge_options=run.judge_options, options=run.options, **inputs)
     print(f"{len(rows)} examples from {args.file}")
     print(format_estimate(estimate))
-    skipped = [n for n in names if n not in judged]
+    skipped = [n for n in run.metrics if n not in judged]
     if skipped:
         print(f"not estimated (no judge requests): {', '.join(skipped)}")
     if args.out:
-        _write(args.out, json.dumps(estimate, indent=2, ensure_ascii=False))
+        write(args.out, json.dumps(estimate, indent=2, ensure_ascii=False))
         print(f"report: {args.out}")
     return EXIT_OK
-
-
-def common_options() -> argparse.ArgumentParser:
-    """The options every subcommand takes (pass as ``parents=[common_options()]``)."""
-    p = argparse.ArgumentParser(add_help=False)
-    p.add_argument("--debug", action="store_true", help="print the traceback of an error")
-    return p
-
-
-class _PredictionsOnly(NamedTuple):
-    """A metric's predictions column alone: what ``compare`` reads of system B's file."""
-
-    name: str
-    columns: dict[str, str]
 
 
 def compare_files(args: argparse.Namespace) -> int:
@@ -327,36 +190,25 @@ def compare_files(args: argparse.Namespace) -> int:
     gave the p-values and what the intervals are, and a note where a p-value and an interval seem
     to disagree (``comparison.disagreement``: why both can hold)."""
     from .comparison import compare, describe_interval, describe_test, disagreement
-    from .registry import get_metric
-    from .scoring import columns_from_records
 
-    names = [m.strip() for m in args.metrics.split(",") if m.strip()]
+    run = build_run(args, resolve=True)
     rows_a = read_records(args.file_a, split=args.split)
     rows_b = read_records(args.file_b, split=args.split)
     if len(rows_a) != len(rows_b):
         raise ValueError(f"{args.file_b}: {len(rows_b)} rows, but {args.file_a} has {len(rows_a)}; "
                          "compare needs the two systems' outputs for the same rows")
-    for name in names:
-        get_metric(name)  # an unknown name is a clear error before any work
-    columns = _input_fields(args)
-    options = _metric_options(args.option, names)
-    judge = _judge(args)
+    # the shared inputs (references, ...) come from A's file; each system's predictions from its own
+    inputs_a = run.inputs(rows_a, source=args.file_a)
+    inputs_b = run.inputs(rows_b, source=args.file_b, inputs=["predictions"])
     results = []
-    for name in names:
-        spec = get_metric(name)
-        # the shared inputs (references, ...) come from A's file; each system's predictions from its own
-        inputs = columns_from_records(rows_a, spec, columns, args.file_a)
-        only_predictions = _PredictionsOnly(spec.name, {"predictions": spec.columns["predictions"]})
-        predictions_b = columns_from_records(rows_b, only_predictions, columns, args.file_b)["predictions"]
-        opts = dict(options.get(name, {}))
-        if spec.judge:
-            if judge is None:
-                raise ValueError(f"--judge: {name} needs a judge; give --judge openai:MODEL or hf:MODEL")
-            opts.setdefault("judge", judge)
+    for spec in run.specs():
+        if "predictions" not in spec.columns:
+            raise UsageError(f"--metrics: {spec.name} scores no predictions; compare compares two systems' predictions")
+        inputs = dict(inputs_a[spec.name])
         predictions_a = inputs.pop("predictions")
-        results.append(compare(name, predictions_a, predictions_b, method=args.method,
-                               n_resamples=args.n_resamples, seed=args.seed,
-                               confidence_level=args.confidence_level, **inputs, **opts))
+        results.append(compare(spec.name, predictions_a, inputs_b[spec.name]["predictions"], method=args.method,
+                               n_resamples=args.n_resamples, seed=args.seed, confidence_level=args.confidence_level,
+                               **inputs, **run.metric_options(spec, run.judge)))
     print(f"{len(rows_a)} examples; A: {args.file_a}; B: {args.file_b}; {args.method}, "
           f"{results[0]['n_resamples']} {'resamples' if args.method == 'bootstrap' else 'trials'}, "
           f"seed {args.seed}")
@@ -371,7 +223,7 @@ def compare_files(args: argparse.Namespace) -> int:
         if r.get("signature"):
             print(f"{r['metric']}: {r['signature']}")
     if args.out:
-        _write(args.out, json.dumps(results, indent=2, ensure_ascii=False))
+        write(args.out, json.dumps(results, indent=2, ensure_ascii=False))
         print(f"report: {args.out}")
     return EXIT_OK
 
@@ -467,10 +319,6 @@ def _add_score(sub: Any) -> None:
 
 
 # -- meta-eval ------------------------------------------------------------------------------------
-def _names(text: str | None) -> list[str]:
-    return [n.strip() for n in (text or "").split(",") if n.strip()]
-
-
 def _list_sets() -> int:
     from .meta.data import bundled_sets, describe_set
 
@@ -494,35 +342,29 @@ def meta_eval_command(args: argparse.Namespace) -> int:
         return _list_sets()
     if not args.source:
         raise UsageError("meta-eval: give SOURCE, a bundled set (--list lists them) or a .jsonl, .csv or .tsv file")
-    names = _names(args.metrics)
-    for name in names:
-        if name not in METRICS:
-            raise UsageError(f"--metrics: unknown metric {name!r}; available: {', '.join(sorted(METRICS))}")
-    options = _metric_options(args.option, names)
-    columns = _input_fields(args)
-    needs = [n for n in names if METRICS[n].judge]
-    if needs and not args.judge:
-        raise UsageError(f"--judge: an LLM-guided metric needs a judge ({', '.join(needs)})")
+    metrics = names(args.metrics)
+    if not metrics and (args.option or args.column or args.judge):
+        raise UsageError("--metrics: name the metrics that --option, --column and --judge are for")
+    run = build_run(args, metrics, resolve=True) if metrics else None
     if args.n_resamples < 0:
         raise UsageError(f"--n-resamples: {args.n_resamples} must be 0 (no intervals) or more")
     from .meta.report import format_table, meta_eval_html
     from .meta.run import meta_eval
 
-    result = meta_eval(args.source, metrics=names, score_columns=args.score_column or [],
-                       human_columns=[c for item in args.human_column or [] for c in _names(item)] or None,
+    result = meta_eval(args.source, metrics=metrics, score_columns=args.score_column or [],
+                       human_columns=[c for item in args.human_column or [] for c in names(item)] or None,
                        item_column=args.item_column, system_column=args.system_column, level=args.level,
-                       group_by=args.group_by, statistics=[s for item in args.statistic or [] for s in _names(item)]
-                       or None, options=options, columns=columns, judge=_judge(args) if needs else None,
-                       split=args.split, confidence_level=args.confidence_level, n_resamples=args.n_resamples,
-                       seed=args.seed, compare=not args.no_compare,
-                       exclude_systems=[x for item in args.exclude_system or [] for x in _names(item)],
-                       progress=_progress(args.progress, names) if names else None)
+                       group_by=args.group_by, statistics=[s for item in args.statistic or [] for s in names(item)]
+                       or None, run=run, split=args.split, confidence_level=args.confidence_level,
+                       n_resamples=args.n_resamples, seed=args.seed, compare=not args.no_compare,
+                       exclude_systems=[x for item in args.exclude_system or [] for x in names(item)],
+                       progress=_progress(args.progress, metrics) if metrics else None)
     print(format_table(result))
     if args.json:
-        _write(args.json, json.dumps(result, indent=2, ensure_ascii=False))
+        write(args.json, json.dumps(result, indent=2, ensure_ascii=False))
         print(f"json: {args.json}")
     if args.html:
-        _write(args.html, meta_eval_html(result))
+        write(args.html, meta_eval_html(result))
         print(f"html report: {args.html}")
     return EXIT_OK
 

@@ -19,6 +19,7 @@ import evaluate
 from ._version import __version__
 from .errors import InputError
 from .metric import Metric, Stats
+from .run import Run
 from .validation import check_columns
 
 __all__ = ["TextgenMetric", "features_for"]
@@ -81,7 +82,7 @@ class TextgenMetric(evaluate.Metric):  # type: ignore[misc]  # evaluate ships no
         inputs = {c: inputs_and_options.pop(c) for c in (*spec.columns, *spec.optional_columns)
                   if c in inputs_and_options}
         if not getattr(self, "_merging", False):
-            return spec.call(inputs, **inputs_and_options)
+            return spec.function()(**inputs, **inputs_and_options)
         parts = []
         for process_id in range(self.num_process):
             path = self._statistics_path(process_id)
@@ -93,8 +94,12 @@ class TextgenMetric(evaluate.Metric):  # type: ignore[misc]  # evaluate ships no
         if not isinstance(stats, Stats) or stats.count != gathered:
             raise RuntimeError(f"{spec.name}: the processes' statistics hold {getattr(stats, 'count', 0)} examples, "
                                f"evaluate gathered {gathered}")
-        metric = spec(**inputs_and_options)
-        return metric.score(stats).as_dict(getattr(metric.options, "use_aggregator", True))
+        return self._run(inputs_and_options).result_dicts({spec.name: stats})[spec.name]
+
+    def _run(self, options: Mapping[str, Any]) -> Run:
+        """The :class:`~textgen_metrics.run.Run` of this module's metric with ``options`` (the
+        front end's own, ``use_aggregator``, among them), checked."""
+        return Run.build([self.metric_name], options={self.metric_name: dict(options)}, front_end=True)
 
     def _statistics_path(self, process_id: int) -> str:
         return os.path.join(self.data_dir, f"{self.experiment_id}-{self.num_process}-{process_id}.stats.json")
@@ -107,14 +112,14 @@ class TextgenMetric(evaluate.Metric):  # type: ignore[misc]  # evaluate ships no
         inputs = {c: kwargs.pop(c) for c in spec.columns if c in kwargs}
         if any(v is not None for v in inputs.values()):
             self.add_batch(**inputs)
-        metric = spec(**kwargs)  # the options, checked before any work
+        run = self._run(kwargs)  # the options, checked before any work
         own: dict[str, list[Any]] = {c: [] for c in spec.columns}
         if self.writer is not None:
             self.writer.finalize()  # evaluate's _finalize then only releases the lock
             self.writer = None
             rows = datasets.Dataset.from_file(self.cache_file_name)
             own = {c: rows[c] for c in spec.columns}
-        stats = metric.statistics(own)
+        stats = run.statistics(own, texts=False)[spec.name]
         path = self._statistics_path(self.process_id)
         with open(path + ".tmp", "w", encoding="utf-8") as f:
             json.dump(stats.to_dict(), f)

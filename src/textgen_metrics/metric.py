@@ -653,57 +653,6 @@ class Metric:
         return parse_option_text(cls.option_kinds()[name], text, where or name)
 
     @classmethod
-    def call(cls, inputs: Mapping[str, Any], **options: Any) -> dict[str, Any]:
-        """The library function's work: ``(statistics, score)`` of ``inputs``, the result dict
-        (``use_aggregator`` picks the aggregate or the per-example values)."""
-        metric = cls(**options)
-        result = metric.score(metric.statistics(inputs))
-        return result.as_dict(getattr(metric.options, "use_aggregator", True))
-
-    @classmethod
-    def compute(cls, inputs: Mapping[str, Any], per_example: bool = False, **options: Any) -> dict[str, Any]:
-        """The result over ``inputs`` ({column: values}; columns the metric does not take are
-        left out); per-example values when asked."""
-        given = {c: inputs[c] for c in (*cls.columns, *cls.optional_columns) if inputs.get(c) is not None}
-        if cls.takes("use_aggregator"):
-            options["use_aggregator"] = not per_example
-        metric = cls(**options)
-        return metric.score(metric.statistics(given)).as_dict(not per_example)
-
-    @classmethod
-    def run(cls, inputs: Mapping[str, Any], progress: Callable[[int], Any] | None = None, chunk_size: int = 512,
-            **options: Any) -> Result:
-        """The result over ``inputs`` ({column: values}). With ``progress(k)``, called as ``k``
-        more examples are done, the statistics are computed ``chunk_size`` examples at a time
-        and merged (exactly: the result is the same); a metric that takes ``progress`` itself
-        (one whose examples are scored together) reports it."""
-        given = {c: inputs[c] for c in (*cls.columns, *cls.optional_columns) if inputs.get(c) is not None}
-        reports = progress is not None and cls.takes("progress")
-        if reports:
-            options["progress"] = progress
-        metric = cls(**options)
-        n = len(given[next(iter(cls.columns))]) if next(iter(cls.columns)) in given else 0
-        if progress is None or reports or cls.scores_together or n <= chunk_size:
-            result = metric.score(metric.statistics(given))
-            if progress is not None and not reports:
-                progress(n)
-            return result
-        stats: Stats | int = 0
-        for start in range(0, n, chunk_size):
-            part = {c: v[start:start + chunk_size] for c, v in given.items()}
-            stats = stats + metric.statistics(part)
-            progress(len(part[next(iter(cls.columns))]))
-        assert isinstance(stats, Stats)
-        return metric.score(stats)
-
-    @classmethod
-    def compute_both(cls, inputs: Mapping[str, Any], progress: Callable[[int], Any] | None = None,
-                     chunk_size: int = 512, **options: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-        """(aggregate, per-example) result dicts from one computation (:meth:`run`)."""
-        result = cls.run(inputs, progress, chunk_size, **options)
-        return result.as_dict(True), result.as_dict(False)
-
-    @classmethod
     def function(cls) -> MetricFunction:
         """The library function (``textgen_metrics.<name>``): the columns, then the options as
         keyword arguments with their defaults; the class's docstring with the options' help."""
@@ -743,7 +692,9 @@ def _make_function(cls: type[Metric]) -> MetricFunction:
             if column not in arguments:
                 raise TypeError(f"{cls.name}() missing a required argument: {column!r}")
         inputs = {c: arguments.pop(c) for c in columns if c in arguments}
-        return cls.call(inputs, **arguments)
+        metric = cls(**arguments)
+        result = metric.score(metric.statistics(inputs))
+        return result.as_dict(getattr(metric.options, "use_aggregator", True))
 
     fn.__signature__ = sig  # type: ignore[attr-defined]
     fn.__name__ = fn.__qualname__ = cls.name

@@ -13,8 +13,8 @@
   (:mod:`textgen_metrics.scaleout`).
 
 Where the batches run (``compute``): as Ray tasks (``"tasks"``) in Ray's worker processes,
-which Ray starts once and keeps, each making the plan's metrics at its first batch and keeping
-them for later batches and calls (:func:`~textgen_metrics.scaleout.process_scorer`): a call
+which Ray starts once and keeps, each making the run's metrics at its first batch and keeping
+them for later batches and calls (:meth:`~textgen_metrics.run.Run.metrics_here`): a call
 starts nothing; or on a pool of actors started for the call (``"actors"``), each making the
 metrics once, freed when the call ends. ``"auto"`` (the default) takes actors where a worker
 would load a model (:func:`~textgen_metrics.scaleout.loads_model`: BERTScore's per-row scores,
@@ -38,21 +38,16 @@ import numpy as np
 import pandas as pd
 import ray.data
 
+from .run import Run
 from .scaleout import (
     COUNT,
     STATS,
-    BatchScorer,
-    Plan,
     batch_statistics,
-    check_table,
     is_input_error,
     lasting_shared_judge,
     loads_model,
-    make_plan,
     merge,
-    pin_runs,
-    process_scorer,
-    results,
+    score_columns,
     shared_judge,
 )
 
@@ -67,17 +62,17 @@ class Scorer:
     def __init__(self, metrics: Sequence[str] | str, columns: Mapping[str, str] | None = None,
                  options: Mapping[str, Mapping[str, Any]] | None = None, judge: Any = None,
                  judge_options: Mapping[str, Any] | None = None) -> None:
-        self.plan = make_plan(metrics, columns, options, judge, judge_options)
-        self.scorer = process_scorer(self.plan, "ray")
+        self.run = Run.build(metrics, columns, options, judge, judge_options, front_end=True)
+        self.run.metrics_here("ray")  # made once per actor, when it starts
 
     def __call__(self, batch: pd.DataFrame | dict[str, np.ndarray]) -> pd.DataFrame | dict[str, np.ndarray]:
-        return _with_scores(self.scorer, batch)
+        return _with_scores(self.run, batch)
 
 
-def _with_scores(scorer: BatchScorer, batch: Any) -> Any:
+def _with_scores(run: Run, batch: Any) -> Any:
     """The batch with its score columns (float64, NaN where an example has no score): a pandas
     DataFrame as a DataFrame, Ray Data's ``{column: NumPy array}`` as such a dict."""
-    columns = scorer.score_columns(batch)
+    columns = score_columns(run, batch, "ray")
     if isinstance(batch, Mapping):
         out = dict(batch)
         out.update((name, np.array([np.nan if v is None else v for v in values], dtype=np.float64))
@@ -89,19 +84,19 @@ def _with_scores(scorer: BatchScorer, batch: Any) -> Any:
     return frame
 
 
-def _scored(batch: pd.DataFrame, plan: Plan) -> pd.DataFrame:
-    """:class:`Scorer` as a task: the plan's metrics of this worker process (made at its first
+def _scored(batch: pd.DataFrame, run: Run) -> pd.DataFrame:
+    """:class:`Scorer` as a task: the run's metrics of this worker process (made at its first
     batch, kept for the next ones and the next calls)."""
-    return _with_scores(process_scorer(plan, "ray"), batch)
+    return _with_scores(run, batch)
 
 
-def _statistics(batch: pd.DataFrame, plan: Plan) -> pd.DataFrame:
+def _statistics(batch: pd.DataFrame, run: Run) -> pd.DataFrame:
     """``batch -> one row``: the batch's number of rows and its metrics' statistics (JSON), or
     its first bad value (:func:`~textgen_metrics.scaleout.batch_statistics`)."""
-    return pd.DataFrame({COUNT: [len(batch)], STATS: [batch_statistics(process_scorer(plan, "ray"), batch)]})
+    return pd.DataFrame({COUNT: [len(batch)], STATS: [batch_statistics(run, batch, "ray")]})
 
 
-def _rows_statistics(plan: Plan, bounds: list[tuple[int, int]], *blocks: Any) -> tuple[int, str]:
+def _rows_statistics(run: Run, bounds: list[tuple[int, int]], *blocks: Any) -> tuple[int, str]:
     """A task of :func:`evaluate`: the statistics of rows ``bounds[i]`` of each block, in order,
     as one batch (its number of rows, :func:`~textgen_metrics.scaleout.batch_statistics`)."""
     from ray.data.block import BlockAccessor
@@ -110,34 +105,34 @@ def _rows_statistics(plan: Plan, bounds: list[tuple[int, int]], *blocks: Any) ->
              in zip(blocks, bounds, strict=True)]
     batch = BlockAccessor.for_block(parts[0]).to_pandas() if len(parts) == 1 else pd.concat(
         [BlockAccessor.for_block(p).to_pandas() for p in parts], ignore_index=True)
-    return len(batch), batch_statistics(process_scorer(plan, "ray"), batch)
+    return len(batch), batch_statistics(run, batch, "ray")
 
 
 class _InActor:
-    """A task function (``run``) in an actor: its metrics made when the actor starts."""
+    """A task function (``task``) in an actor: its metrics made when the actor starts."""
 
-    run: Any
+    task: Any
 
-    def __init__(self, plan: Plan) -> None:
-        self.plan = plan
-        process_scorer(plan, "ray")
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        run.metrics_here("ray")
 
     def __call__(self, batch: pd.DataFrame) -> pd.DataFrame:
-        return type(self).run(batch, self.plan)
+        return type(self).task(batch, self.run)
 
 
 class _Scores(_InActor):
-    run = staticmethod(_scored)
+    task = staticmethod(_scored)
 
 
 class _Statistics(_InActor):
-    run = staticmethod(_statistics)
+    task = staticmethod(_statistics)
 
 
 COMPUTE = ("auto", "tasks", "actors")
 
 
-def _compute(compute: str, concurrency: int | tuple[int, int], plan: Plan, per_row: bool) -> str:
+def _compute(compute: str, concurrency: int | tuple[int, int], run: Run, per_row: bool) -> str:
     """``"tasks"`` or ``"actors"``: ``compute`` checked, ``"auto"`` resolved (actors where a
     worker process would load a model, :func:`~textgen_metrics.scaleout.loads_model`)."""
     if compute not in COMPUTE:
@@ -147,7 +142,7 @@ def _compute(compute: str, concurrency: int | tuple[int, int], plan: Plan, per_r
             or sizes[0] > sizes[-1]):
         raise ValueError(f"concurrency: {concurrency!r} must be a positive integer or (min, max) with min <= max")
     if compute == "auto":
-        return "actors" if loads_model(plan, per_row) else "tasks"
+        return "actors" if loads_model(run, per_row) else "tasks"
     return compute
 
 
@@ -183,10 +178,10 @@ def _actors(concurrency: int | tuple[int, int]) -> ray.data.ActorPoolStrategy:
     return ray.data.ActorPoolStrategy(min_size=low, max_size=high, max_tasks_in_flight_per_actor=2)
 
 
-def _check_schema(ds: ray.data.Dataset, plan: Plan) -> None:
+def _check_schema(ds: ray.data.Dataset, run: Run) -> None:
     schema = ds.schema(fetch_if_missing=False)
     if schema is not None:
-        check_table(plan, schema.names)
+        run.check_table(schema.names)
 
 
 def score(ds: ray.data.Dataset, metrics: Sequence[str] | str, columns: Mapping[str, str] | None = None,
@@ -199,12 +194,12 @@ def score(ds: ray.data.Dataset, metrics: Sequence[str] | str, columns: Mapping[s
     where the metric gives the row none). The judge's budget (a named actor) lasts until the
     driver's job ends, since the Dataset runs later. ``compute="auto"`` runs actors where a
     metric's per-row scores load a model (BERTScore) or the judge is a local model."""
-    plan = make_plan(metrics, columns, options, judge, judge_options)
-    _check_schema(ds, plan)
-    how = _compute(compute, concurrency, plan, per_row=True)
-    plan = lasting_shared_judge(plan, "ray", share_budget)
-    plan, _ = pin_runs(plan, _columns(ds, plan))
-    return _map(ds, how, concurrency, _scored, _Scores, {"plan": plan}, batch_size, num_cpus)
+    run = Run.build(metrics, columns, options, judge, judge_options, front_end=True)
+    _check_schema(ds, run)
+    how = _compute(compute, concurrency, run, per_row=True)
+    run = lasting_shared_judge(run, "ray", share_budget)
+    run, _ = run.pinned(_columns(ds, run))
+    return _map(ds, how, concurrency, _scored, _Scores, {"run": run}, batch_size, num_cpus)
 
 
 def evaluate(ds: ray.data.Dataset, metrics: Sequence[str] | str, columns: Mapping[str, str] | None = None,
@@ -229,7 +224,7 @@ def evaluate(ds: ray.data.Dataset, metrics: Sequence[str] | str, columns: Mappin
     pauses every worker); ``False``: each worker holds them on its own.
 
     ``compute``: ``"tasks"`` runs the batches as Ray tasks in Ray's worker processes, which Ray
-    starts once and keeps: each process makes the plan's metrics at its first batch and keeps
+    starts once and keeps: each process makes the run's metrics at its first batch and keeps
     them for its next batches and calls (no start per call). This function submits those tasks
     itself, on the Dataset's blocks as Ray Data hands them over (their references: the rows
     never pass through the driver), ``concurrency`` at a time, the next one as soon as one
@@ -242,21 +237,21 @@ def evaluate(ds: ray.data.Dataset, metrics: Sequence[str] | str, columns: Mappin
     one run has it. A value no metric can score raises the library's error, naming the row of
     the Dataset (no further batches are sent once one is found).
     """
-    plan = make_plan(metrics, columns, options, judge, judge_options)
-    _check_schema(ds, plan)
-    how = _compute(compute, concurrency, plan, per_row=False)
+    run = Run.build(metrics, columns, options, judge, judge_options, front_end=True)
+    _check_schema(ds, run)
+    how = _compute(compute, concurrency, run, per_row=False)
     _check_batch_size(batch_size)
-    with shared_judge(plan, "ray", share_budget) as plan:
-        plan, usage = pin_runs(plan, _columns(ds, plan))
+    with shared_judge(run, "ray", share_budget) as run:
+        run, usage = run.pinned(_columns(ds, run))
         with _in_order(ds):
             if how == "tasks":
                 high = concurrency[1] if isinstance(concurrency, tuple) else concurrency
-                parts = _run_tasks(ds, plan, high, batch_size, num_cpus)
+                parts = _run_tasks(ds, run, high, batch_size, num_cpus)
             else:
-                rows = _map(ds, how, concurrency, _statistics, _Statistics, {"plan": plan}, batch_size,
+                rows = _map(ds, how, concurrency, _statistics, _Statistics, {"run": run}, batch_size,
                             num_cpus).take_all()
                 parts = [(i, int(row[COUNT]), str(row[STATS])) for i, row in enumerate(rows)]
-    return results(plan, merge(parts), usage)
+    return run.result_dicts(merge(parts), usage)
 
 
 @contextlib.contextmanager
@@ -271,10 +266,10 @@ def _in_order(ds: ray.data.Dataset) -> Iterator[None]:
         execution.preserve_order = keep
 
 
-def _columns(ds: ray.data.Dataset, plan: Plan) -> list[str]:
-    """The Dataset's columns where a metric of the plan decides something per run from the
+def _columns(ds: ray.data.Dataset, run: Run) -> list[str]:
+    """The Dataset's columns where a metric of the run decides something per run from the
     inputs it is given (its schema read if not known yet), else none."""
-    if not any(spec.pins_run for spec in plan.specs()):
+    if not any(spec.pins_run for spec in run.specs()):
         return []
     schema = ds.schema()
     return list(schema.names) if schema is not None else []
@@ -327,14 +322,14 @@ def _batches(segments: Iterator[tuple[Any, int, int]], batch_size: int | None
         yield refs, bounds
 
 
-def _run_tasks(ds: ray.data.Dataset, plan: Plan, concurrency: int, batch_size: int | None,
+def _run_tasks(ds: ray.data.Dataset, run: Run, concurrency: int, batch_size: int | None,
                num_cpus: float) -> list[tuple[int, int, str]]:
     """The batches' ``(order, rows, statistics)`` from Ray tasks, at most ``concurrency`` at a
     time: the next batch is sent as one ends (a task whose worker dies is run again by Ray:
     its result is the run that finished). Once a batch holds a bad value no more are sent;
     those in flight finish, so that every batch before it is there to place it."""
     task = _STATISTICS_TASK.options(num_cpus=num_cpus, max_retries=3)  # four tries, as Spark's maxFailures
-    plan_ref = ray.put(plan)
+    run_ref = ray.put(run)
     pending: dict[Any, int] = {}
     done: list[tuple[int, int, str]] = []
     bad = False
@@ -354,7 +349,7 @@ def _run_tasks(ds: ray.data.Dataset, plan: Plan, concurrency: int, batch_size: i
                 finish_one()
             if bad:
                 break
-            pending[task.remote(plan_ref, bounds, *refs)] = order
+            pending[task.remote(run_ref, bounds, *refs)] = order
         while pending:
             finish_one()
     finally:

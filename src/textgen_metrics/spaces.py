@@ -178,7 +178,7 @@ def _user_message(error: BaseException, columns: Sequence[str]) -> str:
         which = f" (text {error.item + 1})" if error.item is not None else ""
         return f"Row {error.index + 1}, {error.argument}{which}: {' '.join(error.reason.split())}"
     if isinstance(error, OptionError):
-        return f"Options: {text}"
+        return text if text.startswith("Options") else f"Options: {text}"
     if isinstance(error, JudgeError):
         return f"Judge: {text}"
     if isinstance(error, InputError):
@@ -250,12 +250,10 @@ def run_metric(metric: Any, rows: Any, options_json: str | None, judge: Any = No
     if strict:
         from .registry import METRICS
 
-        spec = METRICS.get(getattr(metric, "name", None) or "")
-        if spec is not None:
-            try:
-                spec.check_options(options, where="Options")
-            except ValueError as e:
-                raise SpaceError(str(e)) from None
+        name = getattr(metric, "name", None) or ""
+        if name in METRICS:  # the Options box and the judge checked as every front end's run is
+            run = _space_run([name], {}, {name: options} if options else {}, judge if METRICS[name].judge else None)
+            options = dict(run.options.get(name, {}))
     inputs = parse_rows(rows, columns, strict=strict, optional=optional)
     for column in optional:  # an optional input left blank in every row is not given
         if not any(str(v).strip() for v in inputs[column]):
@@ -352,6 +350,19 @@ def metric_app(metric_dir: str) -> Any:
     return demo
 
 
+def _space_run(metrics: Sequence[str], columns: Mapping[str, Any], options: Mapping[str, Any], judge: Any) -> Any:
+    """The :class:`~textgen_metrics.run.Run` of a Space's boxes, checked as every front end's (its
+    messages name the boxes); a missing judge says to fill in the judge picker."""
+    from .run import SPACE_WORDS, Run, RunError
+
+    try:
+        return Run.build(metrics, columns, options, judge, words=SPACE_WORDS)
+    except RunError as e:
+        if e.argument == "judge":
+            raise SpaceError(f"{e}: fill in the server URL and model") from None
+        raise
+
+
 def _chart(ids: Sequence[Any], series: Sequence[tuple[str, list[float | None], tuple[float, float]]]) -> str:
     from .report import svg_bars, svg_histogram
 
@@ -377,28 +388,12 @@ def run_playground(path: str | None, metrics: Sequence[str], columns_json: str |
         raise SpaceError("Metrics: choose at least one metric")
     columns = _json_object(columns_json, "Columns", '{"predictions": "answer"}')
     options = _json_object(options_json, "Options", '{"rouge": {"use_stemmer": true}}')
-    for metric, opts in options.items():
-        if metric not in metrics:
-            raise SpaceError(f"Options: {metric!r} is not among the chosen metrics ({', '.join(metrics)})")
-        if not isinstance(opts, dict):
-            raise SpaceError(f"Options: the options of {metric} must be a JSON object, such as "
-                             '{"use_stemmer": true}')
-    inputs = {c for m in metrics for c in METRICS[m].columns}
-    for column, field in columns.items():
-        if column not in inputs:
-            raise SpaceError(f"Columns: {column!r} is not an input of the chosen metrics (their inputs: "
-                             f"{', '.join(sorted(inputs))})")
-        if not isinstance(field, str) or not field:
-            raise SpaceError(f"Columns: the field for {column} must be a field name (a string)")
-    needs = [m for m in metrics if METRICS[m].judge]
-    if needs and judge is None:
-        raise SpaceError(f"Judge: {', '.join(needs)} needs a judge: fill in the server URL and model")
+    run = _space_run(metrics, columns, options, judge)
     try:
         rows = read_records(path)
     except (ValueError, UnicodeDecodeError) as e:
         raise SpaceError(f"File: {' '.join(str(e).split())}") from None
-    report = score_records(rows, metrics, columns=columns, options=options, judge=judge,
-                           source=os.path.basename(path),
+    report = score_records(rows, metrics, run=run, source=os.path.basename(path),
                            column_hint='the Columns box, e.g. {{"{column}": "FIELD"}}')
     summary = [[k, format_value(v)] for k, v in report["summary"].items()]
     headers, scored, series = ["id"], [], []

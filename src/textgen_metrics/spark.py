@@ -7,7 +7,7 @@ Spark DataFrame, for any metric of the registry.
   DataFrame's rows in their order. Each Arrow batch of a partition becomes one row (its first
   row's ``monotonically_increasing_id``, its number of rows, its statistics as JSON); the
   driver sorts those by id, places and sums the statistics, and scores them
-  (:mod:`textgen_metrics.scaleout`).
+  (:mod:`textgen_metrics.run`, :mod:`textgen_metrics.scaleout`).
 
 The metrics (BERTScore's model, a local judge) are made once per executor Python worker
 (Spark reuses its Python workers between tasks). A task whose worker dies is run again by Spark
@@ -25,22 +25,16 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import DoubleType, StructField, StructType
 
+from .run import Run
 from .scaleout import (
     COUNT,
     ORDER,
     STATS,
-    Plan,
     batch_statistics,
-    check_table,
     is_input_error,
     lasting_shared_judge,
-    make_plan,
     merge,
-    pin_runs,
-    process_scorer,
-    resolve_fields,
-    results,
-    score_names,
+    score_columns,
     shared_judge,
 )
 
@@ -49,12 +43,12 @@ __all__ = ["score", "evaluate"]
 _ROW = "__textgen_metrics_row"
 
 
-def _plan(df: DataFrame, metrics: Sequence[str] | str, columns: Mapping[str, str] | None,
-          options: Mapping[str, Mapping[str, Any]] | None, judge: Any,
-          judge_options: Mapping[str, Any] | None) -> Plan:
-    plan = make_plan(metrics, columns, options, judge, judge_options)
-    check_table(plan, df.columns)
-    return plan
+def _run(df: DataFrame, metrics: Sequence[str] | str, columns: Mapping[str, str] | None,
+         options: Mapping[str, Mapping[str, Any]] | None, judge: Any,
+         judge_options: Mapping[str, Any] | None) -> Run:
+    run = Run.build(metrics, columns, options, judge, judge_options, front_end=True)
+    run.check_table(df.columns)
+    return run
 
 
 def score(df: DataFrame, metrics: Sequence[str] | str, columns: Mapping[str, str] | None = None,
@@ -63,17 +57,16 @@ def score(df: DataFrame, metrics: Sequence[str] | str, columns: Mapping[str, str
     """``df`` with a double column ``<metric>.<key>`` per score (null where the metric gives a
     row none); the arguments as :func:`evaluate`'s. The judge's budget server lasts as long as
     the driver, since the DataFrame runs later."""
-    plan = lasting_shared_judge(_plan(df, metrics, columns, options, judge, judge_options), "server", share_budget,
-                                host=_driver_host(df))
-    plan, _ = pin_runs(plan, df.columns)
-    names = score_names(plan)
+    run = lasting_shared_judge(_run(df, metrics, columns, options, judge, judge_options), "server", share_budget,
+                               host=_driver_host(df))
+    run, _ = run.pinned(df.columns)
+    names = run.score_names()
     schema = StructType(list(df.schema.fields) + [StructField(n, DoubleType(), True) for n in names])
 
     def scored(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
-        scorer = process_scorer(plan, "spark")
         for batch in batches:
             out = batch.copy()
-            for name, values in scorer.score_columns(batch).items():
+            for name, values in score_columns(run, batch, "spark").items():
                 out[name] = pd.Series(values, index=batch.index, dtype="float64")
             yield out
 
@@ -102,10 +95,10 @@ def evaluate(df: DataFrame, metrics: Sequence[str] | str, columns: Mapping[str, 
     no metric can score raises the library's error, naming the row of the DataFrame (the
     partition that found it stops; the driver raises once the others are done).
     """
-    with shared_judge(_plan(df, metrics, columns, options, judge, judge_options), "server",
-                      share_budget, host=_driver_host(df)) as plan:
-        plan, usage = pin_runs(plan, df.columns)
-        return _evaluate(df, plan, usage)
+    with shared_judge(_run(df, metrics, columns, options, judge, judge_options), "server",
+                      share_budget, host=_driver_host(df)) as run:
+        run, usage = run.pinned(df.columns)
+        return _evaluate(df, run, usage)
 
 
 def _driver_host(df: DataFrame) -> str:
@@ -114,19 +107,18 @@ def _driver_host(df: DataFrame) -> str:
     return conf.get("spark.driver.host", "127.0.0.1") or "127.0.0.1"
 
 
-def _evaluate(df: DataFrame, plan: Plan, usage: dict[str, dict[str, int]]) -> dict[str, dict[str, Any]]:
+def _evaluate(df: DataFrame, run: Run, usage: dict[str, dict[str, int]]) -> dict[str, dict[str, Any]]:
 
     def statistics(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
-        scorer = process_scorer(plan, "spark")
         for batch in batches:
             if len(batch):
                 order = int(batch[_ROW].iloc[0])
-                stats = batch_statistics(scorer, batch.drop(columns=[_ROW]))
+                stats = batch_statistics(run, batch.drop(columns=[_ROW]), "spark")
                 yield pd.DataFrame({ORDER: [order], COUNT: [len(batch)], STATS: [stats]})
                 if is_input_error(stats):
                     return  # the driver raises it: the rest of this partition is not needed
 
-    needed = sorted({f for spec in plan.specs() for f in resolve_fields(spec, df.columns, plan.columns).values()})
+    needed = sorted({f for fields in run.fields(df.columns).values() for f in fields.values()})
     numbered = df.select(*[df[c] for c in needed]).withColumn(_ROW, F.monotonically_increasing_id())
     rows = numbered.mapInPandas(statistics, f"{ORDER} long, {COUNT} long, {STATS} string").collect()
-    return results(plan, merge((row[ORDER], int(row[COUNT]), str(row[STATS])) for row in rows), usage)
+    return run.result_dicts(merge((row[ORDER], int(row[COUNT]), str(row[STATS])) for row in rows), usage)

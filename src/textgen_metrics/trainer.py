@@ -19,10 +19,11 @@ Trainer keeps every logit of the whole evaluation set (``N x length x vocab`` fl
 (transformers issues 12878, 15466, 31667; ``benchmarks/bench_trainer.py`` measures it).
 
 ``TrainingArguments(batch_eval_metrics=True)`` is supported: the Trainer then calls the hook
-once per batch (``compute_result`` True on the last), and the hook feeds each batch into
-streaming aggregators (``streaming.MetricStream``): nothing of the evaluation set is kept but
-each metric's statistics (per-example scores, or BLEU's per-example counts), merged batch by
-batch. The scores equal the one-call ones to the last digit.
+once per batch (``compute_result`` True on the last), and the hook's
+:class:`~textgen_metrics.run.Run` turns each batch into its metrics' statistics: nothing of the
+evaluation set is kept but each metric's statistics (per-example scores, or BLEU's per-example
+counts; a metric whose statistics are its inputs, BERTScore, keeps those, as it declares),
+merged batch by batch. The scores equal the one-call ones to the last digit.
 """
 
 from __future__ import annotations
@@ -31,9 +32,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .aggregation import RunningMean
-from .registry import get_metric
+from .metric import Stats
+from .registry import METRICS
+from .run import Run
 from .scoring import flat_scores
-from .streaming import MetricStream
 
 __all__ = ["compute_metrics", "decode", "preprocess_logits_for_metrics"]
 
@@ -93,29 +95,15 @@ def compute_metrics(tokenizer: Any, metrics: Sequence[str] = ("rouge",),
     With ``batch_eval_metrics=True`` the Trainer calls it per batch with ``compute_result``
     False, then True on the last batch, which gives the scores over every batch ({} before).
     """
-    specs = [get_metric(m) for m in metrics]
-    for spec in specs:
+    for spec in (METRICS[m] for m in metrics if m in METRICS):  # (an unknown name: the run's error)
         extra = [c for c in spec.columns if c not in ("predictions", "references")]
         if extra:
             raise ValueError(f"metrics: {spec.name} needs {', '.join(extra)}, which a Trainer's "
                              "predictions and labels do not give")
-    options = {k: dict(v) for k, v in (options or {}).items()}
-    unknown = sorted(set(options) - {s.name for s in specs})
-    if unknown:
-        raise ValueError(f"options: {unknown[0]!r} is not among metrics {list(metrics)}")
-    for spec in specs:
-        spec.check_options(options.get(spec.name, {}), where=f"options of {spec.name}")
-    if judge is not None and any(s.judge for s in specs):
-        from .scoring import resolve_judge
-
-        judge = resolve_judge(judge)
-    streams = []
-    for spec in specs:
-        # what suits decoded text, as the metric declares it (ROUGE: rougeLsum splits sentences)
-        opts = {**spec.decoded_text_options, **options.get(spec.name, {})}
-        if spec.judge:
-            opts.setdefault("judge", judge)
-        streams.append(MetricStream(spec, opts))
+    run = Run.build(metrics, options=options, judge=judge, resolve=True)
+    # what suits decoded text, as the metric declares it (ROUGE: rougeLsum splits sentences)
+    run = run.with_defaults({spec.name: spec.decoded_text_options for spec in run.specs()})
+    statistics: dict[str, Stats] = {}
     lengths = RunningMean()
 
     def hook(eval_prediction: Any, compute_result: bool = True) -> dict[str, float]:
@@ -125,24 +113,25 @@ def compute_metrics(tokenizer: Any, metrics: Sequence[str] = ("rouge",),
         refs, _, _ = decode(tokenizer, labels)
         if len(preds) != len(refs):
             raise ValueError(f"compute_metrics: {len(preds)} predictions but {len(refs)} labels")
-        inputs = {"predictions": preds, "references": refs}
-        for stream in streams:
-            stream.add({c: inputs[c] for c in stream.spec.columns})
+        if preds:
+            for name, stats in run.statistics({"predictions": preds, "references": refs}, texts=False).items():
+                statistics[name] = statistics[name] + stats if name in statistics else stats
         for n in (pred_ids != pad).sum(axis=1).tolist():
             lengths.add(n)
         if not compute_result:
             return {}
         result = {}
         try:
-            for stream in streams:
-                result.update(flat_scores(stream.score()))
+            if not statistics:
+                raise ValueError(f"{run.metrics[0]}: no examples were added")
+            for scored in run.results(statistics).values():
+                result.update(flat_scores(scored))
             if gen_len:
                 value = lengths.value
-                assert value is not None  # every stream's result() above has examples, and so has this
+                assert value is not None  # every metric above had examples, and so has this
                 result["gen_len"] = float(value)
         finally:  # the next evaluation starts afresh
-            for stream in streams:
-                stream.reset()
+            statistics.clear()
             lengths = RunningMean()
         return result
 

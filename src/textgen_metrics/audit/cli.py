@@ -24,7 +24,7 @@ def _probes(text: str | None) -> list[str] | None:
 
 def audit_command(args: argparse.Namespace) -> int:
     """Run ``audit``: print the judge card's text, write the JSON and HTML; the exit status."""
-    from ..cli import EXIT_OK, UsageError, _input_fields, _judge_options, _metric_options, _write
+    from ..cli_args import EXIT_OK, UsageError, build_run, write
     from ..cost import format_estimate
     from .probes import PROBES
     from .report import format_summary, judge_card_html
@@ -35,18 +35,15 @@ def audit_command(args: argparse.Namespace) -> int:
         raise UsageError("--metrics: name one LLM-guided metric to audit the judge on (e.g. pairwise_preference)")
     if not args.judge:
         raise UsageError("--judge: give the judge to audit (e.g. openai:gpt-4o-mini; server from --judge-url)")
-    options = _metric_options(args.option, names)
-    judge_options = _judge_options(args.judge_option)
-    if args.judge_url:
-        judge_options["base_url"] = args.judge_url
+    run = build_run(args, names)  # the flags checked and typed once, as score's
     probes = _probes(args.probe) or list(PROBES)
     if not 0 <= args.epsilon < 1:
         raise UsageError(f"--epsilon: {args.epsilon} must be in [0, 1) (0.2 expert annotators, 0.15 skilled, 0.1 "
                          "crowd workers)")
     if args.n_resamples < 0:
         raise UsageError(f"--n-resamples: {args.n_resamples} must be 0 (no intervals) or more")
-    result = audit(args.source, metrics=names[0], judge=args.judge, judge_options=judge_options,
-                   columns=_input_fields(args), options=options, probes=probes, repeats=args.repeats,
+    result = audit(args.source, metrics=names[0], judge=run.judge, judge_options=run.judge_options,
+                   columns=run.columns, options=run.options, probes=probes, repeats=args.repeats,
                    threshold=args.threshold, human_column=args.human_column, dry_run=args.dry_run,
                    confidence_level=args.confidence_level, n_resamples=args.n_resamples, seed=args.seed,
                    missing=args.missing, split=args.split, annotator_columns=args.annotator_column,
@@ -56,17 +53,17 @@ def audit_command(args: argparse.Namespace) -> int:
     else:
         print(format_summary(result))
     if args.json:
-        _write(args.json, json.dumps(result, indent=2, ensure_ascii=False))
+        write(args.json, json.dumps(result, indent=2, ensure_ascii=False))
         print(f"json: {args.json}")
     if args.html and not args.dry_run:
-        _write(args.html, judge_card_html(result))
+        write(args.html, judge_card_html(result))
         print(f"html judge card: {args.html}")
     return EXIT_OK
 
 
 def add_audit_parser(sub: Any) -> None:
     """Add ``audit`` to the command line's subparsers."""
-    from ..cli import common_options
+    from ..cli_args import common_options
     from ..significance import DEFAULT_CONFIDENCE
     from .probes import ALL_PROBES, PROBES
 

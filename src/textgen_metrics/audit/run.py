@@ -91,12 +91,10 @@ def _probes(probes: Any, annotators: bool = False) -> list[str]:
     return [p for p in P.ALL_PROBES if p in names]
 
 
-def _metric_options(cls: type[JudgedMetric], options: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The metric's options from ``{metric: {option: value}}`` (as ``score`` takes them)."""
-    given = dict((options or {}).get(cls.name, {}))
-    given = {k: v for k, v in given.items() if k not in ("judge", "judge_options", "on_error", "use_aggregator")}
-    cls.check_options(given, where=f"options[{cls.name!r}]")
-    return given
+def _metric_options(cls: type[JudgedMetric], options: Mapping[str, Any]) -> dict[str, Any]:
+    """The metric's options of a checked run, but those the audit sets itself."""
+    given = dict(options.get(cls.name, {}))
+    return {k: v for k, v in given.items() if k not in ("judge", "judge_options", "on_error", "use_aggregator")}
 
 
 def _human(rows: Sequence[Mapping[str, Any]], column: str | None) -> list[Any] | None:
@@ -175,22 +173,23 @@ def audit(source_rows_or_path: Any, *, metrics: Any, judge: Any, judge_options: 
     rows, where = read_rows(source_rows_or_path, split)
     if not rows:
         raise ValueError(f"{where}: no rows to audit")
-    opts = _metric_options(cls, options)
-    from ..scoring import columns_from_records
+    from ..run import Run
 
-    inputs = columns_from_records(rows, cls, columns or {}, where)
+    if judge is None:
+        raise ValueError("judge: an audit needs a judge (a judge string, object or function)")
+    run = Run.build([cls.name], columns, options, judge, judge_options)  # checked once, as every front end's
+    opts = _metric_options(cls, run.options)
+    inputs = run.inputs(rows, source=where)[cls.name]
     human = _human(rows, human_column)
     annotations = _annotators(rows, annotator_columns, P.is_comparison(cls))
     if annotations is not None:
         _check_alt(annotations, P.is_comparison(cls), epsilon, alt_alpha)
     if dry_run:
-        return estimate_audit(cls, inputs, judge=judge, judge_options=judge_options, options=opts, probes=chosen,
-                              repeats=repeats)
-    from ..scoring import resolve_judge
+        return estimate_audit(cls, inputs, judge=run.judge, judge_options=run.judge_options, options=opts,
+                              probes=chosen, repeats=repeats)
+    from ..run import resolve_judge
 
-    resolved = resolve_judge(judge, judge_options)
-    if resolved is None:
-        raise ValueError("judge: an audit needs a judge (a judge string, object or function)")
+    resolved = resolve_judge(run.judge, run.judge_options)
     target = P.Target(cls, opts, inputs, resolved)
     target.make().check_inputs(inputs)  # the inputs' errors before any request
     interval: dict[str, Any] = {"confidence_level": confidence_level, "n_resamples": n_resamples, "seed": seed}

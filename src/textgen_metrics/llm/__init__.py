@@ -4,6 +4,6 @@ G-Eval with the user's criteria, and pairwise preference: one module each, one
 :class:`~textgen_metrics.llm.metrics.JudgedMetric` class each (the registry finds them; their
 functions are ``textgen_metrics.<name>``), on the judge engine of :mod:`textgen_metrics.judges`."""
 
-from .metrics import METRICS, compute
+from .metrics import METRICS
 
-__all__ = ["METRICS", "compute"]
+__all__ = ["METRICS"]

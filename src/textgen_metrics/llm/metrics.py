@@ -53,7 +53,7 @@ from ..validation import check_bool, check_columns
 from .prompts import SYSTEM, Prompt, items_block
 
 __all__ = ["JudgedMetric", "JudgedOptions", "ItemsProportion", "PerContext", "RequestFailed", "ExampleJudgeError",
-           "METRICS", "compute", "ask", "ask_items", "ask_verdicts", "ask_score", "count_yes", "pair",
+           "METRICS", "ask", "ask_items", "ask_verdicts", "ask_score", "count_yes", "pair",
            "context_blocks", "score_probabilities", "weighted_score", "Example", "Details", "Outcome", "digest"]
 
 Example = dict[str, Any]
@@ -504,19 +504,3 @@ class _Judged(Mapping[str, type[JudgedMetric]]):
 
 
 METRICS: Mapping[str, type[JudgedMetric]] = _Judged()
-
-
-def compute(name: str, **inputs_and_options: Any) -> dict[str, Any]:
-    """The LLM-guided metric ``name`` over the input columns and options given as keywords
-    (``judge=``, ``criteria=``...): its library function, called by name."""
-    metric = METRICS[name]
-    kinds = {**metric.columns, **metric.optional_columns}
-    fields = {f.name for f in metric.option_fields()}
-    unknown = [k for k in inputs_and_options if k not in kinds and k not in fields]
-    if unknown:
-        options = sorted(metric.option_kinds())
-        raise TypeError(f"{name}: unexpected argument {unknown[0]!r}; inputs are {', '.join(kinds)}; "
-                        f"options are {', '.join(options)}")
-    inputs = {c: inputs_and_options.pop(c) for c in kinds if c in inputs_and_options}
-    return metric.call(inputs, **inputs_and_options)
-

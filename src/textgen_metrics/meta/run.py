@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._version import __version__
+from ..run import Run
 from ..signature import signature
 
 __all__ = ["meta_eval", "MetaTable", "read_source", "LABEL_STATISTICS", "DEFAULT_STATISTICS", "score_names"]
@@ -232,13 +233,13 @@ _MEMO_SIZE = 64
 Scored = tuple[dict[str, list[float | None]], dict[str, Any]]
 
 
-def _one_metric(table: MetaTable, name: str, columns: Mapping[str, str] | None, options: Mapping[str, Any],
-                judge: Any, progress: Callable[..., Any] | None) -> Scored:
+def _one_metric(table: MetaTable, run: Run, progress: Callable[..., Any] | None) -> Scored:
     """One metric's per-row scores (one list per key) and what its run reported beside them
     (options, signature, judge, usage, rows it could not score)."""
     from ..registry import get_metric
     from ..scoring import score_records
 
+    name = run.metrics[0]
     records = table.records
     if table.info is not None:
         # a bundled set keeps each row's references as a list (SummEval's 11, LLMBar's none); a metric
@@ -246,11 +247,10 @@ def _one_metric(table: MetaTable, name: str, columns: Mapping[str, str] | None, 
         # --column maps it: the set has no single reference to give
         spec = get_metric(name)
         drop = {c for c, kind in spec.optional_columns.items()
-                if kind == "text" and c not in (columns or {}) and any(isinstance(r.get(c), list) for r in records)}
+                if kind == "text" and c not in run.columns and any(isinstance(r.get(c), list) for r in records)}
         if drop:
             records = [{k: v for k, v in r.items() if k not in drop} for r in records]
-    report = score_records(records, [name], columns=columns, options={name: options} if options else None,
-                           judge=judge, progress=progress, source=table.source)
+    report = score_records(records, [name], run=run, progress=progress, source=table.source)
     entry = report["metrics"][name]
     keys = [k for k in entry["scores"]
             if all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
@@ -260,19 +260,18 @@ def _one_metric(table: MetaTable, name: str, columns: Mapping[str, str] | None, 
               for key, flat in score_names(name, keys, negated=sign < 0).items()}
     agg = entry["aggregate"]
     errors = [e for e in (agg.get("errors") or []) if isinstance(e, Mapping)]
-    run: dict[str, Any] = {"options": entry["options"], "unscored": len(
+    report_run: dict[str, Any] = {"options": entry["options"], "unscored": len(
         {i for k in keys for i, v in enumerate(entry["per_example"][k]) if v is None}
         | {e.get("index") for e in errors})}
     for key in ("signature", "judge_model", "judge_usage"):
         if key in agg:
-            run[key] = agg[key]
-    run["errors"] = [{"line": table.lines[e["index"]] if isinstance(e.get("index"), int) else None,
+            report_run[key] = agg[key]
+    report_run["errors"] = [{"line": table.lines[e["index"]] if isinstance(e.get("index"), int) else None,
                       "error": str(e.get("error"))} for e in errors[:5]]
-    return scores, run
+    return scores, report_run
 
 
-def _metric_scores(table: MetaTable, metrics: Sequence[str], columns: Mapping[str, str] | None,
-                   options: Mapping[str, Mapping[str, Any]] | None, judge: Any,
+def _metric_scores(table: MetaTable, run: Run,
                    progress: Callable[..., Any] | None) -> tuple[dict[str, list[float | None]], dict[str, Any]]:
     """The per-row scores of each metric (one list per key) and each metric's run report. On a
     bundled set, a metric scored without a judge is computed once per process for the same
@@ -280,32 +279,25 @@ def _metric_scores(table: MetaTable, metrics: Sequence[str], columns: Mapping[st
     import json
 
     from ..registry import get_metric
-    from ..scoring import resolve_judge
 
-    options = options or {}
-    unknown = sorted(set(options) - set(metrics))
-    if unknown:
-        raise ValueError(f"options: {unknown[0]!r} is not among the metrics {list(metrics)}")
-    if judge is not None and any(get_metric(m).judge for m in metrics):
-        judge = resolve_judge(judge)  # one judge (one cache, one connection pool) for all
     scores: dict[str, list[float | None]] = {}
     runs: dict[str, Any] = {}
-    for name in metrics:
-        opts = dict(options.get(name, {}))
+    for name in run.metrics:
+        opts = dict(run.options.get(name, {}))
         key = None
-        if table.info is not None and not get_metric(name).judge and columns is None:
+        if table.info is not None and not get_metric(name).judge and not run.columns:
             key = (table.source, table.split, tuple(table.lines), name, json.dumps(opts, sort_keys=True, default=str))
         if key is not None and key in _MEMO:
-            got, run = _MEMO[key]
+            got, entry = _MEMO[key]
             got = {k: list(v) for k, v in got.items()}
         else:
-            got, run = _one_metric(table, name, columns, opts, judge, progress)
+            got, entry = _one_metric(table, run.only([name]), progress)
             if key is not None:
                 if len(_MEMO) >= _MEMO_SIZE:
                     _MEMO.pop(next(iter(_MEMO)))
-                _MEMO[key] = ({k: list(v) for k, v in got.items()}, run)
+                _MEMO[key] = ({k: list(v) for k, v in got.items()}, entry)
         scores.update(got)
-        runs[name] = run
+        runs[name] = entry
     return scores, runs
 
 
@@ -322,11 +314,12 @@ def meta_eval(source: str, *, metrics: Sequence[str] = (), score_columns: Sequen
               columns: Mapping[str, str] | None = None, judge: Any = None, split: str | None = None,
               confidence_level: float = 0.95, n_resamples: int = 1000, seed: int | None = None,
               compare: bool = True, exclude_systems: Sequence[str] = (),
-              progress: Callable[..., Any] | None = None) -> dict[str, Any]:
+              progress: Callable[..., Any] | None = None, run: Run | None = None) -> dict[str, Any]:
     """Meta-evaluate scores against people's on ``source`` (a bundled set's name, or a file).
 
     ``metrics``: the library's metrics to compute on the rows (``options``, ``columns`` and
-    ``judge`` as :func:`~textgen_metrics.scoring.score_records` takes them); ``score_columns``:
+    ``judge`` as :meth:`textgen_metrics.run.Run.build` takes them, or ``run``, a run built of
+    them by the caller); ``score_columns``:
     scores the source already has. With neither, a bundled set's own score columns (FRANK's
     published baselines, UniEval's predictions) are taken. ``human_columns``: the human
     dimensions (a bundled set's by default). ``level``, ``group_by``, ``statistics``: a bundled
@@ -342,7 +335,9 @@ def meta_eval(source: str, *, metrics: Sequence[str] = (), score_columns: Sequen
     from .data import bundled_sets, describe_set
     from .evaluate import meta_evaluate
 
-    metrics = list(metrics)
+    if run is None and metrics:
+        run = Run.build(metrics, columns, options, judge, resolve=True)
+    metrics = list(run.metrics) if run is not None else []
     info = describe_set(source) if isinstance(source, str) and source in bundled_sets() else None
     if info is not None:
         level = level or info.default_level
@@ -366,7 +361,8 @@ def meta_eval(source: str, *, metrics: Sequence[str] = (), score_columns: Sequen
     score_lists: dict[str, list[float | None]] = dict(table.scores)
     runs: dict[str, Any] = {}
     if metrics:
-        computed, runs = _metric_scores(table, metrics, columns, options, judge, progress)
+        assert run is not None
+        computed, runs = _metric_scores(table, run, progress)
         clash = sorted(set(computed) & set(score_lists))
         if clash:
             raise ValueError(f"--score-column {clash[0]}: a computed metric's score has the same name")

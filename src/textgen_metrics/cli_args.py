@@ -1,0 +1,114 @@
+"""The command line's shared part: exit statuses, the usage error, the options every subcommand
+takes, and the :class:`~textgen_metrics.run.Run` of a subcommand's flags (``--metrics``,
+``--column``, ``--option``, ``--judge``...), which ``score``, ``compare``, ``meta-eval`` and
+``audit`` all build with :func:`build_run` (each subcommand's module imports this one, never
+the command line's main module)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from .run import CLI_WORDS, Run, RunError
+
+__all__ = ["EXIT_OK", "EXIT_UNSCORED", "EXIT_USAGE", "UsageError", "build_run", "common_options", "names",
+           "input_fields", "write"]
+
+EXIT_OK, EXIT_UNSCORED, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(ValueError):
+    """A mistake in the command line (exit status 2)."""
+
+
+# -- the run of a subcommand's flags ------------------------------------------------------------
+def _split_item(item: str, flag: str, want: str) -> tuple[str, str]:
+    key, sep, raw = item.partition("=")
+    if not sep or not key.strip():
+        raise UsageError(f"{flag}: expected {want}, got {item!r}")
+    return key.strip(), raw
+
+
+def _metric_options(items: list[str] | None) -> dict[str, dict[str, str]]:
+    """``--option METRIC.NAME=VALUE`` items as ``{metric: {name: text}}`` (the run parses each text
+    by the option's kind)."""
+    out: dict[str, dict[str, str]] = {}
+    for item in items or []:
+        key, raw = _split_item(item, "--option", "METRIC.NAME=VALUE")
+        metric, dot, name = key.partition(".")
+        if not dot or not name:
+            raise UsageError(f"--option: expected METRIC.NAME=VALUE, got {item!r}")
+        out.setdefault(metric, {})[name] = raw
+    return out
+
+
+def _judge_options(args: argparse.Namespace) -> dict[str, str] | None:
+    """``--judge-option NAME=VALUE`` items and ``--judge-url`` as ``{name: text}``; None without
+    ``--judge``."""
+    if not args.judge:
+        if args.judge_url or args.judge_option:
+            raise UsageError("--judge: give the judge (e.g. openai:gpt-4o-mini) that the options are for")
+        return None
+    out = {}
+    for item in args.judge_option or []:
+        key, raw = _split_item(item, "--judge-option", "NAME=VALUE")
+        out[key] = raw
+    if args.judge_url:
+        out["base_url"] = args.judge_url
+    return out
+
+
+_JUDGE_HINT = ("give --judge openai:MODEL (server from --judge-url or OPENAI_BASE_URL, key from OPENAI_API_KEY), "
+               "--judge hf:LOCAL_MODEL_PATH, or another of --help's backends (azure:, anthropic:, gemini:, "
+               "tiny:smollm2 to check the pipeline offline)")
+
+
+def build_run(args: argparse.Namespace, metrics: list[str] | None = None, resolve: bool = False) -> Run:
+    """The :class:`~textgen_metrics.run.Run` of a subcommand's flags (``--metrics``, ``--column``
+    and its shorthands, ``--option``, ``--judge``, ``--judge-url``, ``--judge-option``), checked
+    once; every value typed parsed by its option's kind."""
+    judge_options = _judge_options(args)
+    try:
+        return Run.build(metrics if metrics is not None else names(args.metrics), input_fields(args),
+                         _metric_options(args.option), args.judge or None, judge_options, words=CLI_WORDS,
+                         texts=True, resolve=resolve)
+    except RunError as e:
+        if e.argument == "judge":
+            raise UsageError(f"{e}; {_JUDGE_HINT}") from None
+        raise
+
+
+def _columns(items: list[str] | None) -> dict[str, str]:
+    out = {}
+    for item in items or []:
+        key, raw = _split_item(item, "--column", "INPUT=FIELD")
+        if not raw:
+            raise UsageError(f"--column {key}: give the field name after '='")
+        out[key] = raw
+    return out
+
+
+def input_fields(args: argparse.Namespace) -> dict[str, str]:
+    """``{input: field}`` from ``--column`` and the ``--prediction-column``/``--reference-column``
+    shorthands (score and compare take the same)."""
+    columns = _columns(args.column)
+    columns.update({k: v for k, v in (("predictions", args.prediction_column),
+                                      ("references", args.reference_column)) if v})
+    return columns
+
+
+def write(path: str, text: str) -> None:
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def common_options() -> argparse.ArgumentParser:
+    """The options every subcommand takes (pass as ``parents=[common_options()]``)."""
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("--debug", action="store_true", help="print the traceback of an error")
+    return p
+
+
+def names(text: str | None) -> list[str]:
+    return [n.strip() for n in (text or "").split(",") if n.strip()]
