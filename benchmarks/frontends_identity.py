@@ -286,6 +286,120 @@ def column_values(spec: Any, rows: list[dict[str, Any]], optional: bool = True) 
     return out
 
 
+class ScaleOutCore:
+    """The scale-out core under whichever names it has: ``textgen_metrics.scaleout``'s
+    (``make_plan``, ``pin_runs``, ``process_scorer``/``BatchScorer``, ``pack``, ``merge``,
+    ``results``), else a ``textgen_metrics.run.Run`` (``Run.build(...)`` or its constructor;
+    ``pinned``, ``statistics``, ``merge`` (static, or the module's, or ``scaleout.merge`` of
+    packed statistics), ``result_dicts`` or ``results``, ``score_columns``). Every step gives
+    what the other names give, so that the sections compare."""
+
+    def __init__(self, name: str, scaleout: Any, run_module: Any) -> None:
+        self.name, self.so, self.run_module = name, scaleout, run_module
+
+    @classmethod
+    def find(cls) -> ScaleOutCore | str:
+        """The core, or the text "skipped: <reason>" when there is neither."""
+        import importlib
+
+        modules = {}
+        for name in ("scaleout", "run"):
+            try:
+                modules[name] = importlib.import_module(f"textgen_metrics.{name}")
+            except ImportError:
+                modules[name] = None
+        so, run_module = modules["scaleout"], modules["run"]
+        if so is not None and all(hasattr(so, a) for a in ("make_plan", "merge", "results")):
+            return cls("textgen_metrics.scaleout", so, None)
+        if run_module is not None and hasattr(run_module, "Run"):
+            return cls("textgen_metrics.run.Run", so, run_module)
+        return ("skipped: neither textgen_metrics.scaleout (make_plan, merge, results) nor textgen_metrics.run.Run "
+                "exists")
+
+    def plan(self, metrics: list[str], options: Any, judge: Any, judge_options: Any, available: list[str]
+             ) -> tuple[Any, Any]:
+        """(the plan or run, the judge's usage of what was asked once per run)."""
+        if self.run_module is None:
+            plan = self.so.make_plan(metrics, {}, options, judge, judge_options)
+            return self.so.pin_runs(plan, available) if hasattr(self.so, "pin_runs") else (plan, None)
+        Run = self.run_module.Run
+        attempts: list[Callable[[], Any]] = []
+        if hasattr(Run, "build"):
+            attempts.append(lambda: Run.build(metrics, {}, options, judge, judge_options))
+        attempts += [lambda: Run(metrics, columns={}, options=options, judge=judge, judge_options=judge_options),
+                     lambda: Run(metrics, {}, options, judge, judge_options)]
+        failure: Exception | None = None
+        for attempt in attempts:
+            try:
+                run = attempt()
+            except TypeError as e:
+                failure = failure or e
+                continue
+            return run.pinned(available) if hasattr(run, "pinned") else (run, None)
+        assert failure is not None
+        raise failure
+
+    def describe(self, plan: Any, usage: Any) -> Any:
+        """The plan's settings (a run that holds a plan: its plan's) and score columns."""
+        inner = plan if hasattr(plan, "metrics") else getattr(plan, "plan", plan)
+        usage = usage if usage is not None else getattr(plan, "usage", None)
+        if callable(getattr(plan, "score_names", None)):
+            names = plan.score_names()
+        elif self.so is not None and hasattr(self.so, "score_names"):
+            names = self.so.score_names(inner)
+        else:
+            names = None
+        return {"metrics": getattr(inner, "metrics", None), "columns": getattr(inner, "columns", None),
+                "options": getattr(inner, "options", None), "pinned_usage": usage, "score_names": names}
+
+    def statistics(self, plan: Any, batch: Any) -> Any:
+        if self.run_module is not None:
+            return plan.statistics(batch)
+        scorer = (self.so.process_scorer(plan, "driver") if hasattr(self.so, "process_scorer")
+                  else self.so.BatchScorer(plan))
+        return scorer.statistics(batch)
+
+    def pack(self, stats: Any) -> str:
+        if isinstance(stats, str):
+            return stats
+        if self.so is not None and hasattr(self.so, "pack"):
+            return str(self.so.pack(stats))
+        return json.dumps({k: v.to_dict() for k, v in stats.items()}, ensure_ascii=False)
+
+    def merge(self, parts: list[tuple[str, int, Any]]) -> Any:
+        packed = [(key, count, self.pack(stats)) for key, count, stats in parts]
+        if self.run_module is None:
+            return self.so.merge(packed)
+        Run = self.run_module.Run
+        for merge in (getattr(Run, "merge", None), getattr(self.run_module, "merge", None)):
+            if merge is not None:
+                try:
+                    return merge(parts)
+                except (TypeError, AttributeError):
+                    return merge(packed)
+        return self.so.merge(packed)
+
+    def results(self, plan: Any, merged: Any, usage: Any) -> Any:
+        if self.run_module is None:
+            return self.so.results(plan, merged, usage)
+        if hasattr(plan, "result_dicts"):
+            return plan.result_dicts(merged, usage)
+        try:
+            out = plan.results(merged, usage)
+        except TypeError:
+            out = plan.results(merged)
+        metrics = plan.driver_metrics() if hasattr(plan, "driver_metrics") else {}
+        return {name: r.as_dict(getattr(getattr(metrics.get(name), "options", None), "use_aggregator", True))
+                if hasattr(r, "as_dict") else r for name, r in out.items()}
+
+    def score_columns(self, plan: Any, batch: Any) -> Any:
+        if self.run_module is not None:
+            return plan.score_columns(batch)
+        scorer = (self.so.process_scorer(plan, "driver") if hasattr(self.so, "process_scorer")
+                  else self.so.BatchScorer(plan))
+        return scorer.score_columns(batch)
+
+
 def run_all(tmp: Path) -> tuple[dict[str, Any], Recorder]:
     sys.path.append(str(ROOT / "tests"))  # for chat_server, after everything else
     import textgen_metrics
@@ -522,121 +636,43 @@ def run_all(tmp: Path) -> tuple[dict[str, Any], Recorder]:
 
     # g. the scale-out core, without a cluster -------------------------------------------------------------------------
     def scaleout(part: Callable[[str, Callable[[], Any]], None]) -> None:
-        import pandas as pd
-
-        try:
-            from textgen_metrics import scaleout as so
-        except ImportError:
-            so = None
-        if so is not None and all(hasattr(so, a) for a in ("make_plan", "merge", "results")):
-            core = "scaleout"
-        else:
-            try:
-                import textgen_metrics.run as run_module
-            except ImportError:
-                run_module = None
-            if run_module is None or not hasattr(run_module, "Run"):
-                part("skipped", lambda: "skipped: neither textgen_metrics.scaleout (make_plan, merge, results) nor "
-                                        "textgen_metrics.run.Run exists")
-                return
-            core = "run"
-        print(f"   the scale-out core: textgen_metrics.{core}", flush=True)
+        core = ScaleOutCore.find()
+        if isinstance(core, str):
+            part("skipped", lambda: core)
+            return
+        print(f"   the scale-out core: {core.name}", flush=True)
 
         def one(label: str, metrics: list[str], rows: list[dict[str, Any]], judge: Any, opts: Any,
                 bounds: list[tuple[int, int]]) -> None:
+            import pandas as pd
+
             options = {m: options_of(m) for m in metrics if m in OPTIONS}
             frame = pd.DataFrame(rows)
             batches = [frame.iloc[a:b].reset_index(drop=True) for a, b in bounds]
             state: dict[str, Any] = {}
 
-            if core == "scaleout":
-                def plan() -> Any:
-                    state["plan"] = so.make_plan(metrics, {}, options, judge, opts)
-                    if hasattr(so, "pin_runs"):
-                        state["plan"], state["usage"] = so.pin_runs(state["plan"], list(frame.columns))
-                    else:
-                        state["usage"] = None
-                    return {"metrics": state["plan"].metrics, "columns": state["plan"].columns,
-                            "options": state["plan"].options, "pinned_usage": state["usage"],
-                            "score_names": so.score_names(state["plan"]) if hasattr(so, "score_names") else None}
+            def plan() -> Any:
+                state["plan"], state["usage"] = core.plan(metrics, options, judge, opts, list(frame.columns))
+                return core.describe(state["plan"], state["usage"])
 
-                part(f"{label}/plan", plan)
+            def statistics() -> Any:
+                out = []
+                state["parts"] = []
+                for i, batch in enumerate(batches):
+                    stats = core.statistics(state["plan"], batch)
+                    state["parts"].append((f"part-{i:02d}", len(batch), stats))
+                    out.append(json.loads(core.pack(stats)))
+                return out
 
-                def scorer() -> Any:
-                    if hasattr(so, "process_scorer"):
-                        return so.process_scorer(state["plan"], "driver")
-                    return so.BatchScorer(state["plan"])
+            def merged() -> Any:
+                state["merged"] = core.merge([state["parts"][i] for i in (2, 0, 1)])  # shuffled, with their keys
+                return {k: v.to_dict() for k, v in state["merged"].items()}
 
-                def pack(stats: Any) -> str:
-                    if hasattr(so, "pack"):
-                        return str(so.pack(stats))
-                    return json.dumps({k: v.to_dict() for k, v in stats.items()})
-
-                def statistics() -> Any:
-                    s = scorer()
-                    state["parts"] = [(f"part-{i:02d}", len(b), pack(s.statistics(b))) for i, b in enumerate(batches)]
-                    return [json.loads(text) for _, _, text in state["parts"]]
-
-                part(f"{label}/statistics", statistics)
-
-                def merged() -> Any:
-                    shuffled = [state["parts"][i] for i in (2, 0, 1)]
-                    state["merged"] = so.merge(shuffled)
-                    return {k: v.to_dict() for k, v in state["merged"].items()}
-
-                part(f"{label}/merge", merged)
-                part(f"{label}/results", lambda: so.results(state["plan"], state["merged"], state.get("usage")))
-                part(f"{label}/score_columns", lambda: scorer().score_columns(batches[1]))
-            else:
-                Run = run_module.Run
-
-                def make() -> Any:
-                    attempts: list[Callable[[], Any]] = [
-                        lambda: Run(metrics, columns={}, options=options, judge=judge, judge_options=opts),
-                        lambda: Run(metrics=metrics, columns={}, options=options, judge=judge, judge_options=opts),
-                        lambda: Run(metrics, {}, options, judge, opts)]
-                    if hasattr(run_module, "make_plan"):
-                        attempts.append(lambda: Run(run_module.make_plan(metrics, {}, options, judge, opts)))
-                    failure: Exception | None = None
-                    for attempt in attempts:
-                        try:
-                            state["run"] = run = attempt()
-                        except TypeError as e:
-                            failure = failure or e
-                            continue
-                        plan = getattr(run, "plan", None)
-                        if plan is None:
-                            return type(run).__name__
-                        return {"metrics": plan.metrics, "columns": plan.columns, "options": plan.options,
-                                "pinned_usage": getattr(run, "usage", None),
-                                "score_names": so.score_names(plan) if so is not None and hasattr(so, "score_names")
-                                else None}
-                    assert failure is not None
-                    raise failure
-
-                part(f"{label}/plan", make)
-
-                def to_json(stats: Any) -> Any:
-                    if isinstance(stats, str):
-                        return json.loads(stats)
-                    return {k: v.to_dict() if hasattr(v, "to_dict") else v for k, v in stats.items()}
-
-                def statistics() -> Any:
-                    out = [state["run"].statistics(b) for b in batches]
-                    state["parts"] = [(f"part-{i:02d}", len(b), s)
-                                      for i, (b, s) in enumerate(zip(batches, out, strict=True))]
-                    return [to_json(s) for s in out]
-
-                part(f"{label}/statistics", statistics)
-
-                def merged() -> Any:
-                    shuffled = [state["parts"][i] for i in (2, 0, 1)]
-                    state["merged"] = Run.merge(shuffled)
-                    return to_json(state["merged"])
-
-                part(f"{label}/merge", merged)
-                part(f"{label}/results", lambda: state["run"].results(state["merged"]))
-                part(f"{label}/score_columns", lambda: state["run"].score_columns(batches[1]))
+            part(f"{label}/plan", plan)
+            part(f"{label}/statistics", statistics)
+            part(f"{label}/merge", merged)
+            part(f"{label}/results", lambda: core.results(state["plan"], state["merged"], state["usage"]))
+            part(f"{label}/score_columns", lambda: core.score_columns(state["plan"], batches[1]))
 
         n = len(summaries)
         one("reference", reference, summaries, None, None, [(0, n // 3), (n // 3, 2 * n // 3), (2 * n // 3, n)])
