@@ -24,7 +24,7 @@ import os
 import re
 import sys
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from .metric import Metric
@@ -230,7 +230,10 @@ def show_options(args: argparse.Namespace) -> int:
 
 def add_options_parser(sub: Any) -> None:
     """Add ``options`` to the command line's subparsers: ``textgen-metrics options [METRIC ...]``."""
-    from .cli import common_options
+    from . import cli  # here, not at the top: cli imports this module
+
+    # the command line's common options (cli's own, or the ones it imports: read from its namespace)
+    common_options: Callable[[], argparse.ArgumentParser] = vars(cli)["common_options"]
 
     o = sub.add_parser("options", parents=[common_options()],
                        help="the options of each metric (--option METRIC.NAME=VALUE), with kinds, defaults and help",
@@ -244,8 +247,9 @@ def add_options_parser(sub: Any) -> None:
 
 # -- the cards ---------------------------------------------------------------------------------------
 def card_section(name: str | type[Metric]) -> str:
-    """The card's generated section, with its markers."""
-    return f"{START}\n{card_markdown(name)}\n{END}"
+    """The card's generated section, with its markers (each on a line of its own, a blank line
+    between them and the Markdown)."""
+    return f"{START}\n\n{card_markdown(name)}\n\n{END}"
 
 
 def marked_section(text: str) -> str | None:
