@@ -504,3 +504,19 @@ def test_judge_help_lists_every_backend():
     for name in BACKENDS:
         assert f"({name}:" in text, name
     assert "tiny:smollm2" in text
+
+
+def test_the_options_command_prints_the_help_generated_from_options(capsys):
+    """``textgen-metrics options`` is the command line's, from the same generator as the cards'
+    and the evaluate scripts' help (tests/test_option_docs.py holds those against Options)."""
+    from textgen_metrics.cli import main
+    from textgen_metrics.option_docs import cli_text
+    from textgen_metrics.registry import get_metric
+
+    assert main(["options", "rouge", "bleu"]) == 0
+    out = capsys.readouterr().out
+    assert cli_text("rouge") in out and cli_text("bleu") in out
+    assert all(f"    {name} (" in out for name in get_metric("bleu").option_kinds())
+    with pytest.raises(SystemExit) as info:
+        main(["options", "rogue"])
+    assert info.value.code == 2

@@ -9,6 +9,7 @@ import evaluate
 import pytest
 
 from conftest import ROOT
+from textgen_metrics.errors import OptionError
 
 METRICS = sorted(p.parent.name for p in ROOT.glob("metrics/*/*.py") if p.stem == p.parent.name)
 CARD_SECTIONS = [
@@ -108,7 +109,7 @@ def test_space_app_builds_and_computes(repo_root):
         spaces.run_metric(metric, rows, "{nope")
     with pytest.raises(spaces.SpaceError, match=r"^Row 2, references: the cell is empty"):
         spaces.run_metric(metric, [["a", "b"], ["c", ""]], "{}", strict=True)
-    with pytest.raises(spaces.SpaceError, match=r"^Options: rouge has no option 'stem'"):
+    with pytest.raises(OptionError, match=r"^Options rouge.stem: rouge has no option 'stem'"):
         spaces.run_metric(metric, rows, '{"stem": true}', strict=True)
     with pytest.raises(spaces.SpaceError, match=r"^Inputs: the table has no example"):
         spaces.run_metric(metric, [["", ""]], "{}", strict=True)

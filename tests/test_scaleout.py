@@ -256,3 +256,24 @@ def test_steps_the_judge_cannot_write_stop_the_run_before_any_worker():
     with pytest.raises(JudgeError, match=r"^g_eval: g_eval/steps: invalid answer after 3 attempts: "
                                          r"\$\.steps: expected at least 1 items, got 0$"):
         plan.pinned(["prediction"])
+
+
+def test_ter_s_fractional_statistics_merge_to_the_bit_because_batches_are_placed():
+    """TER's reference length is a mean over each example's references (fractional), summed as
+    sacrebleu sums it: in row order. Summed in another order it can differ in the last digit, so
+    the merge places every batch at its rows and sums in the table's order whatever order the
+    batches arrive in: the library's bits (sacrebleu parity kept), on any partitioning."""
+    from textgen_metrics.significance import sum_statistics
+
+    data = [dict(r, references=[*r["references"], r["references"][0] + " and a few more words"])
+            for r in rows(300, seed=2)]
+    plan = make_plan(["ter"])
+    stats = plan.statistics(pd.DataFrame(data))["ter"].columns["stats"]
+    forward, backward = sum_statistics(stats), sum_statistics(list(reversed(stats)))
+    assert forward[1] != backward[1]  # the order matters on these data: a real test of the merge
+    want = library("ter", data)
+    assert want["ref_length"] == forward[1]
+    for seed in range(3):
+        frame = pd.DataFrame(data)
+        parts = [(a, b - a, scaleout.pack(plan.statistics(frame.iloc[a:b]))) for a, b in batches(data, seed)]
+        assert plan.result_dicts(scaleout.merge(parts))["ter"] == want

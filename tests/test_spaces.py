@@ -229,7 +229,7 @@ def test_metric_space_mistakes_are_sentences_naming_row_and_field(page):
         edit_cell(page, "inputs", 1, 1, "a second reference")
         type_options(page, '{"stemmer": true}')
         page.click("#compute")
-        shows_error(page, "Options: rouge has no option 'stemmer'; its options:")
+        shows_error(page, "Options rouge.stemmer: rouge has no option 'stemmer'; its options:")
         type_options(page, '{"use_stemmer": "yes"}')
         page.click("#compute")
         shows_error(page, "Options: use_stemmer: expected True or False, got the string 'yes'")

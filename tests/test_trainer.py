@@ -74,7 +74,7 @@ def test_hook_rejects_metrics_it_cannot_feed(tokenizer):
         compute_metrics(tokenizer, metrics=["faithfulness"])
     with pytest.raises(ValueError, match="unknown metric 'rogue'"):
         compute_metrics(tokenizer, metrics=["rogue"])
-    with pytest.raises(ValueError, match="options: 'bleu' is not among"):
+    with pytest.raises(ValueError, match="options bleu: 'bleu' is not among metrics"):
         compute_metrics(tokenizer, metrics=["rouge"], options={"bleu": {}})
 
 

@@ -205,24 +205,6 @@ class TextgenMetric(evaluate.Metric):  # type: ignore[misc]  # evaluate ships no
         return __version__
 
 
-JUDGE_ARGS = """\
-    judge: the judge, here or at evaluate.load(..., judge=...): "openai:<model>" (an
-        OpenAI-compatible server; OPENAI_BASE_URL, OPENAI_API_KEY), "hf:<local model>", a
-        textgen_metrics judge object (OpenAIJudge, HFJudge, CallableJudge) or any function
-        messages -> str.
-    judge_options (dict): options for a judge given as a string (concurrency, cache, ...).
-    use_aggregator (bool): True (default) gives the mean over the examples that got a score;
-        False the per-example list (None where the judge's answers stayed unusable).
-    return_details (bool): add per-example details: the extracted items, each verdict with the
-        judge's reason, and any error.
-    on_error (str): "record" (default) keeps going and lists failures under "errors";
-        "raise" raises on the first example that failed.
-Returns:
-    {name} (float, or list): the score.
-    judge_model (str), judge_mode (str), judge_usage (dict: requests, retries, cached,
-    prompt_tokens, completion_tokens), errors (list of {{"index", "error"}}), details (list, with
-    return_details=True), signature (str: the settings, the prompts' version, the judge, its mode)."""
-
 SACREBLEU_CITATION = """\
 @inproceedings{post-2018-call,
     title = "A Call for Clarity in Reporting {BLEU} Scores",

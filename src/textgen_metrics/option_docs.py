@@ -24,7 +24,7 @@ import os
 import re
 import sys
 import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from .metric import Metric
@@ -230,10 +230,7 @@ def show_options(args: argparse.Namespace) -> int:
 
 def add_options_parser(sub: Any) -> None:
     """Add ``options`` to the command line's subparsers: ``textgen-metrics options [METRIC ...]``."""
-    from . import cli  # here, not at the top: cli imports this module
-
-    # the command line's common options (cli's own, or the ones it imports: read from its namespace)
-    common_options: Callable[[], argparse.ArgumentParser] = vars(cli)["common_options"]
+    from .cli_args import common_options
 
     o = sub.add_parser("options", parents=[common_options()],
                        help="the options of each metric (--option METRIC.NAME=VALUE), with kinds, defaults and help",

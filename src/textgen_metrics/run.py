@@ -397,8 +397,8 @@ class Run:
 
     def inputs(self, table: Any, *, source: str | None = None, lines: Sequence[int] | None = None,
                hint: str = "--column {column}=FIELD", allow_empty: bool = True,
-               only: Sequence[str] | None = None, inputs: Sequence[str] | None = None, texts: bool = True
-               ) -> dict[str, dict[str, list[Any]]]:
+               only: Sequence[str] | None = None, inputs: Sequence[str] | None = None, texts: bool = True,
+               optional: bool = True) -> dict[str, dict[str, list[Any]]]:
         """``{metric: {input: values}}`` of ``table`` (records, a DataFrame, an Arrow table or
         ``{column: values}``), each cell read by :func:`read_cell`.
 
@@ -412,13 +412,15 @@ class Run:
         front end maps another field. ``only``: these metrics (default: all); ``inputs``: these
         inputs of them (default: all; ``compare`` reads system B's predictions alone).
         ``texts=False``: the texts are the library's values, not a file's cells (see
-        :func:`read_cell`)."""
+        :func:`read_cell`). ``optional=False``: a metric's optional inputs are not read (the
+        Trainer's labels are G-Eval's references only where they are its required input)."""
         data = Table(table)
         out: dict[str, dict[str, list[Any]]] = {}
         for spec in self.specs():
             if only is not None and spec.name not in only:
                 continue
-            out[spec.name] = self._read(spec, data, source, lines, hint, allow_empty, inputs, texts)
+            wanted = inputs if optional else [c for c in spec.columns if inputs is None or c in inputs]
+            out[spec.name] = self._read(spec, data, source, lines, hint, allow_empty, wanted, texts)
         return out
 
     def _read(self, spec: type[Metric], data: Table, source: str | None, lines: Sequence[int] | None, hint: str,
@@ -480,12 +482,13 @@ class Run:
         return out
 
     # -- computing -------------------------------------------------------------------------------
-    def statistics(self, batch: Any, context: str = "driver", texts: bool = True) -> dict[str, Stats]:
+    def statistics(self, batch: Any, context: str = "driver", texts: bool = True,
+                   optional: bool = True) -> dict[str, Stats]:
         """Each metric's statistics of the batch's rows, in their order (not placed); ``texts``
-        as :meth:`inputs` takes it."""
+        and ``optional`` as :meth:`inputs` takes them."""
         objects = self.metrics_here(context)
         return {name: objects.metrics[name].statistics(given)
-                for name, given in self.inputs(batch, texts=texts).items()}
+                for name, given in self.inputs(batch, texts=texts, optional=optional).items()}
 
     def score_columns(self, batch: Any, context: str = "driver") -> dict[str, list[Any]]:
         """``{"<metric>.<key>": values}``: each metric's per-example scores of the batch's rows

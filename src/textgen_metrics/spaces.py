@@ -206,20 +206,12 @@ def report_error(error: BaseException, columns: Sequence[str]) -> str:
 
 
 def options_help(spec: Any) -> str:
-    """The Options box's help, from the metric's options dataclass: each option with its kind,
-    its default (as JSON) and its one line."""
-    lines = []
-    for f in spec.option_fields():
-        if f.metadata.get("front_end"):
-            continue
-        try:
-            default = json.dumps(f.default)
-        except TypeError:
-            default = repr(f.default)
-        doc = f.metadata.get("doc", "")
-        kind = f.metadata.get("kind", "json")
-        lines.append(f"- `{f.name}` ({kind}, default `{default}`)" + (f": {doc}" if doc else ""))
-    return "Options this metric takes:\n\n" + "\n".join(lines) if lines else ""
+    """The Options box's help, generated from the metric's options dataclass as its card's is
+    (:func:`~textgen_metrics.option_docs.card_markdown`): each option with its kind, its default
+    and its one line."""
+    from .option_docs import card_markdown
+
+    return "Options this metric takes:\n\n" + card_markdown(spec, front_end=False)
 
 
 def _unscored_message(name: str, result: Mapping[str, Any], n: int) -> str:

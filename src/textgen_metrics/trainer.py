@@ -114,7 +114,8 @@ def compute_metrics(tokenizer: Any, metrics: Sequence[str] = ("rouge",),
         if len(preds) != len(refs):
             raise ValueError(f"compute_metrics: {len(preds)} predictions but {len(refs)} labels")
         if preds:
-            for name, stats in run.statistics({"predictions": preds, "references": refs}, texts=False).items():
+            batch = {"predictions": preds, "references": refs}
+            for name, stats in run.statistics(batch, texts=False, optional=False).items():
                 statistics[name] = statistics[name] + stats if name in statistics else stats
         for n in (pred_ids != pad).sum(axis=1).tolist():
             lengths.add(n)
