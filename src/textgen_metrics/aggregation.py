@@ -51,13 +51,13 @@ class RunningMean:
 
 
 def bootstrap_interval(values: Iterable[float | None], samples: int = DEFAULT_RESAMPLES,
-                       confidence_level: float = DEFAULT_CONFIDENCE, seed: int | None = None,
-                       chunk: int = 256) -> tuple[float, float] | tuple[None, None]:
+                       confidence_level: float = DEFAULT_CONFIDENCE, seed: int | None = None
+                       ) -> tuple[float, float] | tuple[None, None]:
     """Percentile bootstrap interval of the mean: ``(low, high)``; deterministic for a seed.
 
     The package's one bootstrap (:func:`textgen_metrics.significance.percentile_interval`, the
     resamples and order statistics of every other interval), with its checks named as ROUGE's
-    ``bootstrap_samples``. ``chunk`` is accepted for compatibility; memory is bounded there.
+    ``bootstrap_samples``.
     """
     if not 0 < confidence_level < 1:
         raise ValueError(f"confidence_level: {confidence_level!r} must lie strictly between 0 and 1")
