@@ -43,6 +43,7 @@ import functools
 import hashlib
 import json
 import math
+import os
 import pickle
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -53,7 +54,7 @@ from .metric import Metric, Result, Stats, parse_option_text
 from .registry import METRICS, column_fields, get_metric
 
 __all__ = ["Run", "RunError", "merge", "resolve_judge", "read_cell", "option_value", "judge_option_kinds",
-           "CLI_WORDS", "SPACE_WORDS", "LIBRARY_WORDS", "CHUNK"]
+           "CLI_WORDS", "SPACE_WORDS", "LIBRARY_WORDS", "CHUNK", "locate"]
 
 # what each argument of a run is called by a front end: the command line's flags, a Space's boxes
 LIBRARY_WORDS = {"metrics": "metrics", "columns": "columns", "options": "options", "judge": "judge"}
@@ -127,6 +128,18 @@ def judge_option_kinds(judge: str) -> dict[str, str]:
             annotation = str(param.annotation).replace(" | None", "").replace("Optional[", "").strip("]")
             kinds[param.name] = next((k for word, k in _ANNOTATION_KINDS if annotation == word), "json")
     return kinds
+
+
+_LINE_FILES = (".jsonl", ".ndjson", ".csv", ".tsv")
+
+
+def locate(source: str, lines: Sequence[int] | None, index: int) -> str:
+    """Where row ``index`` (from 0) of ``source`` is, as an editor shows it: ``"line N"`` in a
+    CSV, TSV or JSONL file (``lines``: :func:`~textgen_metrics.scoring.read_table`'s), else ``"row N"`` (from 1)."""
+    if lines is None:
+        return f"row {index + 1}"
+    line_file = not os.path.isdir(source) and os.path.splitext(source)[1].lower() in _LINE_FILES
+    return f"{'line' if line_file else 'row'} {lines[index]}"
 
 
 # -- the cells of a table --------------------------------------------------------------------------
@@ -447,8 +460,6 @@ class Run:
                 except _BadCell as e:
                     if source is None:
                         raise InputError(e.reason, column, i, e.item) from None
-                    from .scoring import locate
-
                     raise CellError(e.reason, source, locate(source, lines, i), field, column, i, e.item) from None
                 values.append(cell)
             inputs[column] = values
@@ -459,8 +470,6 @@ class Run:
         """``{input: field}`` of records: the mapped field, else the first spelling the first
         record has (an optional input: when mapped or the first record has it); every record
         must have it (an error naming the first that does not)."""
-        from .scoring import locate
-
         first = rows[0] if rows else {}
         out: dict[str, str] = {}
         for column in (c for c in (*spec.columns, *spec.optional_columns) if c in wanted):

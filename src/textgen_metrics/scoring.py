@@ -24,7 +24,7 @@ from ._version import __version__
 from .errors import CellError, InputError
 from .metric import Result
 from .registry import get_metric
-from .run import LIBRARY_WORDS, Run
+from .run import LIBRARY_WORDS, Run, locate
 
 __all__ = ["read_records", "read_table", "score_records", "flat_scores", "score_name", "unscored", "Progress",
            "locate"]
@@ -115,18 +115,6 @@ def _read_dataset_folder(path: str, split: str | None) -> list[dict[str, Any]]:
         raise ValueError(f"split: {path} is a single dataset with no splits")
     records: list[dict[str, Any]] = data.to_list()
     return records
-
-
-_LINE_FILES = (".jsonl", ".ndjson", ".csv", ".tsv")
-
-
-def locate(source: str, lines: Sequence[int] | None, index: int) -> str:
-    """Where row ``index`` (from 0) of ``source`` is, as an editor shows it: ``"line N"`` in a
-    CSV, TSV or JSONL file (``lines``: :func:`read_table`'s), else ``"row N"`` (from 1)."""
-    if lines is None:
-        return f"row {index + 1}"
-    line_file = not os.path.isdir(source) and os.path.splitext(source)[1].lower() in _LINE_FILES
-    return f"{'line' if line_file else 'row'} {lines[index]}"
 
 
 def score_name(metric: str, key: str) -> str:
