@@ -90,7 +90,7 @@ def _kind_of(default: Any) -> str:
 
 
 def option(default: Any, *, kind: str | None = None, check: Callable[[str, Any], Any] | None = None,
-           doc: str = "", front_end: bool = False, kw_only: bool = False) -> Any:
+           doc: str = "", front_end: bool = False, kw_only: bool = False, decoded: Any = dataclasses.MISSING) -> Any:
     """A field of a metric's ``Options`` dataclass.
 
     ``kind``: one of :data:`OPTION_KINDS` (default: from the default's type; give it where the
@@ -98,12 +98,16 @@ def option(default: Any, *, kind: str | None = None, check: Callable[[str, Any],
     and returns the value to keep (a flag's ``1`` becomes ``True``). ``doc``: one line of help.
     ``front_end``: an argument the front ends set themselves (``use_aggregator``, ``progress``),
     not an option a user gives with ``--option``. ``kw_only``: keyword-only in the function.
+    ``decoded``: the value that suits text decoded from a model's ids (the Trainer hook's
+    default, unless the user sets the option: ROUGE's ``split_summaries=True``).
     """
     kind = kind or _kind_of(default)
     if kind not in OPTION_KINDS:
         raise ValueError(f"kind: {kind!r} is not one of {OPTION_KINDS}")
-    return dataclasses.field(default=default, kw_only=kw_only,
-                             metadata={"kind": kind, "check": check, "doc": doc, "front_end": front_end})
+    metadata = {"kind": kind, "check": check, "doc": doc, "front_end": front_end}
+    if decoded is not dataclasses.MISSING:
+        metadata["decoded"] = decoded
+    return dataclasses.field(default=default, kw_only=kw_only, metadata=metadata)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -473,10 +477,6 @@ class Metric:
     corpus: ClassVar[bool] = False        # the aggregate is the score of summed statistics
     scores_together: ClassVar[bool] = False  # the statistics are the inputs (ScoredTogether)
     judge: ClassVar[bool] = False         # takes judge= and judge_options=
-    # its score runs a model it loads once per process (BERTScore): a cluster keeps few such processes
-    loads_model: ClassVar[bool] = False
-    # options that suit text decoded from a model's ids (the Trainer hook), unless the user sets them
-    decoded_text_options: ClassVar[dict[str, Any]] = {}
     # the per-example scores have a signature of their own (BLEU: nltk's smoothing per sentence)
     own_per_example_signature: ClassVar[bool] = False
     # the library function takes the columns as keyword arguments only (the LLM-guided metrics')
@@ -629,6 +629,12 @@ class Metric:
     @classmethod
     def option_help(cls) -> dict[str, str]:
         return {f.name: f.metadata.get("doc", "") for f in cls.option_fields() if not f.metadata.get("front_end")}
+
+    @classmethod
+    def decoded_text_options(cls) -> dict[str, Any]:
+        """``{option: value}`` that suit text decoded from a model's ids (each option's
+        ``decoded``), the Trainer hook's defaults."""
+        return {f.name: f.metadata["decoded"] for f in cls.option_fields() if "decoded" in f.metadata}
 
     @classmethod
     def takes(cls, argument: str) -> bool:

@@ -68,16 +68,16 @@ def lasting_shared_judge(run: Run, on: str, share: bool = True, host: str = "127
 
 
 def loads_model(run: Run, per_row: bool) -> bool:
-    """Whether a worker of ``run`` loads a model: a metric that declares it
-    (:attr:`~textgen_metrics.metric.Metric.loads_model`) where it runs on the workers (its
-    per-row scores, ``per_row``; the statistics of a metric scored together are its inputs), or
-    a judge that holds a model of its own (its backend leaves the model out of its pickle: a
-    local transformers model). The Ray adapter runs such a run on actors, freed when the call
-    ends."""
+    """Whether a worker of ``run`` loads a model: a metric whose examples are scored together
+    (:class:`~textgen_metrics.metric.ScoredTogether`: BERTScore's model) where its scoring runs
+    on the workers (its per-row scores, ``per_row``; its statistics are its inputs, scored on
+    the driver), or a judge that holds a model of its own (its backend leaves the model out of
+    its pickle: a local transformers model). The Ray adapter runs such a run on actors, freed
+    when the call ends."""
     from . import judges
 
     for spec in run.specs():
-        if spec.loads_model and (per_row or not spec.scores_together):
+        if spec.scores_together and per_row:
             return True
         judge = run.options.get(spec.name, {}).get("judge", run.judge) if spec.judge else None
         if isinstance(judge, str):

@@ -102,7 +102,7 @@ def compute_metrics(tokenizer: Any, metrics: Sequence[str] = ("rouge",),
                              "predictions and labels do not give")
     run = Run.build(metrics, options=options, judge=judge, resolve=True)
     # what suits decoded text, as the metric declares it (ROUGE: rougeLsum splits sentences)
-    run = run.with_defaults({spec.name: spec.decoded_text_options for spec in run.specs()})
+    run = run.with_defaults({spec.name: spec.decoded_text_options() for spec in run.specs()})
     statistics: dict[str, Stats] = {}
     lengths = RunningMean()
 

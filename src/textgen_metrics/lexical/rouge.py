@@ -395,7 +395,7 @@ class RougeOptions(Options):
             "non-Latin script: Hindi, Chinese, Arabic text scores 0), unicode (keeps letters, digits and marks of "
             "every script; one token per character for Chinese, Japanese, Thai, Lao, Khmer, Myanmar), whitespace "
             "(splits on spaces), or a function str -> list of str (used as is, not stemmed, as in rouge-score)")
-    split_summaries: bool = option(False, check=check_bool,
+    split_summaries: bool = option(False, check=check_bool, decoded=True,
                                    doc="the sentence units of rougeLsum and rougeW are the lines of the text; True "
                                        "also splits lines after ., ! or ? followed by a space (a rule, not nltk's "
                                        "punkt model, which would need a download)")
@@ -439,7 +439,6 @@ class Rouge(MeanMetric):
     name = "rouge"
     Options = RougeOptions
     # text decoded from a model's ids has no line per sentence: rougeLsum splits sentences itself
-    decoded_text_options = {"split_summaries": True}
 
     @functools.cached_property
     def scorer(self) -> RougeScorer:

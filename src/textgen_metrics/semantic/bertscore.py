@@ -570,7 +570,6 @@ class BertScore(ScoredTogether):
 
     name = "bertscore"
     Options = BertScoreOptions
-    loads_model = True
 
     def keys(self) -> tuple[str, ...]:
         return () if self.options.all_layers else ("precision", "recall", "f1")
