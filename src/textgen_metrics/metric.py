@@ -44,11 +44,11 @@ import dataclasses
 import functools
 import inspect
 import json
-import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar, Protocol
 
+from .aggregation import mean
 from .errors import InputError, OptionError, OptionTypeError
 from .signature import bootstrap_fields, with_fields
 from .significance import (
@@ -481,9 +481,6 @@ class Metric:
     own_per_example_signature: ClassVar[bool] = False
     # the library function takes the columns as keyword arguments only (the LLM-guided metrics')
     keyword_columns: ClassVar[bool] = False
-    # a run decides something once for all its examples (G-Eval's steps, which its judge writes):
-    # parts of a corpus scored apart get it decided once, by pin_run
-    pins_run: ClassVar[bool] = False
 
     def __init_subclass__(cls, replace: bool = False, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -561,8 +558,14 @@ class Metric:
         per name."""
         raise NotImplementedError
 
+    def asks_once(self) -> bool:
+        """Whether a run of these options decides something once for all its examples (G-Eval's
+        steps, which its judge writes when not given): parts of a corpus scored apart then get
+        it decided once, by :meth:`pin_run`."""
+        return False
+
     def pin_run(self, columns: Sequence[str]) -> tuple[dict[str, Any], dict[str, int]]:
-        """What a run decides once (:attr:`pins_run`), decided now for a run given the inputs
+        """What a run decides once (:meth:`asks_once`), decided now for a run given the inputs
         ``columns``: the options that make every part of a corpus scored apart run alike, and
         the counters (a judge's usage) deciding it cost, which the merged statistics' totals
         count as one run's would. Nothing to decide: ``({}, {})``."""
@@ -712,13 +715,6 @@ def _make_function(cls: type[Metric]) -> MetricFunction:
 
 
 # -- the families ----------------------------------------------------------------------------------
-def _mean(values: list[Any]) -> float | None:
-    """The correctly rounded mean (``math.fsum``) of the values that are not None."""
-    if None in values:
-        values = [v for v in values if v is not None]
-    return math.fsum(values) / len(values) if values else None
-
-
 class MeanMetric(Metric):
     """A metric whose aggregate is the exact mean of per-example scores (examples without a
     score, None, left out). Its statistics are the per-example scores themselves: the hook is
@@ -733,7 +729,7 @@ class MeanMetric(Metric):
         """The result of per-example scores: their means (or ``aggregate``), their intervals
         (with ``confidence_level``, unless not ``intervals_asked``), the signature."""
         if aggregate is None:
-            aggregate = {k: _mean(v) for k, v in per_example.items()}
+            aggregate = {k: mean(v) for k, v in per_example.items()}
         intervals: dict[str, list[float | None]] = {}
         level = self.options.confidence_level
         if level is not None and intervals_asked:

@@ -269,7 +269,7 @@ def _in_order(ds: ray.data.Dataset) -> Iterator[None]:
 def _columns(ds: ray.data.Dataset, run: Run) -> list[str]:
     """The Dataset's columns where a metric of the run decides something per run from the
     inputs it is given (its schema read if not known yet), else none."""
-    if not any(spec.pins_run for spec in run.specs()):
+    if not run.asks_once():
         return []
     schema = ds.schema()
     return list(schema.names) if schema is not None else []

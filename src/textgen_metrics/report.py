@@ -213,8 +213,10 @@ def _sentence_text(signature: object) -> str:
 
 
 def _mean(values: Sequence[Any]) -> float | None:
-    vals = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)]
-    return sum(vals) / len(vals) if vals else None
+    """The exact mean (:func:`~textgen_metrics.aggregation.mean`) of the finite numbers."""
+    from .aggregation import mean
+
+    return mean([v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)])
 
 
 def _corpus_note(name: str, m: Mapping[str, Any], n: int) -> str:

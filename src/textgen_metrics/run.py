@@ -567,6 +567,11 @@ class Run:
                 on_result(spec.name, out[spec.name], time.perf_counter() - start)
         return out
 
+    def asks_once(self) -> list[type[Metric]]:
+        """The run's metrics that decide something once per run with its options (G-Eval
+        without its evaluation steps): :meth:`pinned` asks them first."""
+        return [type(m) for m in self.driver_metrics().values() if m.asks_once()]
+
     def pinned(self, available: Iterable[str]) -> tuple[Run, dict[str, dict[str, int]]]:
         """The run with what a metric asks once per run (G-Eval's evaluation steps) asked once,
         by the driver, and given to every worker as an option, so that every batch runs alike
@@ -578,9 +583,7 @@ class Run:
         options = {k: dict(v) for k, v in self.options.items()}
         usage: dict[str, dict[str, int]] = {}
         judge: Any = None
-        for spec in self.specs():
-            if not spec.pins_run:
-                continue
+        for spec in self.asks_once():
             if judge is None:
                 judge = resolve_judge(self.judge, self.judge_options)
             metric = spec(**self.metric_options(spec, judge))

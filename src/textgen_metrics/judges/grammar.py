@@ -18,7 +18,7 @@
 
 Why xgrammar: it compiles a schema in milliseconds and checks a token in microseconds, in C++,
 where the Python engines measured earlier (outlines, lm-format-enforcer) cost 2 to 2.4 times the
-generation time (docs/constrained_decoding.md); the figures on the real models are in
+generation time (benchmarks/constrained_decoding/README.md); the figures on the real models are in
 docs/real_judges.md.
 """
 

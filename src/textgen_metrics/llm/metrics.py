@@ -240,7 +240,6 @@ class JudgedMetric(MeanMetric):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls.score_key = cls.key or cls.name
-        cls.pins_run = cls.prepare is not JudgedMetric.prepare
         if cls.name and "prompts" in cls.__dict__:  # its own prompts get its task ids
             cls.prompts = {step: dataclasses.replace(p, task=f"{cls.name}/{step}") for step, p in cls.prompts.items()}
             cls.prompts_version = digest([SYSTEM, *[dataclasses.astuple(p) for _, p in sorted(cls.prompts.items())]])
@@ -308,7 +307,7 @@ class JudgedMetric(MeanMetric):
     def asks_once(self) -> bool:
         """Whether :meth:`prepare` asks the judge anything with these options (G-Eval without
         ``evaluation_steps``); a class whose ``prepare`` is the default's never does."""
-        return self.pins_run
+        return type(self).prepare is not JudgedMetric.prepare
 
     def pinned_options(self, run: JudgedMetric) -> dict[str, Any]:
         """The options that make a metric ask nothing in :meth:`prepare` and run as ``run`` (its
