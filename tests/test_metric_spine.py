@@ -234,14 +234,14 @@ def test_the_chunked_resamples_are_sacrebleus_draws(monkeypatch):
 
 def test_there_is_one_bootstrap():
     from textgen_metrics.aggregation import bootstrap_interval
-    from textgen_metrics.significance import mean_interval, percentile_interval
+    from textgen_metrics.significance import CorpusStatistics, bootstrap_ci, corpus_interval, percentile_interval
 
     values = [random.Random(4).random() for _ in range(300)]
     assert bootstrap_interval(values, 500, 0.9, 3) == percentile_interval(values, 0.9, 500, 3) \
-        == mean_interval(values, 0.9, 500, 3)
+        == corpus_interval(CorpusStatistics.of_means(values), 0.9, 500, 3) == bootstrap_ci(values, 0.9, 500, 3)[:2]
     per = textgen_metrics.rouge(*corpus(30, seed=8), use_aggregator=False)["rouge1"]
     legacy = textgen_metrics.rouge(*corpus(30, seed=8), bootstrap_samples=400, seed=5)
-    assert [legacy["rouge1_low"], legacy["rouge1_high"]] == list(mean_interval(per, 0.95, 400, 5))
+    assert [legacy["rouge1_low"], legacy["rouge1_high"]] == list(percentile_interval(per, 0.95, 400, 5))
 
 
 def test_errors_carry_their_place_and_the_front_ends_read_the_class():

@@ -9,7 +9,7 @@ import textgen_metrics
 from mt_corpus import mt_corpus
 from textgen_metrics import registry
 from textgen_metrics.metric import CorpusMetric
-from textgen_metrics.significance import CorpusStatistics, mean_interval
+from textgen_metrics.significance import CorpusStatistics, percentile_interval
 
 PREDS, REFS = mt_corpus(60, seed=12, kinds=("english",), max_refs=2)
 
@@ -34,7 +34,7 @@ def test_mean_metric_interval_is_the_percentile_bootstrap_of_the_per_example_sco
     got = textgen_metrics.rouge(PREDS, REFS, rouge_types=["rouge2", "rougeL"], confidence_level=0.95,
                                 n_resamples=500, seed=9, return_precision_recall=True)
     for key in ("rouge2", "rougeL"):
-        assert got[f"{key}_ci"] == list(mean_interval(per[key], 0.95, 500, 9))
+        assert got[f"{key}_ci"] == list(percentile_interval(per[key], 0.95, 500, 9))
         assert f"{key}_precision_ci" in got
     lists = textgen_metrics.meteor(PREDS, REFS, use_aggregator=False, confidence_level=0.95, n_resamples=200)
     assert len(lists["meteor"]) == len(PREDS) and len(lists["meteor_ci"]) == 2

@@ -67,7 +67,7 @@ from .validation import check_number
 
 __all__ = ["DEFAULT_SEED", "DEFAULT_RESAMPLES", "DEFAULT_TRIALS", "DEFAULT_CONFIDENCE", "DEFAULT_INTERVAL", "INTERVALS",
            "CorpusStatistics", "Interval",
-           "PairedResult", "check_interval_options", "check_interval_method", "corpus_interval", "mean_interval",
+           "PairedResult", "check_interval_options", "check_interval_method", "corpus_interval",
            "bootstrap_ci", "paired_bootstrap", "paired_randomization", "paired_test", "sum_statistics",
            "percentile_interval"]
 
@@ -304,12 +304,6 @@ def percentile_interval(values: Sequence[float | None], confidence_level: float 
     return _percentile_interval(stats.resample(n_resamples, seed), confidence_level)
 
 
-def mean_interval(values: Sequence[float], confidence_level: float = DEFAULT_CONFIDENCE,
-                  n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> tuple[float, float]:
-    """The percentile bootstrap interval of the mean of ``values`` (no None among them)."""
-    return corpus_interval(CorpusStatistics.of_means(values), confidence_level, n_resamples, seed)
-
-
 def bootstrap_ci(scores: Sequence[float | None], confidence_level: float = DEFAULT_CONFIDENCE,
                  n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> Interval:
     """Bootstrap interval of the mean of per-example ``scores``, examples without a score left
@@ -328,7 +322,7 @@ def bootstrap_ci(scores: Sequence[float | None], confidence_level: float = DEFAU
     unscored = len(scores) - len(kept)
     if not kept:
         return Interval(None, None, 0, unscored)
-    low, high = mean_interval(kept, confidence_level, n_resamples, seed)
+    low, high = percentile_interval(kept, confidence_level, n_resamples, seed)
     return Interval(low, high, len(kept), unscored)
 
 
