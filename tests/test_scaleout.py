@@ -46,9 +46,8 @@ def test_batches_merged_in_any_order_equal_the_library(seed):
     options = {"bleu": {"confidence_level": 0.95, "n_resamples": 100},
                "rouge": {"use_aggregator": False}, "chrf": {"word_order": 2}}
     plan = make_plan(LEXICAL, options=options)
-    scorer = plan
     frame = pd.DataFrame(data)
-    parts = [(a, b - a, scaleout.pack(scorer.statistics(frame.iloc[a:b]))) for a, b in batches(data, seed)]
+    parts = [(a, b - a, scaleout.pack(plan.statistics(frame.iloc[a:b]))) for a, b in batches(data, seed)]
     got = plan.result_dicts(scaleout.merge(parts))
     for name in LEXICAL:
         assert got[name] == library(name, data, **options.get(name, {})), name
@@ -176,7 +175,6 @@ def test_a_bad_value_is_raised_with_its_index_in_the_whole_table():
     with pytest.raises(InputTypeError) as alone:
         library("bleu", data)
     plan = make_plan(["bleu", "rouge"])
-    scorer = plan
     batches = [pd.DataFrame(data[start:start + 7]) for start in range(0, 30, 7)]
     parts = [(7 * i, len(b), scaleout.batch_statistics(plan, b, "test")) for i, b in enumerate(batches)]
     assert [scaleout.is_input_error(text) for _, _, text in parts] == [False, False, True, True, False]
