@@ -16,7 +16,7 @@ import pytest
 import budget_worker
 from budget_worker import answer
 from chat_server import AnthropicServer, AzureServer, ChatServer, GeminiServer, _tokens
-from textgen_metrics.cli import _judge, build_parser
+from textgen_metrics.cli import build_parser, build_run
 from textgen_metrics.judges import (
     AnthropicJudge,
     AzureOpenAIJudge,
@@ -216,7 +216,7 @@ def test_judge_option_strings_reach_the_budget():
             "score", "data.jsonl", "--metrics", "bias", "--judge", "openai:judge-model", "--judge-url", srv.url,
             "--judge-option", "requests_per_minute=600", "--judge-option", "tokens_per_minute=90000.5",
             "--judge-option", "concurrency=4", "--judge-option", f"api_key={SECRET}"])
-        j = _judge(args)
+        j = build_run(args, resolve=True).judge
     assert j.limits() == {"requests_per_minute": 600.0, "tokens_per_minute": 90000.5, "concurrency": 4}
     assert isinstance(j.rate_budget, LocalBudget)
 
