@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
 import os
 import re
@@ -267,6 +268,7 @@ def _with_section(text: str, section: str, path: str) -> str:
 def update_cards(root: str = ".", check: bool = False) -> list[str]:
     """Write (with ``check``, only compare) the options section of every registered metric's
     card under ``root/metrics``; the cards that were (or would be) changed."""
+    from .meta.cards import rewrite_card
     from .registry import METRICS
 
     changed = []
@@ -274,14 +276,8 @@ def update_cards(root: str = ".", check: bool = False) -> list[str]:
         path = os.path.join(root, "metrics", name, "README.md")
         if not os.path.isfile(path):
             continue
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-        new = _with_section(text, card_section(name), path)
-        if new != text:
+        if rewrite_card(path, functools.partial(_with_section, section=card_section(name), path=path), check):
             changed.append(name)
-            if not check:
-                with open(path, "w", encoding="utf-8") as f:
-                    f.write(new)
     return changed
 
 
