@@ -352,12 +352,16 @@ class ScaleOutCore:
         return {"metrics": getattr(inner, "metrics", None), "columns": getattr(inner, "columns", None),
                 "options": getattr(inner, "options", None), "pinned_usage": usage, "score_names": names}
 
-    def statistics(self, plan: Any, batch: Any) -> Any:
+    def _scorer(self, plan: Any) -> Any:
+        """What computes a batch: the run itself, or the old scaleout's scorer of the plan."""
         if self.run_module is not None:
-            return plan.statistics(batch)
-        scorer = (self.so.process_scorer(plan, "driver") if hasattr(self.so, "process_scorer")
-                  else self.so.BatchScorer(plan))
-        return scorer.statistics(batch)
+            return plan
+        if hasattr(self.so, "process_scorer"):
+            return self.so.process_scorer(plan, "driver")
+        return self.so.BatchScorer(plan)
+
+    def statistics(self, plan: Any, batch: Any) -> Any:
+        return self._scorer(plan).statistics(batch)
 
     def pack(self, stats: Any) -> str:
         if isinstance(stats, str):
@@ -393,11 +397,7 @@ class ScaleOutCore:
                 if hasattr(r, "as_dict") else r for name, r in out.items()}
 
     def score_columns(self, plan: Any, batch: Any) -> Any:
-        if self.run_module is not None:
-            return plan.score_columns(batch)
-        scorer = (self.so.process_scorer(plan, "driver") if hasattr(self.so, "process_scorer")
-                  else self.so.BatchScorer(plan))
-        return scorer.score_columns(batch)
+        return self._scorer(plan).score_columns(batch)
 
 
 def run_all(tmp: Path) -> tuple[dict[str, Any], Recorder]:

@@ -47,3 +47,20 @@ def fresh_dialect_memo():
 def repo_root(monkeypatch):
     monkeypatch.chdir(ROOT)
     return ROOT
+
+
+def word_level_tokenizer(words, folder):
+    """A word-level fast tokenizer of ``words`` (pad 0, eos 1, unk 2; every text ends with
+    </s>), built offline and saved to ``folder``, as a Trainer's tokenizer is loaded."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {"<pad>": 0, "</s>": 1, "<unk>": 2}
+    for word in words:
+        vocab.setdefault(word, len(vocab))
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    tok.post_processor = processors.TemplateProcessing(single="$A </s>", special_tokens=[("</s>", 1)])
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", eos_token="</s>", unk_token="<unk>")
+    fast.save_pretrained(folder)
+    return PreTrainedTokenizerFast.from_pretrained(folder)

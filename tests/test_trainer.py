@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import textgen_metrics
+from conftest import word_level_tokenizer
 from textgen_metrics.tokenizers import split_sentences
 from textgen_metrics.trainer import compute_metrics, decode, preprocess_logits_for_metrics
 
@@ -24,19 +25,7 @@ PAIRS = [
 
 @pytest.fixture(scope="module")
 def tokenizer(tmp_path_factory):
-    from tokenizers import Tokenizer, models, pre_tokenizers, processors
-    from transformers import PreTrainedTokenizerFast
-
-    vocab = {"<pad>": 0, "</s>": 1, "<unk>": 2}
-    for w in WORDS + ["in", "it"]:
-        vocab.setdefault(w, len(vocab))
-    tok = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
-    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    tok.post_processor = processors.TemplateProcessing(single="$A </s>", special_tokens=[("</s>", 1)])
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", eos_token="</s>", unk_token="<unk>")
-    folder = tmp_path_factory.mktemp("tok")
-    fast.save_pretrained(folder)
-    return PreTrainedTokenizerFast.from_pretrained(folder)
+    return word_level_tokenizer(WORDS + ["in", "it"], tmp_path_factory.mktemp("tok"))
 
 
 def test_decode_drops_label_padding_and_special_tokens(tokenizer):

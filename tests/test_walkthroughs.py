@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 import textgen_metrics
-from conftest import ROOT
+from conftest import ROOT, word_level_tokenizer
 from textgen_metrics import cli, registry
 from textgen_metrics.errors import OptionError
 from textgen_metrics.metric import metric_classes
@@ -85,19 +85,7 @@ def forget(name):
 @pytest.fixture(scope="module")
 def tokenizer(tmp_path_factory):
     """A word-level tokenizer of the test's words, built offline (as tests/test_trainer.py's)."""
-    from tokenizers import Tokenizer, models, pre_tokenizers, processors
-    from transformers import PreTrainedTokenizerFast
-
-    vocab = {"<pad>": 0, "</s>": 1, "<unk>": 2}
-    for word in " ".join(PREDICTIONS + REFERENCES).split():
-        vocab.setdefault(word, len(vocab))
-    tok = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
-    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    tok.post_processor = processors.TemplateProcessing(single="$A </s>", special_tokens=[("</s>", 1)])
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", eos_token="</s>", unk_token="<unk>")
-    folder = tmp_path_factory.mktemp("tok")
-    fast.save_pretrained(folder)
-    return PreTrainedTokenizerFast.from_pretrained(folder)
+    return word_level_tokenizer(" ".join(PREDICTIONS + REFERENCES).split(), tmp_path_factory.mktemp("tok"))
 
 
 def write_jsonl(path, predictions, references):
