@@ -389,19 +389,19 @@ class Run:
         have = list(available)
         return {spec.name: self._fields(spec, have) for spec in self.specs()}
 
-    def _fields(self, spec: type[Metric], have: list[str], where: str = "the data",
-                hint: str = "columns={{{column!r}: ...}}") -> dict[str, str]:
+    def _fields(self, spec: type[Metric], have: list[str], wanted: Sequence[str] | None = None) -> dict[str, str]:
         out: dict[str, str] = {}
         for column in (*spec.columns, *spec.optional_columns):
-            wanted = [self.columns[column]] if column in self.columns else list(column_fields(column))
-            found = next((w for w in wanted if w in have), None)
+            if wanted is not None and column not in wanted:
+                continue
+            spellings = [self.columns[column]] if column in self.columns else list(column_fields(column))
+            found = next((w for w in spellings if w in have), None)
             if found is not None:
                 out[column] = found
             elif column in spec.columns or column in self.columns:
-                looked = " or ".join(repr(x) for x in wanted)
-                raise ValueError(f"columns: {where} has no column {looked} for {spec.name}'s {column} (it has: "
-                                 f"{', '.join(map(str, have)) or 'none'}); map one with "
-                                 f"{hint.format(column=column)}")
+                looked = " or ".join(repr(x) for x in spellings)
+                raise ValueError(f"columns: the data has no column {looked} for {spec.name}'s {column} (it has: "
+                                 f"{', '.join(map(str, have)) or 'none'}); map one with columns={{{column!r}: ...}}")
         return out
 
     def check_table(self, available: Iterable[str]) -> None:
@@ -444,7 +444,7 @@ class Run:
         if data.records is not None:
             fields = self._record_fields(spec, data.records, source or "input", lines, hint, list(kinds))
         else:
-            fields = self._fields(spec, data.names, hint="columns={{{column!r}: ...}}")
+            fields = self._fields(spec, data.names, list(kinds))
         inputs: dict[str, list[Any]] = {}
         for column in (*spec.columns, *spec.optional_columns):
             field = fields.get(column) if column in kinds else None
@@ -521,6 +521,16 @@ class Run:
                 usage: Mapping[str, Mapping[str, int]] | None = None) -> dict[str, Result]:
         """``{metric: Result}`` of merged statistics; ``usage``: the judge's usage the driver had
         for a metric (:meth:`pinned`), counted in its totals as the library counts it."""
+        return {name: result for name, (_, result) in self._scored(merged, usage).items()}
+
+    def result_dicts(self, merged: Mapping[str, Stats],
+                     usage: Mapping[str, Mapping[str, int]] | None = None) -> dict[str, dict[str, Any]]:
+        """:meth:`results` as the library functions return them (``use_aggregator`` as given)."""
+        return {name: result.as_dict(getattr(metric.options, "use_aggregator", True))
+                for name, (metric, result) in self._scored(merged, usage).items()}
+
+    def _scored(self, merged: Mapping[str, Stats],
+                usage: Mapping[str, Mapping[str, int]] | None) -> dict[str, tuple[Metric, Result]]:
         out = {}
         for name, metric in self.driver_metrics().items():
             stats = merged.get(name)
@@ -532,15 +542,8 @@ class Run:
                 for key, value in extra.items():
                     totals[key] = totals.get(key, 0) + int(value)
                 stats = dataclasses.replace(stats, totals=totals)
-            out[name] = metric.score(stats)
+            out[name] = (metric, metric.score(stats))
         return out
-
-    def result_dicts(self, merged: Mapping[str, Stats],
-                     usage: Mapping[str, Mapping[str, int]] | None = None) -> dict[str, dict[str, Any]]:
-        """:meth:`results` as the library functions return them (``use_aggregator`` as given)."""
-        metrics = self.driver_metrics()
-        return {name: result.as_dict(getattr(metrics[name].options, "use_aggregator", True))
-                for name, result in self.results(merged, usage).items()}
 
     def score(self, inputs: Mapping[str, Mapping[str, list[Any]]], *,
               progress: Callable[[str, int], Any] | None = None,
