@@ -17,6 +17,33 @@ os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
 _real_connect = socket.socket.connect
 
+# The suite runs on pytest-xdist workers with --dist loadgroup (Makefile): a test runs on the worker
+# of its group. A test's group is its file unless it names one (``pytest.mark.xdist_group``), so a
+# file's module-scoped servers, clusters and models start once, on one worker; the files that start
+# Ray share one worker (one local Ray at a time on the machine).
+SHARED_GROUPS = {"test_ray_cluster.py": "ray", "test_ray_budget.py": "ray"}
+
+
+# The groups are handed to the workers in the order of the collected tests: the long tiers first
+# (the longest jobs first keeps the run's tail short), the unmarked tests after them.
+TIER_ORDER = ("fresh_venv", "cluster", "browser", "real_model", "server", "slow")
+
+
+def _tier_rank(item) -> int:
+    return next((rank for rank, tier in enumerate(TIER_ORDER) if item.get_closest_marker(tier)), len(TIER_ORDER))
+
+
+def pytest_collection_modifyitems(config, items):
+    group_rank: dict[str, int] = {}
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            name = item.path.name
+            item.add_marker(pytest.mark.xdist_group(SHARED_GROUPS.get(name, name)))
+        group = item.get_closest_marker("xdist_group").args[0]
+        group_rank[group] = min(group_rank.get(group, len(TIER_ORDER)), _tier_rank(item))
+    # a group moves as a whole (its module-scoped fixtures start once); stable: tests keep their order
+    items.sort(key=lambda item: group_rank[item.get_closest_marker("xdist_group").args[0]])
+
 
 def _guarded_connect(self, address):
     host = address[0] if isinstance(address, tuple) else address

@@ -47,6 +47,9 @@ SHELL = {"bash", "sh", "shell", "console"}
 FENCE = re.compile(r"^```([\w+-]*)[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
 NOT_RUN = re.compile(r"<!--\s*not run:\s*(.+?)\s*-->\s*$", re.S)
 PIP = re.compile(r"^(?:\S*/)?(?:pip3?|python3? -m pip) install\s+(.*)$")
+# llama.cpp built for this CPU without its AMX kernels (README's offline judge): an install, from
+# the project's wheel cache (the user's, as pip's cache is: `make test` built it)
+LLAMA_INSTALL = re.compile(r"^(?:\S*/)?python3? -m textgen_metrics\.llama_install(\s.*)?$")
 PACKAGE = re.compile(r"""^(?:-e\s+)?["']?(?:\.|textgen-metrics)(\[[\w,-]+\])?(?:[<>=!~][^"'\s]*)?["']?$""")
 
 
@@ -108,6 +111,9 @@ def install_of(command: str) -> list[str] | None:
     command = command.split(" #", 1)[0].strip()
     if command in ("make demo", "make install-demo", "make install-core"):
         return makefile_installs(command.split()[-1])
+    llama = LLAMA_INSTALL.match(command)
+    if llama:
+        return ["textgen_metrics.llama_install" + (llama.group(1) or "")]
     m = PIP.match(command)
     if not m:
         return None
@@ -245,15 +251,19 @@ def walk(name, steps, wheel, stand_ins, tmp: Path) -> Outcome:
                PIP_CACHE_DIR=pip_cache,
                XDG_CACHE_HOME=str(tmp / "cache"), HF_HUB_OFFLINE="1", PYTHONDONTWRITEBYTECODE="1",
                GRADIO_ANALYTICS_ENABLED="False")
+    user_cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     for k, (installs, found) in enumerate(steps):
         for args in installs:
             started = time.monotonic()
             line = args.replace("{wheel}", shlex.quote(str(wheel)))
-            proc = subprocess.run(f"{venv / 'bin' / 'python'} -m pip install -q --no-compile {line}", shell=True,
-                                  cwd=work, env=env, capture_output=True, text=True)
+            if args.startswith("textgen_metrics.llama_install"):
+                command, step_env = f"{venv / 'bin' / 'python'} -m {line} --quiet", dict(env, XDG_CACHE_HOME=user_cache)
+            else:
+                command, step_env = f"{venv / 'bin' / 'python'} -m pip install -q --no-compile {line}", env
+            proc = subprocess.run(command, shell=True, cwd=work, env=step_env, capture_output=True, text=True)
             outcome.timings[f"install {args}"] = time.monotonic() - started
             if proc.returncode:
-                why = f"pip install {args} failed:\n{proc.stderr[-3000:]}"
+                why = f"install {args} failed:\n{proc.stderr[-3000:]}"
                 for b in found:
                     outcome.ran[b.id] = why
         python = [b for b in found if not b.shell and not b.not_run and b.id not in outcome.ran]
@@ -332,20 +342,26 @@ def test_commands_that_cannot_run_here_are_marked():
 KNOWN_BUGS: dict[tuple[str, str], str] = {}
 
 
+def path_of(block: Block) -> str:
+    return next(n for n, steps in PATHS.items() if any(block in found for _, found in steps))
+
+
 def params():
+    """Each snippet, on the worker of its path (one fresh venv per path, built once)."""
     out = []
     for b in ALL:
         if b.not_run:
             continue
         bug = next((why for (doc, piece), why in KNOWN_BUGS.items() if b.doc == doc and piece in b.code), None)
-        marks = [pytest.mark.xfail(reason=bug, strict=True)] if bug else []
+        marks = [pytest.mark.xdist_group(f"fresh-{path_of(b)}")]
+        marks += [pytest.mark.xfail(reason=bug, strict=True)] if bug else []
         out.append(pytest.param(b, id=b.id, marks=marks))
     return out
 
 
+@pytest.mark.fresh_venv
 @pytest.mark.parametrize("block", params())
 def test_snippet_runs_after_its_install(block, walked):
-    name = next(n for n, steps in PATHS.items() if any(block in found for _, found in steps))
-    outcome = walked(name)
+    outcome = walked(path_of(block))
     assert block.id in outcome.ran, f"{block.id} (line {block.line}) did not run"
     assert outcome.ran[block.id] is None, f"{block.id} (line {block.line}):\n{outcome.ran[block.id]}"

@@ -39,6 +39,12 @@ the grammar that holds every token to the schema). What follows llama-cpp-python
   naming it at construction; one llama.cpp cannot load stops the run (``JudgeFatalError``).
 - The model loads once per judge and process, on first use (the start of the first run): a pickle
   (a cluster's worker) carries the settings, not the model, and loads it again where it lands.
+- On a CPU with AMX-INT8, a llama.cpp built with its AMX kernels crashes in decode (llama.cpp
+  #20824): the process dies, past every ``except``. Where llama.cpp's own system info says the
+  build has them and the CPU has AMX-INT8 (``llama_install.takes_amx_path``), the model loads
+  without llama.cpp's extra buffer types (``use_extra_bufts = False``), which keeps the weights
+  out of the AMX buffer: the answers come from llama.cpp's ordinary CPU kernels. Everywhere else
+  nothing changes. ``python -m textgen_metrics.llama_install`` installs a build without them.
 """
 
 from __future__ import annotations
@@ -51,9 +57,10 @@ import multiprocessing
 import os
 import sys
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+from ..llama_install import cpu_flags, system_info, takes_amx_path
 from .base import Completion, Judge, JudgeError, JudgeFatalError, JudgeRequest, JudgeResult, Message
 from .openai import _completion, _strict_schema
 
@@ -81,6 +88,32 @@ SERVER_REQUEST_DEFAULTS: dict[str, Any] = {
     "response_format": None, "top_k": 40, "repeat_penalty": 1.1, "mirostat_mode": 0, "mirostat_tau": 5.0,
     "mirostat_eta": 0.1, "grammar": None,
 }
+
+# Llama(...) reads llama.cpp's default model parameters while it builds them: the AMX guard swaps
+# that function for the time of one construction, one construction at a time
+_DEFAULT_PARAMS_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def without_extra_buffer_types() -> Iterator[None]:
+    """Every ``Llama(...)`` built inside loads its weights without llama.cpp's extra buffer types
+    (``llama_model_params.use_extra_bufts = False``; llama-cpp-python has no argument for it)."""
+    from llama_cpp import llama_cpp as lib
+
+    original = lib.llama_model_default_params
+
+    def defaults() -> Any:
+        params = original()
+        params.use_extra_bufts = False
+        return params
+
+    with _DEFAULT_PARAMS_LOCK:
+        lib.llama_model_default_params = defaults
+        try:
+            yield
+        finally:
+            lib.llama_model_default_params = original
+
 
 # how the schema is asked for: the server's dialect (a grammar), JSON mode without a schema, the prompt alone
 RESPONSE_FORMATS = ("json_object_schema", "json_object", "text")
@@ -152,6 +185,7 @@ class LlamaCppJudge(Judge):
         self.n_gpu_layers = n_gpu_layers
         self.mode = response_format
         self._llama: Any = None
+        self.amx_guarded: bool | None = None  # known once loaded: whether the AMX guard was needed
         self._worker: concurrent.futures.ThreadPoolExecutor | None = None
         self._load_lock = threading.Lock()
         self._call_lock = threading.Lock()
@@ -192,7 +226,9 @@ class LlamaCppJudge(Judge):
                         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
                     from llama_cpp import Llama
 
-                    self._llama = Llama(**self.llama_options())
+                    self.amx_guarded = takes_amx_path(system_info(), cpu_flags())
+                    with without_extra_buffer_types() if self.amx_guarded else contextlib.nullcontext():
+                        self._llama = Llama(**self.llama_options())
                 except ImportError as e:
                     raise JudgeFatalError(f"judge: llama-cpp-python cannot be imported ({e}): {_INSTALL}") from e
                 except Exception as e:  # the same failure would repeat for every request
