@@ -79,7 +79,7 @@ $(TEST_STAMP): setup.cfg pyproject.toml $(NATIVE_SRC) src/textgen_metrics/llama_
 # name and is replaced; the rest of the suite goes on to its summary) with a per-test timeout
 # (pytest-timeout, setup.cfg) that names a hung test.
 INTEGRATION := real_model or server or cluster or browser or fresh_venv or slow
-PYTEST := $(PY) -m pytest -q -n $(or $(WORKERS),3) --dist loadgroup
+PYTEST := $(PY) -m pytest -q -n $(or $(WORKERS),3) --dist worksteal
 # the whole suite: README's and CI's test command
 test: install system
 	$(PYTEST) --durations=25

@@ -1,5 +1,6 @@
 """Test-wide rules: no network but loopback, and the Hugging Face libraries told to stay offline."""
 
+import faulthandler
 import os
 import socket
 from pathlib import Path
@@ -17,32 +18,54 @@ os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
 _real_connect = socket.socket.connect
 
-# The suite runs on pytest-xdist workers with --dist loadgroup (Makefile): a test runs on the worker
-# of its group. A test's group is its file unless it names one (``pytest.mark.xdist_group``), so a
-# file's module-scoped servers, clusters and models start once, on one worker; the files that start
-# Ray share one worker (one local Ray at a time on the machine).
-SHARED_GROUPS = {"test_ray_cluster.py": "ray", "test_ray_budget.py": "ray"}
+# The suite runs on pytest-xdist workers (Makefile: --dist worksteal; the scope-based modes of
+# pytest-xdist 3.8 lose count when a crashed worker is replaced). What must happen once on the
+# machine, or once at a time, takes a lock in the folder the workers share (machine_lock).
+EXCLUSIVE = {"test_ray_cluster.py": "ray", "test_ray_budget.py": "ray"}  # one local Ray at a time
 
 
-# The groups are handed to the workers in the order of the collected tests: the long tiers first
-# (the longest jobs first keeps the run's tail short), the unmarked tests after them.
-TIER_ORDER = ("fresh_venv", "cluster", "browser", "real_model", "server", "slow")
+def shared_folder(tmp_path_factory) -> Path:
+    """A folder every worker of this run shares (the run's base temp folder; without xdist, its parent)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
-def _tier_rank(item) -> int:
-    return next((rank for rank, tier in enumerate(TIER_ORDER) if item.get_closest_marker(tier)), len(TIER_ORDER))
+def machine_lock(tmp_path_factory, name: str):
+    """A lock held by one worker of this run at a time (filelock: released if its holder dies)."""
+    from filelock import FileLock
+
+    return FileLock(str(shared_folder(tmp_path_factory) / f"{name}.lock"))
 
 
-def pytest_collection_modifyitems(config, items):
-    group_rank: dict[str, int] = {}
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            name = item.path.name
-            item.add_marker(pytest.mark.xdist_group(SHARED_GROUPS.get(name, name)))
-        group = item.get_closest_marker("xdist_group").args[0]
-        group_rank[group] = min(group_rank.get(group, len(TIER_ORDER)), _tier_rank(item))
-    # a group moves as a whole (its module-scoped fixtures start once); stable: tests keep their order
-    items.sort(key=lambda item: group_rank[item.get_closest_marker("xdist_group").args[0]])
+@pytest.fixture(scope="module", autouse=True)
+def exclusive_resource(request, tmp_path_factory):
+    name = EXCLUSIVE.get(request.path.name)
+    if name is None:
+        yield
+        return
+    with machine_lock(tmp_path_factory, name):
+        yield
+
+
+# pytest-timeout (setup.cfg: timeout, method signal) fails a hung test by name and the worker goes
+# on; a test stuck in native code never returns to the interpreter to take the signal, so
+# faulthandler's watchdog thread (C, not Python) dumps every thread's stack and ends the process
+# NATIVE_HANG_MARGIN seconds later: pytest-xdist reports that test as crashed and starts a worker.
+NATIVE_HANG_MARGIN = 30.0
+
+
+@pytest.fixture(autouse=True)
+def native_hang_backstop(request):
+    marker = request.node.get_closest_marker("timeout")
+    timeout = float(marker.args[0] if marker and marker.args else request.config.getini("timeout") or 0)
+    if timeout <= 0:
+        yield
+        return
+    faulthandler.dump_traceback_later(timeout + NATIVE_HANG_MARGIN, exit=True)
+    try:
+        yield
+    finally:
+        faulthandler.cancel_dump_traceback_later()
 
 
 def _guarded_connect(self, address):

@@ -25,6 +25,7 @@ Python snippets written as doctests (``>>>``) must also print what they show.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -38,7 +39,7 @@ from pathlib import Path
 import pytest
 
 from chat_server import AnthropicServer, AzureServer, ChatServer, schema_answer
-from conftest import ROOT
+from conftest import ROOT, machine_lock, shared_folder
 
 sys.path.insert(0, str(ROOT / "tools"))
 import build_space  # noqa: E402
@@ -302,10 +303,20 @@ _WALKED: dict[str, Outcome] = {}
 
 
 @pytest.fixture(scope="session")
-def walked(wheel, stand_ins, tmp_path_factory):
+def walked(request, tmp_path_factory):
+    """A path's outcome: walked once per run (the suite's parallel workers share it: the first to
+    need it walks it under a lock and leaves its outcome beside the lock; the wheel and the
+    stand-in servers are made only where a path is walked)."""
     def get(name):
         if name not in _WALKED:
-            _WALKED[name] = walk(name, PATHS[name], wheel, stand_ins, tmp_path_factory.mktemp(f"fresh-{name}"))
+            with machine_lock(tmp_path_factory, f"fresh-{name}"):
+                done = shared_folder(tmp_path_factory) / f"fresh-{name}.json"
+                if done.exists():
+                    _WALKED[name] = Outcome(**json.loads(done.read_text()))
+                else:
+                    _WALKED[name] = walk(name, PATHS[name], request.getfixturevalue("wheel"),
+                                         request.getfixturevalue("stand_ins"), tmp_path_factory.mktemp(f"fresh-{name}"))
+                    done.write_text(json.dumps(dataclasses.asdict(_WALKED[name])))
         return _WALKED[name]
     return get
 
@@ -347,14 +358,12 @@ def path_of(block: Block) -> str:
 
 
 def params():
-    """Each snippet, on the worker of its path (one fresh venv per path, built once)."""
     out = []
     for b in ALL:
         if b.not_run:
             continue
         bug = next((why for (doc, piece), why in KNOWN_BUGS.items() if b.doc == doc and piece in b.code), None)
-        marks = [pytest.mark.xdist_group(f"fresh-{path_of(b)}")]
-        marks += [pytest.mark.xfail(reason=bug, strict=True)] if bug else []
+        marks = [pytest.mark.xfail(reason=bug, strict=True)] if bug else []
         out.append(pytest.param(b, id=b.id, marks=marks))
     return out
 
