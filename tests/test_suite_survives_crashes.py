@@ -59,7 +59,7 @@ def test_a_crashing_or_hanging_test_fails_by_name_and_the_run_reaches_its_summar
                           text=True, timeout=300)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 1, out[-3000:]
-    summary = out.strip().splitlines()[-1]
+    summary = proc.stdout.strip().splitlines()[-1]
     assert re.search(r"\b4 failed, 2 passed\b", summary), out[-3000:]
     for name in ("test_b_segfaults", "test_c_aborts", "test_d_hangs", "test_f_hangs_where_no_signal_reaches"):
         assert re.search(rf"FAILED test_planted.py::{name}\b", out), (name, out[-3000:])
