@@ -103,9 +103,10 @@ PASSWORD = "hunter2-url-pass"
 
 
 def write_rows(path, n):
-    path.write_text("".join(json.dumps({"prediction": f"{'BAD ' if i == 1 else ''}Paris is in France. It has {i} parks.",
-                                        "contexts": ["Paris is in France."], "query": "Where?"}) + "\n"
-                            for i in range(n)))
+    """``n`` rows for faithfulness; row 1 (from 0) has BAD in it, which the server refuses."""
+    rows = [{"prediction": f"{'BAD ' if i == 1 else ''}Paris is in France. It has {i} parks.",
+             "contexts": ["Paris is in France."], "query": "Where?"} for i in range(n)]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
     return path
 
 
