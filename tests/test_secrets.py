@@ -154,7 +154,22 @@ def test_url_credentials_are_masked_in_cli_output_json_and_html(tmp_path):
     assert PASSWORD not in closed.stdout + closed.stderr
 
 
-def test_a_judge_names_its_url_masked_and_redacts_the_url_password(caplog):
+def test_reports_mask_any_url_credentials_they_quote(tmp_path):
+    """The reports mask what reached them by another way than a judge's redactor: here a source
+    named by a URL with credentials, in the HTML page and in the JSON the command line writes."""
+    from textgen_metrics.cli_args import write
+    from textgen_metrics.report import report_html
+    from textgen_metrics.scoring import score_records
+
+    source = f"https://reader:{PASSWORD}@data.example/rows.jsonl"
+    report = score_records([{"prediction": "a cat", "reference": "a cat"}], ["rouge"], source=source)
+    page = report_html(report)
+    write(str(tmp_path / "r.json"), json.dumps(report))
+    for text in (page, (tmp_path / "r.json").read_text()):
+        assert PASSWORD not in text and "https://***@data.example/rows.jsonl" in text
+
+
+def test_a_judge_names_its_url_masked_and_redacts_the_url_password():
     judge = OpenAIJudge("m", base_url=f"http://judge:{PASSWORD}@127.0.0.1:9/v1", api_key=SECRET)
     said = judge.redact(f"{judge.describe()}; {PASSWORD.upper()}; Authorization: Basic "
                         + base64.b64encode(f"judge:{PASSWORD}".encode()).decode())
@@ -222,6 +237,20 @@ def test_caches_are_created_private_whatever_the_umask(tmp_path, open_umask, mon
                tmp_path / "config" / "textgen_metrics"]
     assert {f: oct(mode(f)) for f in files if os.path.exists(f)} == {f: "0o600" for f in files}
     assert {str(f): oct(mode(f)) for f in folders} == {str(f): "0o700" for f in folders}
+
+
+def test_the_library_s_own_cache_folder_made_by_an_older_version_is_made_private(tmp_path, monkeypatch):
+    """A ``~/.cache/textgen_metrics`` made 0755 before: opening the default cache makes it 0700 (so
+    the files an older version left in it, 0644, are no longer reachable by others); a folder
+    the user named is left as it is."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    own, chosen = tmp_path / "xdg" / "textgen_metrics", tmp_path / "team"
+    for folder in (own, chosen):
+        folder.mkdir(parents=True)
+        folder.chmod(0o755)
+    JudgeCache(default_cache_path()).put("ab" * 32, {"text": "x"})
+    JudgeCache(chosen / "c.sqlite").put("ab" * 32, {"text": "x"})
+    assert (mode(own), mode(chosen), mode(chosen / "c.sqlite")) == (0o700, 0o755, 0o600)
 
 
 def test_the_wordnet_copy_and_index_are_private(tmp_path, open_umask, monkeypatch):
@@ -302,5 +331,6 @@ def test_a_shared_cache_pickles_with_its_secret(tmp_path, monkeypatch):
     cache.put("ab" * 32, {"text": "x"})
     monkeypatch.setenv("TEXTGEN_METRICS_CACHE_KEY", "a worker without the driver's environment")
     assert pickle.loads(pickle.dumps(cache)).get("ab" * 32) == {"text": "x"}
-    assert DirectoryCache(tmp_path).get("ab" * 32) is None
+    with pytest.warns(RuntimeWarning, match="failed its integrity check"):
+        assert DirectoryCache(tmp_path).get("ab" * 32) is None
     assert "driver secret" not in repr(cache)
