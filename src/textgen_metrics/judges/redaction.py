@@ -24,6 +24,7 @@ from __future__ import annotations
 import base64
 import bisect
 import itertools
+import json
 import re
 import urllib.parse
 from collections.abc import Callable, Iterable
@@ -41,6 +42,8 @@ _HEADER_VALUES = re.compile(
     | (\bAuthorization["']?\s*[:=]\s*["']?Basic\s+)[A-Za-z0-9+/=_-]+  # Authorization: Basic <user:pass>
     | ((?:\bx-)?\bapi[-_]?key["']?\s*[:=]\s*["']?)[^\s"',;}]+     # api-key: <key>, "api_key": "<key>"
     """)
+
+_HEADER_HINTS = ("bearer", "authorization", "key")  # one is in every text _HEADER_VALUES matches
 
 # scheme://userinfo@ (the userinfo up to the authority's last "@", as urllib.parse reads it)
 _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^\s/?#\"'<>\\]+@")
@@ -114,13 +117,27 @@ class Redactor:
         spellings = sorted({v for s in self.secrets for v in secret_spellings(s)}, key=len, reverse=True)
         # one pass over the text, longest spelling first, any letter case
         self._pattern = re.compile("|".join(map(re.escape, spellings)), re.IGNORECASE) if spellings else None
+        # each spelling also as a JSON string writes it (a quote or backslash escaped): what
+        # ``logprobs`` looks for in the JSON text of a whole logprob list
+        self._folded = sorted({f.casefold() for s in spellings for f in (s, json.dumps(s)[1:-1])})
 
     def __call__(self, text: str | None) -> str | None:
         if not text:
             return text
-        if self._pattern is not None:
+        # the regular expressions run only where a plain search finds what they look for: most
+        # texts (an answer, each logprob token) hold none of it, and a search costs far less
+        folded = text.casefold()
+        if self._pattern is not None and any(s in folded for s in self._folded):
             text = self._pattern.sub(REDACTED, text)
-        return mask_url_credentials(_HEADER_VALUES.sub(_header_sub, text))
+        if any(hint in folded for hint in _HEADER_HINTS):
+            text = _HEADER_VALUES.sub(_header_sub, text)
+        return mask_url_credentials(text)
+
+    def _nothing_in(self, text: str) -> bool:
+        """Whether ``text`` holds nothing this redactor would replace (no secret's spelling, no
+        header name, no URL credential), by plain searches."""
+        folded = text.casefold()
+        return "@" not in folded and not any(s in folded for s in (*self._folded, *_HEADER_HINTS))
 
     def _spans(self, text: str) -> list[tuple[int, int]]:
         """Where ``__call__`` would replace something in ``text``: (start, end) of each secret,
@@ -137,9 +154,15 @@ class Redactor:
         callable judge returned) with every string redacted, and every token that is part of a
         secret spread over several tokens (``"sk"``, ``"-abc"``...) replaced by ``[REDACTED]``:
         the answer's tokens are read as one text, the way a reader of the cache would join them."""
+        try:
+            whole = json.dumps(logprobs, ensure_ascii=False)
+        except (TypeError, ValueError):  # not JSON (a function judge's own objects): every string is looked at
+            whole = None
         if isinstance(logprobs, list) and logprobs and all(
                 isinstance(t, dict) and isinstance(t.get("token"), str) for t in logprobs):
             tokens = [t["token"] for t in logprobs]
+            if whole is not None and self._nothing_in(whole) and self._nothing_in("".join(tokens)):
+                return logprobs  # the usual case, at the cost of two searches instead of one per string
             ends = list(itertools.accumulate(len(t) for t in tokens))
             hidden: set[int] = set()
             for start, end in self._spans("".join(tokens)):
@@ -147,7 +170,7 @@ class Redactor:
                 hidden.update(range(first, bisect.bisect_left(ends, end) + 1))
             return [{**self._scrub(entry), "token": REDACTED} if i in hidden else self._scrub(entry)
                     for i, entry in enumerate(logprobs)]
-        return self._scrub(logprobs)
+        return logprobs if whole is not None and self._nothing_in(whole) else self._scrub(logprobs)
 
     def _scrub(self, value: Any) -> Any:
         """``value`` (JSON-like) with every string in it redacted, the names of a dict's fields too."""
