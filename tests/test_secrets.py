@@ -266,6 +266,29 @@ def test_the_wordnet_copy_and_index_are_private(tmp_path, open_umask, monkeypatc
     assert {f: oct(mode(f)) for f in made} == {f: "0o600" for f in made}
 
 
+def test_wordnet_never_uses_another_user_s_folder_or_index_in_the_temp_folder(tmp_path, monkeypatch):
+    """With the cache folder unusable, WordNet's copy and index go to the temp folder, where anyone
+    can make a folder or file first: one that is not the user's own is not used (here the user's
+    id is made to differ from the planted files' owner)."""
+    from textgen_metrics import wordnet
+
+    (tmp_path / "not-a-folder").write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "not-a-folder"))  # no cache folder can be made there
+    monkeypatch.setattr(wordnet.tempfile, "gettempdir", lambda: str(tmp_path / "tmp"))
+    source = wordnet._source_dir(wordnet._NEEDED)
+    planted = tmp_path / "tmp" / ("wordnet-" + source.strip("/").replace("/", "_"))
+    planted.mkdir(parents=True)
+    (planted / "lexnames").write_text("planted")
+    index = tmp_path / "tmp" / "wordnet-index-planted.bin"
+    index.write_bytes(b"planted")
+    monkeypatch.setattr(wordnet.os, "getuid", lambda: os.stat(planted).st_uid + 1)
+    with pytest.raises(wordnet.WordNetMissingError, match="could not assemble"):
+        wordnet.wordnet_dir()
+    with pytest.raises(OSError, match="belongs to another user"):
+        wordnet._load_or_build(str(index), source)
+    assert (planted / "lexnames").read_text() == "planted" and index.read_bytes() == b"planted"
+
+
 # -- a shared cache's entries are checked ----------------------------------------------------------
 TOXIC = {"type": "object", "required": ["verdict"], "properties": {"verdict": {"enum": ["yes", "no"]}}}
 
