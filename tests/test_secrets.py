@@ -266,6 +266,15 @@ def test_the_wordnet_copy_and_index_are_private(tmp_path, open_umask, monkeypatc
     assert {f: oct(mode(f)) for f in made} == {f: "0o600" for f in made}
 
 
+def test_the_tiny_judge_s_assembled_model_is_private(open_umask):
+    """``tiny:gemma3``'s GGUF file, assembled into the user's cache folder (or found there, made
+    by an older version with the umask's mode): 0600 in a folder of 0700."""
+    from textgen_metrics.judges.tiny import tiny_model_file
+
+    path = tiny_model_file("gemma3")
+    assert (oct(mode(path)), oct(mode(os.path.dirname(path)))) == ("0o600", "0o700")
+
+
 def test_wordnet_never_uses_another_user_s_folder_or_index_in_the_temp_folder(tmp_path, monkeypatch):
     """With the cache folder unusable, WordNet's copy and index go to the temp folder, where anyone
     can make a folder or file first: one that is not the user's own is not used (here the user's
