@@ -3,9 +3,10 @@ chat completions (``ChatServer``), Azure OpenAI (``AzureServer``), Anthropic's M
 (``AnthropicServer``) and Gemini's OpenAI-compatible endpoint (``GeminiServer``).
 
 Each answers over HTTP/1.1 from a thread per connection, with a scripted
-``responder(body) -> str`` or ``responder(body, task) -> str`` (``task``: the request's stable
-task id from its ``X-Textgen-Task`` header; the answer may also be a dict with ``content`` and
-``logprobs``), a fixed latency, and faults injected per request from a queue. Responders and
+``responder(body) -> str``, ``responder(body, task) -> str`` (``task``: the request's stable
+task id from its ``X-Textgen-Task`` header) or ``responder(body, task, key) -> str`` (a parameter named
+``key``: the key the request presented, for a server that echoes it); the answer may also be a dict with
+``content`` and ``logprobs``, a fixed latency, and faults injected per request from a queue. Responders and
 fault functions always see the request as an OpenAI chat-completions body (an Anthropic request
 is translated: its ``system`` field becomes the first message, its forced tool the
 ``response_format``), so one responder serves every wire format; ``bodies`` keeps the raw bodies
@@ -153,8 +154,13 @@ class ChatServer:
     def __init__(self, responder=None, latency=0.0, reject=(), fault_fn=None, key=None, speaks=None,
                  dialect_server="openai"):
         responder = responder or (lambda body: '{"verdict": "yes"}')
-        takes_task = len(inspect.signature(responder).parameters) >= 2
-        self.responder = responder if takes_task else (lambda body, task: responder(body))
+        params = inspect.signature(responder).parameters
+        if "key" in params:
+            self.responder = responder
+        elif len(params) >= 2:
+            self.responder = lambda body, task, key: responder(body, task)
+        else:
+            self.responder = lambda body, task, key: responder(body)
         self.latency = latency
         self.reject = set(reject) if speaks is None else {d for d in DIALECTS[:-1] if d not in speaks}
         self.dialect_server = dialect_server
@@ -263,7 +269,7 @@ class ChatServer:
                 elif kind == "answer":
                     out = fault[1]
                 else:
-                    out = server.responder(body, task)
+                    out = server.responder(body, task, key)
                 tokens = fault[2] if kind == "length" and len(fault) > 2 else None
                 return self._send(200, server.success(raw, body, out, finish, tokens))
 

@@ -21,6 +21,13 @@ from textgen_metrics.judges.shared_cache import DirectoryCache
 SECRET = "sk-shared-SECRET-31"
 
 
+@pytest.fixture(autouse=True)
+def cache_secret(monkeypatch):
+    """The entries' signing secret from the environment (the spawned workers inherit it), not
+    the key file of the user running the tests."""
+    monkeypatch.setenv("TEXTGEN_METRICS_CACHE_KEY", "test_shared_cache's secret")
+
+
 def judge_at(srv, cache, **kw):
     kw.setdefault("backoff", 0.01)
     return OpenAIJudge("judge-model", base_url=srv.url, api_key=SECRET, cache=cache, **kw)

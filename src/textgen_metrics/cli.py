@@ -77,7 +77,11 @@ def _progress(show: bool | None, names: list[str]) -> Callable[[str, int], Any] 
 
 
 def _one_line(error: BaseException) -> str:
-    text = re.sub(r"\s*\n\s*", " ", str(error)).strip()
+    """The error's message on one line, the credentials of any URL in it masked (a judge URL
+    given as ``http://user:password@host/v1``)."""
+    from .judges.redaction import mask_url_credentials
+
+    text = re.sub(r"\s*\n\s*", " ", mask_url_credentials(str(error))).strip()
     return text or type(error).__name__
 
 
@@ -466,8 +470,10 @@ def main(argv: list[str] | None = None) -> int:
         from .judges.base import JudgeError
 
         expected = _is_user_error(e) or isinstance(e, JudgeError)
-        if getattr(args, "debug", False) or not expected:  # a bug shows its traceback
-            traceback.print_exc()
+        if getattr(args, "debug", False) or not expected:  # a bug shows its traceback (URL credentials masked)
+            from .judges.redaction import mask_url_credentials
+
+            print(mask_url_credentials(traceback.format_exc()), end="", file=sys.stderr)
         if not expected:
             print("textgen-metrics: internal error (a bug; the traceback is above)", file=sys.stderr)
         print(f"textgen-metrics: error: {_error_line(e)}", file=sys.stderr)

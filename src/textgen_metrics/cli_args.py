@@ -98,9 +98,12 @@ def input_fields(args: argparse.Namespace) -> dict[str, str]:
 
 
 def write(path: str, text: str) -> None:
+    """Write a report, the credentials of any URL in it masked (``http://***@host/v1``)."""
+    from .judges.redaction import mask_url_credentials
+
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
+        f.write(mask_url_credentials(text))
 
 
 def common_options() -> argparse.ArgumentParser:

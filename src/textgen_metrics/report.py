@@ -17,6 +17,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .judges.redaction import mask_url_credentials
 from .numbers import exact_number, format_readable
 from .scoring import locate
 
@@ -256,7 +257,8 @@ def report_html(report: Mapping[str, Any], max_rows: int = 2000) -> str:
     """The report (from ``score_records``) as one HTML page: the summary table (each figure with
     what it is: a corpus score or a mean), per metric its options, a note where its corpus score
     is not the mean of its per-example scores, the judge's usage (and the plumbing caveat of a
-    tiny judge), a histogram of each per-example score and its time; then the per-example scores."""
+    tiny judge), a histogram of each per-example score and its time; then the per-example scores.
+    The credentials of any URL in it are masked (``http://***@host/v1``)."""
     e = html.escape
     n = report["examples"]
     plumbing = sorted({str(m["aggregate"].get("judge_model")) for m in report["metrics"].values()
@@ -325,4 +327,4 @@ def report_html(report: Mapping[str, Any], max_rows: int = 2000) -> str:
     if len(ids) > max_rows:
         out.append(f"<p>First {max_rows} of {len(ids)} examples shown; all are in the JSON report.</p>")
     out.append("</body></html>")
-    return "\n".join(out)
+    return mask_url_credentials("\n".join(out))  # a judge URL's user:password@, wherever it was quoted

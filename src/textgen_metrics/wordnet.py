@@ -14,6 +14,9 @@ nltk's ``WordNetCorpusReader`` needs a folder with ``index.*``, ``data.*``, ``*.
 assembles such a folder (a copy of the Debian files plus the ``lexnames`` this package ships)
 under the user's cache, once, and opens it. Nothing is downloaded; nltk's downloader is never used.
 
+The copy and the index are the user's own: files 0600 in folders 0700 (``private_files``); in the
+temp folder (the cache folder read-only), a folder or index that another user made is not used.
+
 Where WordNet lives: ``$TEXTGEN_METRICS_WORDNET`` (a complete WordNet folder), else
 ``/usr/share/wordnet``.
 """
@@ -27,6 +30,8 @@ import tempfile
 import threading
 import warnings
 from typing import Any
+
+from .private_files import cache_root, make_private, private_folder
 
 __all__ = ["load_wordnet", "wordnet_dir", "wordnet_index", "wordnet_index_path", "WordNetMissingError"]
 
@@ -42,11 +47,6 @@ INDEX_FORMAT = 1
 
 class WordNetMissingError(RuntimeError):
     pass
-
-
-def _cache_root() -> str:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "textgen_metrics")
 
 
 def _check_source(source: str, required: list[str]) -> None:
@@ -72,10 +72,12 @@ def wordnet_dir() -> str:
     if os.path.isfile(os.path.join(source, "lexnames")):
         return source
     lexnames = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "wordnet_lexnames")
-    for root in (_cache_root(), tempfile.gettempdir()):
+    for root in (cache_root(), tempfile.gettempdir()):
         target = os.path.join(root, "wordnet-" + source.strip("/").replace("/", "_"))
         try:
-            os.makedirs(target, exist_ok=True)
+            private_folder(target)
+            if os.stat(target).st_uid != os.getuid():  # another user's folder (the temp folder): not trusted
+                continue
             for name in _NEEDED:
                 src_file = os.path.join(source, name)
                 dest = os.path.join(target, name)
@@ -84,11 +86,13 @@ def wordnet_dir() -> str:
                     # folder, so the files are copied, once (about 28 MB)
                     tmp = f"{dest}.{os.getpid()}"
                     shutil.copyfile(src_file, tmp)
+                    make_private(tmp)
                     os.replace(tmp, dest)
             dest = os.path.join(target, "lexnames")
             if not os.path.exists(dest):
                 tmp = f"{dest}.{os.getpid()}"
                 shutil.copyfile(lexnames, tmp)
+                make_private(tmp)
                 os.replace(tmp, dest)
             return target
         except OSError:
@@ -134,21 +138,24 @@ def _index_key(source: str) -> str:
 def wordnet_index_path(source: str | None = None) -> str:
     """Where the index of ``source`` (default: the WordNet folder in use) lives in the cache."""
     source = source or _source_dir(_NEEDED)
-    return os.path.join(_cache_root(), f"wordnet-index-{_index_key(source)}.bin")
+    return os.path.join(cache_root(), f"wordnet-index-{_index_key(source)}.bin")
 
 
 def _load_or_build(path: str, source: str) -> Any:
     from ._native._core import WordNetIndex
 
     if os.path.isfile(path):
+        if os.stat(path).st_uid != os.getuid():  # another user's file (the temp folder): not trusted
+            raise OSError(f"{path} belongs to another user")
         try:
             return WordNetIndex(path)
         except RuntimeError:
             pass  # damaged (e.g. a full disk): rebuilt below
-    os.makedirs(os.path.dirname(path), exist_ok=True)
+    private_folder(os.path.dirname(path), own=os.path.dirname(path) == cache_root())
     tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
     try:
         WordNetIndex.build(source, tmp)
+        make_private(tmp)
         os.replace(tmp, path)  # atomic: concurrent builders each write their own file
     finally:
         if os.path.exists(tmp):
@@ -168,7 +175,7 @@ def wordnet_index(source: str | None = None) -> Any:
         if index is None:
             name = f"wordnet-index-{key}.bin"
             errors = []
-            for root in (_cache_root(), tempfile.gettempdir()):
+            for root in (cache_root(), tempfile.gettempdir()):
                 try:
                     index = _load_or_build(os.path.join(root, name), source)
                     break

