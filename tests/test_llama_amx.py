@@ -44,7 +44,8 @@ def test_the_installed_llama_cpp_has_no_amx_kernels_and_takes_no_amx_path_on_thi
     assert not llama_install.takes_amx_path(info, flags), (
         f"this llama.cpp would run its AMX kernels on this CPU (llama.cpp #20824): {info}")
     assert not llama_install.build_has_amx(info), (
-        f"the installed llama.cpp has its AMX kernels (install it with python -m textgen_metrics.llama_install): {info}")
+        f"the installed llama.cpp has its AMX kernels (python -m textgen_metrics.llama_install installs it without): "
+        f"{info}")
     check = subprocess.run([sys.executable, "-m", "textgen_metrics.llama_install", "--check"], capture_output=True,
                            text=True, timeout=120)
     assert check.returncode == 0, check.stdout + check.stderr

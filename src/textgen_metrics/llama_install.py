@@ -159,7 +159,8 @@ def install(python: str = sys.executable, extras: str = "", quiet: bool = False)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m textgen_metrics.llama_install", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m textgen_metrics.llama_install",
+                                     description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--extras", default="", help="llama-cpp-python's extras to install with it (e.g. server)")
     parser.add_argument("--check", action="store_true",
                         help="only report the installed build; exit 1 if it would take the AMX path on this CPU")

@@ -235,7 +235,7 @@ def section_differs(metric: str, shown: str, fresh: str) -> bool:
         return True
     if _NUMBER.sub("#", shown) != _NUMBER.sub("#", fresh):
         return True
-    for a, b in zip(_NUMBER.finditer(shown), _NUMBER.finditer(fresh)):
+    for a, b in zip(_NUMBER.finditer(shown), _NUMBER.finditer(fresh), strict=True):
         if a.group(1) is None or b.group(1) is None:  # whole numbers (counts, ranks, seeds) hold exactly
             if a.group(0) != b.group(0):
                 return True
