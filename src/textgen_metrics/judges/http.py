@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import inspect
 import ipaddress
 import json
 import socket
@@ -174,6 +175,9 @@ class _HTTPClient(contextlib.AbstractAsyncContextManager):  # type: ignore[type-
 
         guard: dict[str, Any] = {}
         if self.policy is not None and self.policy.public_only:
+            if "socket_factory" not in inspect.signature(aiohttp.TCPConnector).parameters:
+                raise JudgeFatalError("a URL policy of public addresses needs aiohttp 3.12 or later (its connect-time "
+                                      "check): pip install -U aiohttp")
             guard = {"resolver": _PublicResolver(), "socket_factory": public_socket}
         self.session = aiohttp.ClientSession(
             timeout=aiohttp.ClientTimeout(total=self.timeout),
