@@ -422,6 +422,14 @@ def _hide_endpoint(text: str, judge: Any) -> str:
     return text
 
 
+def _hide_endpoint_in(value: Any, judge: Any) -> Any:
+    """A result (JSON-like: its per-example errors may name the judge's URL) as
+    :func:`_hide_endpoint` says it."""
+    text = json.dumps(value)
+    hidden = _hide_endpoint(text, judge)
+    return value if hidden == text else json.loads(hidden)
+
+
 def options_help(spec: Any) -> str:
     """The Options box's help, generated from the metric's options dataclass as its card's is
     (:func:`~textgen_metrics.option_docs.card_markdown`): each option with its kind, its default
@@ -564,7 +572,7 @@ def metric_app(metric_dir: str) -> Any:
                 return [], {}, _error(text), text
             text = _hide_endpoint(_unscored_message(name, res, len(parse_rows(rows, columns)[next(iter(columns))])),
                                   judge)
-            return res_table, res, _error(text), text
+            return _hide_endpoint_in(res_table, judge), _hide_endpoint_in(res, judge), _error(text), text
 
         on_click.__annotations__["request"] = gr.Request  # Gradio passes the visitor's request (a real class:
         # the string annotations of this module name no gr)
@@ -715,6 +723,7 @@ def playground_app(metric_names: Sequence[str] | None = None) -> Any:
                 text = report_error(e, inputs, judge, path)
                 return [], "", pandas.DataFrame(), {}, _error(text), text
             text = _hide_endpoint(_playground_unscored(report), judge)
+            report = _hide_endpoint_in(report, judge)
             return rows, svg, pandas.DataFrame(table, columns=headers), report, _error(text), text
 
         on_click.__annotations__["request"] = gr.Request  # as metric_app's
