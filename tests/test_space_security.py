@@ -400,6 +400,20 @@ def test_the_playground_caps_rows_and_upload_size(monkeypatch, tmp_path):
     assert message.startswith("Inputs: 5000 rows, over this Space's cap of 1000 rows per click"), message
 
 
+def test_the_playground_hands_the_upload_cap_to_gradio(monkeypatch):
+    """Gradio refuses a larger upload before storing it: app.py, run as a Space runs it, launches
+    with max_file_size from TEXTGEN_METRICS_MAX_UPLOAD_MB."""
+    import runpy
+
+    import gradio
+
+    launched = {}
+    monkeypatch.setenv("TEXTGEN_METRICS_MAX_UPLOAD_MB", "3")
+    monkeypatch.setattr(gradio.Blocks, "launch", lambda self, **kwargs: launched.update(kwargs))
+    runpy.run_path(str(ROOT / "spaces" / "playground" / "app.py"), run_name="__main__")
+    assert launched == {"max_file_size": 3_000_000}
+
+
 def test_judge_requests_are_capped_per_session_and_per_day(monkeypatch):
     monkeypatch.setenv("TEXTGEN_METRICS_SESSION_REQUESTS", "3")
     monkeypatch.setenv("TEXTGEN_METRICS_DAILY_REQUESTS", "5")

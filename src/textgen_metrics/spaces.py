@@ -413,21 +413,26 @@ def report_error(error: BaseException, columns: Sequence[str], judge: Any = None
     return _hide_endpoint(_no_paths(_user_message(error, columns), upload), judge)
 
 
-def _hide_endpoint(text: str, judge: Any) -> str:
-    """``text`` with the owner's endpoint (``judge``'s URL, when it is not one a visitor typed:
-    those come with a ``url_policy``) said as "the Space's judge"."""
+def _owner_endpoint(judge: Any) -> str | None:
+    """The URL of the owner's judge (a judge a visitor typed comes with a ``url_policy``)."""
     endpoint = getattr(judge, "base_url", None)
-    if endpoint and getattr(judge, "url_policy", 0) is None:
-        text = text.replace(endpoint, "the Space's judge")
-    return text
+    return endpoint if endpoint and getattr(judge, "url_policy", 0) is None else None
+
+
+def _hide_endpoint(text: str, judge: Any) -> str:
+    """``text`` with the owner's endpoint said as "the Space's judge"."""
+    endpoint = _owner_endpoint(judge)
+    return text.replace(endpoint, "the Space's judge") if endpoint else text
 
 
 def _hide_endpoint_in(value: Any, judge: Any) -> Any:
     """A result (JSON-like: its per-example errors may name the judge's URL) as
     :func:`_hide_endpoint` says it."""
-    text = json.dumps(value)
-    hidden = _hide_endpoint(text, judge)
-    return value if hidden == text else json.loads(hidden)
+    endpoint = _owner_endpoint(judge)
+    if not endpoint:
+        return value
+    text = json.dumps(value, default=str)
+    return value if endpoint not in text else json.loads(_hide_endpoint(text, judge))
 
 
 def options_help(spec: Any) -> str:
