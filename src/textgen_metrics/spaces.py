@@ -97,9 +97,8 @@ class Limit:
 LIMITS = {
     "rows": Limit("TEXTGEN_METRICS_MAX_ROWS", 1000, "rows (examples) per click"),
     "upload_mb": Limit("TEXTGEN_METRICS_MAX_UPLOAD_MB", 10, "megabytes per uploaded file"),
-    "resamples": Limit("TEXTGEN_METRICS_MAX_RESAMPLES", 10_000, "bootstrap resamples (n_resamples, "
-                                                                "bootstrap_samples)"),
-    "threads": Limit("TEXTGEN_METRICS_MAX_THREADS", 2, "threads a click may use (num_threads)"),
+    "resamples": Limit("TEXTGEN_METRICS_MAX_RESAMPLES", 10_000, "bootstrap resamples"),  # see _CAPPED_OPTIONS
+    "threads": Limit("TEXTGEN_METRICS_MAX_THREADS", 2, "threads"),  # num_threads
     "session_requests": Limit("TEXTGEN_METRICS_SESSION_REQUESTS", 300, "judge requests per visitor session"),
     "session_tokens": Limit("TEXTGEN_METRICS_SESSION_TOKENS", 300_000, "judge tokens per visitor session"),
     "daily_requests": Limit("TEXTGEN_METRICS_DAILY_REQUESTS", 3000, "judge requests per day, all visitors"),
