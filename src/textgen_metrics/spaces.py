@@ -13,15 +13,28 @@ in the playground's chart, on the score's own axis (1 to 5 for summary coherence
 typed into a Space stops the run with one error when it has answered nothing 10 s after the
 run began (``first_answer_timeout``), so a server that does not answer is an error within 15 s,
 however many rows and metrics wait on it; a slow server that does answer is waited for.
+
+What a visitor cannot do (docs/spaces.md, "Security"): spend the owner's key anywhere but the
+judge the owner configured (a typed URL brings its own key); aim a request inward (on a deployed
+Space, ``SPACE_ID`` set, typed URLs are off unless the owner allows hosts, and then reach public
+addresses only, follow no redirect and quote no reply); name a judge or a file in the Options box
+(``judge``, ``judge_options``, ``baseline_path``, a ``model_type`` off the list); lift the caps
+on rows, upload size, resamples, threads and judge use (:data:`LIMITS`, set by the owner's
+environment variables). Messages name no server path.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
 import html
 import json
 import logging
 import os
 import re
+import tempfile
+import threading
+import urllib.parse
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -30,7 +43,9 @@ from .numbers import format_value
 
 __all__ = ["metric_app", "playground_app", "parse_rows", "run_metric", "card_body", "make_judge",
            "run_playground", "LIST_SEPARATOR", "SpaceError", "md_escape", "format_value",
-           "JUDGE_TIMEOUT", "JUDGE_RETRIES", "FIRST_ANSWER_TIMEOUT", "options_help", "report_error"]
+           "JUDGE_TIMEOUT", "JUDGE_RETRIES", "FIRST_ANSWER_TIMEOUT", "options_help", "report_error",
+           "LIMITS", "limit", "Allowance", "JUDGE_VARIABLE", "ALLOWED_HOSTS_VARIABLE", "PROVIDERS",
+           "SPACE_MODEL_TYPES", "deployed", "check_space_options"]
 
 logger = logging.getLogger("textgen_metrics.spaces")
 
@@ -55,8 +70,113 @@ _EXAMPLE = {"predictions": "The cat sat on the mat.",
             "baselines": "On the mat."}
 
 
+# -- what the owner sets (Space variables and secrets) and what a visitor may not lift ------------
+JUDGE_VARIABLE = "TEXTGEN_METRICS_JUDGE"  # the owner's judge, e.g. openai:gpt-4o-mini: a blank picker's
+ALLOWED_HOSTS_VARIABLE = "TEXTGEN_METRICS_ALLOWED_HOSTS"  # hosts a visitor may type on a deployed Space
+# the providers the picker takes as <provider>:<model> (their key and endpoint: the owner's environment)
+PROVIDERS = ("openai", "azure", "anthropic", "gemini")
+TINY_MODELS = ("tiny:smollm2", "tiny:gemma3")  # packaged: no path, nothing downloaded
+# BERTScore's model_type in a Space: the packaged default only (None), no folder of the server's
+SPACE_MODEL_TYPES: tuple[str | None, ...] = (None,)
+# options no visitor may set: the judge comes from the picker; paths read the server's files
+_REFUSED_OPTIONS = {
+    "judge": "the judge is chosen with the judge picker, not the Options box",
+    "judge_options": "the judge is chosen with the judge picker, not the Options box",
+    "baseline_path": "a Space reads no file of its server; rescale_with_baseline uses the packaged baseline",
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Limit:
+    variable: str  # the environment variable (a Space variable) that sets it
+    default: int   # cheap: a Space its owner forgot stays cheap
+    what: str
+
+
+# the caps a visitor cannot lift; an owner sets each with its variable (a whole number > 0)
+LIMITS = {
+    "rows": Limit("TEXTGEN_METRICS_MAX_ROWS", 1000, "rows (examples) per click"),
+    "upload_mb": Limit("TEXTGEN_METRICS_MAX_UPLOAD_MB", 10, "megabytes per uploaded file"),
+    "resamples": Limit("TEXTGEN_METRICS_MAX_RESAMPLES", 10_000, "bootstrap resamples"),  # see _CAPPED_OPTIONS
+    "threads": Limit("TEXTGEN_METRICS_MAX_THREADS", 2, "threads"),  # num_threads
+    "session_requests": Limit("TEXTGEN_METRICS_SESSION_REQUESTS", 300, "judge requests per visitor session"),
+    "session_tokens": Limit("TEXTGEN_METRICS_SESSION_TOKENS", 300_000, "judge tokens per visitor session"),
+    "daily_requests": Limit("TEXTGEN_METRICS_DAILY_REQUESTS", 3000, "judge requests per day, all visitors"),
+    "daily_tokens": Limit("TEXTGEN_METRICS_DAILY_TOKENS", 3_000_000, "judge tokens per day, all visitors"),
+    "concurrency": Limit("TEXTGEN_METRICS_CONCURRENCY", 4, "clicks computed at once (others wait in the queue)"),
+}
+# the integer options each cap bounds
+_CAPPED_OPTIONS = {"n_resamples": "resamples", "bootstrap_samples": "resamples", "num_threads": "threads"}
+
+
+def limit(name: str) -> int:
+    """The cap ``name`` of :data:`LIMITS`: its variable's value, else its default."""
+    cap = LIMITS[name]
+    text = os.environ.get(cap.variable, "").strip()
+    if not text:
+        return cap.default
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise SpaceError(f"This Space's setting {cap.variable}={text!r} is not a whole number > 0; its owner must "
+                         "fix it")
+    return value
+
+
+def deployed() -> bool:
+    """Whether this runs as a Hugging Face Space (which sets ``SPACE_ID``): visitors are strangers."""
+    return bool(os.environ.get("SPACE_ID"))
+
+
 class SpaceError(ValueError):
     """A user's mistake, as the sentence the Space shows."""
+
+
+class Allowance:
+    """The judge requests and tokens of one visitor session, and of the day (UTC) for all
+    visitors together, held to the owner's caps (:data:`LIMITS`). A judge books each request it
+    sends (``request``, refused with a ``JudgeFatalError`` once a cap is reached: the run stops
+    with one message) and each answer's tokens (``tokens``). Tokens are known once answered, so
+    the requests in flight when the token cap is reached (the judge's ``concurrency``) still
+    complete."""
+
+    _lock = threading.Lock()
+    _day = ""
+    _sessions: dict[str, list[int]] = {}  # session -> [requests, tokens], today
+    _total = [0, 0]                       # today, every session
+
+    def __init__(self, session: str) -> None:
+        self.session = session
+
+    @classmethod
+    def _today(cls) -> None:
+        day = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+        if day != cls._day:
+            cls._day, cls._sessions, cls._total = day, {}, [0, 0]
+
+    def request(self) -> None:
+        from .judges.base import JudgeFatalError
+
+        caps = (("session_requests", 0, False), ("session_tokens", 1, False), ("daily_requests", 0, True),
+                ("daily_tokens", 1, True))
+        with self._lock:
+            self._today()
+            mine = self._sessions.setdefault(self.session, [0, 0])
+            for name, index, daily in caps:
+                if (self._total if daily else mine)[index] >= limit(name):
+                    cap = LIMITS[name]
+                    raise JudgeFatalError(f"this Space's allowance of {limit(name)} {cap.what} is spent "
+                                          f"({cap.variable})" + ("; it renews at midnight UTC" if daily else ""))
+            mine[0] += 1
+            self._total[0] += 1
+
+    def tokens(self, n: int) -> None:
+        with self._lock:
+            self._today()
+            self._sessions.setdefault(self.session, [0, 0])[1] += n
+            self._total[1] += n
 
 
 def md_escape(text: Any) -> str:
@@ -125,37 +245,122 @@ def _json_object(text: str | None, what: str, example: str) -> dict[str, Any]:
     return value
 
 
-def make_judge(base_url: str | None, model: str | None, api_key: str | None) -> Any:
-    """A judge for the URL and model typed in the judge picker; None when both are blank. A model
-    written as ``azure:<deployment>``, ``anthropic:<model>``, ``gemini:<model>`` or
-    ``openai:<model>`` picks that provider (the URL, optional there, is its endpoint or base URL;
-    a blank key: the provider's environment variable); any other model is served by the
-    OpenAI-compatible server at the URL; ``tiny:smollm2`` is the packaged tiny model, in the app
-    itself (a check of the pipeline, never of quality). The key stays in the judge object (never
-    in results, logs or the cache). A judge that has answered nothing 10 s after the run began
-    stops the run with one error: a server that does not answer is an error within 15 s."""
-    from .judges import BACKENDS, get_judge
+def make_judge(base_url: str | None, model: str | None, api_key: str | None, session: str = "") -> Any:
+    """A judge for the URL, model and key typed in the judge picker; None when all is blank and
+    the owner named no judge (``TEXTGEN_METRICS_JUDGE``).
 
-    base_url, model = (base_url or "").strip(), (model or "").strip()
+    Whose key goes where: a key in the environment (the owner's secret: ``OPENAI_API_KEY``...)
+    goes only to the owner's endpoint, with the URL left blank: the owner's judge (the blank
+    picker), or ``<provider>:<model>`` for ``openai``, ``azure``, ``anthropic`` or ``gemini``
+    (the endpoint from ``OPENAI_BASE_URL``, ``AZURE_OPENAI_ENDPOINT``, ``ANTHROPIC_BASE_URL``
+    or the provider's own; with the owner's judge named, its model only). A typed URL is the
+    visitor's server: their key, or none, is sent, never the environment's; it takes
+    ``http(s)://host[:port]/path`` only, no ``user:password@``, query or fragment, and on a
+    deployed Space (:func:`deployed`) only a host the owner allows (``TEXTGEN_METRICS_ALLOWED_HOSTS``:
+    names separated by commas, ``*`` for any), reached at public addresses only, no redirect
+    followed, no reply quoted (:class:`~textgen_metrics.judges.http.URLPolicy`). ``tiny:smollm2``
+    and ``tiny:gemma3`` are the packaged tiny models, in the app itself (a check of the pipeline,
+    never of quality); no other backend (no ``gguf:`` or ``hf:`` path). Every judge but the tiny
+    ones books its requests and tokens with the visitor's :class:`Allowance` (``session``). A
+    judge that has answered nothing 10 s after the run began stops the run with one error."""
+    from .judges import get_judge
+    from .judges.http import URLPolicy
+
+    base_url, model, key = (base_url or "").strip(), (model or "").strip(), (api_key or "").strip()
+    owner = os.environ.get(JUDGE_VARIABLE, "").strip()
     if not base_url and not model:
-        return None
-    prefix, sep, name = model.partition(":")
-    if prefix == "tiny" and sep and name:
+        model = owner
+        if not model:
+            return None
+    if model in TINY_MODELS and not base_url:
         return get_judge(model)
-    if sep and name and prefix in BACKENDS and prefix != "hf":
-        options = {"concurrency": 8, "api_key": (api_key or "").strip() or None, "timeout": JUDGE_TIMEOUT,
-                   "max_retries": JUDGE_RETRIES, "first_answer_timeout": FIRST_ANSWER_TIMEOUT}
-        if base_url:
-            options["endpoint" if prefix == "azure" else "base_url"] = base_url
-        return get_judge(model, **options)
-    if not base_url or not model:
+    prefix, sep, name = model.partition(":")
+    provider = prefix if sep and name and prefix in PROVIDERS else None
+    if not base_url and provider is None and owner and model == owner:  # the owner's own choice (gguf:, hf:...)
+        return get_judge(owner)
+    if not base_url and provider is None:
+        if sep and prefix in ("gguf", "hf", "tiny"):
+            raise SpaceError(f"Judge: {prefix}: is not a backend of this Space (it would name a file or model of "
+                             f"the server); take {', '.join(TINY_MODELS)}, <provider>:<model> for "
+                             f"{', '.join(PROVIDERS)}, or a server URL and its model")
         raise SpaceError("Judge: give both the server URL (e.g. http://127.0.0.1:8000/v1) and the model")
-    if not re.match(r"https?://", base_url):
-        raise SpaceError(f"Judge: the server URL must start with http:// or https:// (got {base_url!r})")
-    from .judges.openai import OpenAIJudge
+    options: dict[str, Any] = {"concurrency": 8, "timeout": JUDGE_TIMEOUT, "max_retries": JUDGE_RETRIES,
+                               "first_answer_timeout": FIRST_ANSWER_TIMEOUT, "allowance": Allowance(session)}
+    if not base_url:  # the owner's endpoint (or the provider's own) and the owner's key, unless one is typed
+        if owner and model != owner and not key:
+            raise SpaceError("Judge: this Space's key serves its own judge only; leave the model blank for it, or "
+                             "type a server URL and your own API key")
+        if key:
+            options["api_key"] = key
+        return get_judge(model, **options)
+    url = _visitor_url(base_url)
+    options.update(api_key=key, url_policy=URLPolicy(public_only=deployed()))
+    if provider is None:
+        return get_judge(f"openai:{model}", base_url=url, **{**options, "concurrency": 16})
+    if provider == "azure":
+        if not key:
+            raise SpaceError("Judge: an Azure endpoint you type needs your own API key (this Space's key serves "
+                             "only its own endpoint)")
+        return get_judge(model, endpoint=url, azure_ad_token="", **options)
+    return get_judge(model, base_url=url, **options)
 
-    return OpenAIJudge(model, base_url=base_url, api_key=(api_key or "").strip() or "none", concurrency=16,
-                       timeout=JUDGE_TIMEOUT, max_retries=JUDGE_RETRIES, first_answer_timeout=FIRST_ANSWER_TIMEOUT)
+
+def _visitor_url(url: str) -> str:
+    """A URL a visitor typed, checked: ``http(s)://host[:port]/path``, no credentials, query or
+    fragment; on a deployed Space, a host the owner allows (``TEXTGEN_METRICS_ALLOWED_HOSTS``)."""
+    if not re.match(r"https?://", url):
+        raise SpaceError(f"Judge: the server URL must start with http:// or https:// (got {url!r})")
+    try:
+        parts = urllib.parse.urlsplit(url)
+        host, _ = parts.hostname, parts.port
+    except ValueError:
+        raise SpaceError("Judge: the server URL is not a valid URL (http(s)://host[:port]/path)") from None
+    if not host:
+        raise SpaceError("Judge: the server URL names no host (http(s)://host[:port]/path)")
+    if parts.username is not None or parts.password is not None:
+        raise SpaceError("Judge: the server URL holds a user name or password (user:password@); type the key in "
+                         "the API key box")
+    if parts.query or parts.fragment or "?" in url or "#" in url:
+        raise SpaceError("Judge: the server URL has a query or fragment (? or #); give the URL the API starts at, "
+                         "e.g. https://host/v1")
+    if deployed():
+        allowed = [h.strip().lower() for h in os.environ.get(ALLOWED_HOSTS_VARIABLE, "").split(",") if h.strip()]
+        if not allowed:
+            raise SpaceError("Judge: this Space takes no server URL (its owner allows no host: "
+                             f"{ALLOWED_HOSTS_VARIABLE}); leave the URL blank for the Space's own judge")
+        if "*" not in allowed and host.lower() not in allowed:
+            raise SpaceError(f"Judge: this Space does not reach {host}; the hosts it allows: {', '.join(allowed)}")
+    return url
+
+
+def check_space_options(metric: str, options: Mapping[str, Any]) -> None:
+    """The Options box's options of ``metric`` as a visitor typed them: no judge (the picker's),
+    no path (``baseline_path``), a ``model_type`` of :data:`SPACE_MODEL_TYPES` only."""
+    for key, why in _REFUSED_OPTIONS.items():
+        if key in options:
+            raise SpaceError(f"Options {metric}.{key}: {why}")
+    if "model_type" in options and options["model_type"] not in SPACE_MODEL_TYPES:
+        raise SpaceError(f"Options {metric}.model_type: a Space offers the packaged default model only; leave "
+                         "model_type out")
+
+
+def _check_caps(metric: str, options: Mapping[str, Any]) -> None:
+    """The options of ``metric`` (parsed) within the Space's caps (:data:`LIMITS`); a
+    ``num_threads`` of None or 0 (every core) is over the cap too."""
+    for key, name in _CAPPED_OPTIONS.items():
+        if key not in options:
+            continue
+        value, cap = options[key], limit(name)
+        if value is None or (value == 0 and key == "num_threads") or (isinstance(value, int) and value > cap):
+            raise SpaceError(f"Options {metric}.{key}: {value!r} is over this Space's cap of {cap} "
+                             f"{LIMITS[name].what} ({LIMITS[name].variable}); give 1 to {cap}")
+
+
+def _check_rows(n: int) -> None:
+    cap = limit("rows")
+    if n > cap:
+        raise SpaceError(f"Inputs: {n} rows, over this Space's cap of {cap} rows per click "
+                         f"({LIMITS['rows'].variable}); score them in parts")
 
 
 def _space_columns(metric: Any) -> dict[str, str]:
@@ -197,12 +402,36 @@ def _is_bug(error: BaseException) -> bool:
     return not isinstance(error, (ValueError, OSError, JudgeError))
 
 
-def report_error(error: BaseException, columns: Sequence[str]) -> str:
+def report_error(error: BaseException, columns: Sequence[str], judge: Any = None, upload: str | None = None) -> str:
     """The sentence a Space shows for ``error`` (:func:`_user_message`); a bug's traceback goes
-    to the app's log too (logger ``textgen_metrics.spaces``), since the page shows one line."""
+    to the app's log too (logger ``textgen_metrics.spaces``), since the page shows one line. The
+    sentence names no server path (``upload``, the temporary file of an upload: its file name)
+    and not the owner's endpoint (``judge``: the Space's own judge is "the Space's judge")."""
     if _is_bug(error):
         logger.error("a bug while scoring (%s): the traceback follows", type(error).__name__, exc_info=error)
-    return _user_message(error, columns)
+    return _hide_endpoint(_no_paths(_user_message(error, columns), upload), judge)
+
+
+def _owner_endpoint(judge: Any) -> str | None:
+    """The URL of the owner's judge (a judge a visitor typed comes with a ``url_policy``)."""
+    endpoint = getattr(judge, "base_url", None)
+    return endpoint if endpoint and getattr(judge, "url_policy", 0) is None else None
+
+
+def _hide_endpoint(text: str, judge: Any) -> str:
+    """``text`` with the owner's endpoint said as "the Space's judge"."""
+    endpoint = _owner_endpoint(judge)
+    return text.replace(endpoint, "the Space's judge") if endpoint else text
+
+
+def _hide_endpoint_in(value: Any, judge: Any) -> Any:
+    """A result (JSON-like: its per-example errors may name the judge's URL) as
+    :func:`_hide_endpoint` says it."""
+    endpoint = _owner_endpoint(judge)
+    if not endpoint:
+        return value
+    text = json.dumps(value, default=str)
+    return value if endpoint not in text else json.loads(_hide_endpoint(text, judge))
 
 
 def options_help(spec: Any) -> str:
@@ -243,9 +472,14 @@ def run_metric(metric: Any, rows: Any, options_json: str | None, judge: Any = No
         from .registry import METRICS
 
         name = getattr(metric, "name", None) or ""
+        check_space_options(name, options)
         if name in METRICS:  # the Options box and the judge checked as every front end's run is
             run = _space_run([name], {}, {name: options} if options else {}, judge if METRICS[name].judge else None)
             options = dict(run.options.get(name, {}))
+        _check_caps(name, options)
+        if hasattr(rows, "values") and hasattr(rows, "columns"):  # a pandas DataFrame
+            rows = rows.values.tolist()
+        _check_rows(len(rows or []))
     inputs = parse_rows(rows, columns, strict=strict, optional=optional)
     for column in optional:  # an optional input left blank in every row is not given
         if not any(str(v).strip() for v in inputs[column]):
@@ -266,6 +500,12 @@ def _judge_picker(gr: Any, open_: bool = True) -> tuple[Any, Any, Any]:
             key = gr.Textbox(label="API key", type="password", placeholder="(none for a local server)",
                              elem_id="judge-key")
     return url, model, key
+
+
+def _session(request: Any) -> str:
+    """The visitor session a Gradio request belongs to (its ``session_hash``), for the
+    :class:`Allowance`."""
+    return str(getattr(request, "session_hash", None) or "")
 
 
 def _error(message: str) -> str:
@@ -324,19 +564,25 @@ def metric_app(metric_dir: str) -> Any:
                 rows = rows.values.tolist()
             return [list(r) for r in (rows or [])] + [[""] * len(columns)]
 
-        def on_click(rows: Any, opts: str, *judge_args: str) -> tuple[Any, Any, str, str]:
+        def on_click(request: Any, rows: Any, opts: str, *judge_args: str) -> tuple[Any, Any, str, str]:
             res: dict[str, Any] = {}
+            judge = None
             try:
-                judge = make_judge(*judge_args) if judge_args else None
+                if judge_args:  # the picker's URL, model and key
+                    judge = make_judge(judge_args[0], judge_args[1], judge_args[2], session=_session(request))
                 res_table, res = run_metric(metric, rows, opts, judge, strict=True)
             except Exception as e:  # shown to the user (a bug's traceback logged), the app keeps running
-                text = report_error(e, list(columns))
+                text = report_error(e, list(columns), judge)
                 return [], {}, _error(text), text
-            text = _unscored_message(name, res, len(parse_rows(rows, columns)[next(iter(columns))]))
-            return res_table, res, _error(text), text
+            text = _hide_endpoint(_unscored_message(name, res, len(parse_rows(rows, columns)[next(iter(columns))])),
+                                  judge)
+            return _hide_endpoint_in(res_table, judge), _hide_endpoint_in(res, judge), _error(text), text
 
+        on_click.__annotations__["request"] = gr.Request  # Gradio passes the visitor's request (a real class:
+        # the string annotations of this module name no gr)
         add_row.click(on_add_row, [table], [table])
-        button.click(on_click, [table, options, *judge_fields], [result_table, result_json, error, message]
+        button.click(on_click, [table, options, *judge_fields], [result_table, result_json, error, message],
+                     concurrency_limit=limit("concurrency"), concurrency_id="compute"
                      ).then(_raise_if, [message], None)
         gr.Markdown(card_body(os.path.join(metric_dir, "README.md")))
     return demo
@@ -380,11 +626,21 @@ def run_playground(path: str | None, metrics: Sequence[str], columns_json: str |
         raise SpaceError("Metrics: choose at least one metric")
     columns = _json_object(columns_json, "Columns", '{"predictions": "answer"}')
     options = _json_object(options_json, "Options", '{"rouge": {"use_stemmer": true}}')
+    for name, given in options.items():
+        if isinstance(given, Mapping):
+            check_space_options(name, given)
     run = _space_run(metrics, columns, options, judge)
+    for name, given in run.options.items():
+        _check_caps(name, given)
+    cap = limit("upload_mb")
+    if os.path.getsize(path) > cap * 1_000_000:
+        raise SpaceError(f"File: {os.path.getsize(path) / 1e6:.1f} MB, over this Space's cap of {cap} MB per file "
+                         f"({LIMITS['upload_mb'].variable})")
     try:
         rows = read_records(path)
     except (ValueError, UnicodeDecodeError) as e:
-        raise SpaceError(f"File: {' '.join(str(e).split())}") from None
+        raise SpaceError(f"File: {_no_paths(' '.join(str(e).split()), path)}") from None
+    _check_rows(len(rows))
     report = score_records(rows, metrics, run=run, source=os.path.basename(path),
                            column_hint='the Columns box, e.g. {{"{column}": "FIELD"}}')
     summary = [[k, format_value(v)] for k, v in report["summary"].items()]
@@ -397,6 +653,20 @@ def run_playground(path: str | None, metrics: Sequence[str], columns_json: str |
     ids = [str(i) for i in report["ids"]]
     per_example = [[ids[i], *[format_value(s[i]) for s in scored]] for i in range(len(ids))]
     return summary, (headers, per_example), _chart(ids, series), report
+
+
+def _no_paths(text: str, *paths: str | None) -> str:
+    """``text`` without the server's paths: each of ``paths`` (an upload's temporary file) as
+    its file name, then any other path under the temporary folder, the package or the working
+    folder as ``.../<file name>``."""
+    for path in paths:
+        if path:
+            text = text.replace(os.path.abspath(path), os.path.basename(path)).replace(path, os.path.basename(path))
+    for folder in {tempfile.gettempdir(), os.path.dirname(os.path.abspath(__file__)), os.getcwd(),
+                   os.path.expanduser("~")}:
+        if len(folder) > 1:
+            text = re.sub(re.escape(folder.rstrip(os.sep)) + r"(?:/[^\s'\"/:]+)*/([^\s'\"/:]+)", r".../\1", text)
+    return text
 
 
 def _playground_unscored(report: Mapping[str, Any]) -> str:
@@ -446,19 +716,23 @@ def playground_app(metric_names: Sequence[str] | None = None) -> Any:
         per_example = gr.Dataframe(label="Per example", elem_id="per-example")
         report_json = gr.JSON(label="Report (JSON, every digit)", elem_id="report")
 
-        def on_click(path: str | None, metrics: list[str], cols: str, opts: str, judge_url: str,
+        def on_click(request: Any, path: str | None, metrics: list[str], cols: str, opts: str, judge_url: str,
                      judge_model: str, judge_key: str) -> tuple[Any, ...]:
+            judge = None
             try:
-                judge = make_judge(judge_url, judge_model, judge_key)
+                judge = make_judge(judge_url, judge_model, judge_key, session=_session(request))
                 rows, (headers, table), svg, report = run_playground(path, metrics, cols, opts, judge)
             except Exception as e:  # shown to the user (a bug's traceback logged), the app keeps running
                 inputs = sorted({c for m in (metrics or []) if m in METRICS for c in METRICS[m].columns})
-                text = report_error(e, inputs)
+                text = report_error(e, inputs, judge, path)
                 return [], "", pandas.DataFrame(), {}, _error(text), text
-            text = _playground_unscored(report)
+            text = _hide_endpoint(_playground_unscored(report), judge)
+            report = _hide_endpoint_in(report, judge)
             return rows, svg, pandas.DataFrame(table, columns=headers), report, _error(text), text
 
+        on_click.__annotations__["request"] = gr.Request  # as metric_app's
         button.click(on_click, [upload, chosen, columns, options, url, model, key],
-                     [summary, chart, per_example, report_json, error, message]
+                     [summary, chart, per_example, report_json, error, message],
+                     concurrency_limit=limit("concurrency"), concurrency_id="score"
                      ).then(_raise_if, [message], None)
     return demo

@@ -6,6 +6,7 @@
 
 #include <mutex>
 #include <stdexcept>
+#include <system_error>
 #include <thread>
 
 #include "common.hpp"
@@ -90,6 +91,9 @@ inline py::list floats(const double* v, size_t n, size_t stride = 1) {
 }
 
 // Run fn(thread_index, begin, end) over [0, n) in up to num_threads contiguous chunks.
+// A thread the system refuses to start (std::system_error: no memory for its stack, a process
+// limit) never aborts the process: the chunks no thread took run here, one after the other, once
+// the threads that did start are running (the result is the same, only slower).
 template <class F>
 void parallel_chunks(size_t n, int num_threads, F&& fn) {
     size_t t = static_cast<size_t>(std::max(1, num_threads));
@@ -98,18 +102,25 @@ void parallel_chunks(size_t n, int num_threads, F&& fn) {
         fn(size_t(0), size_t(0), n);
         return;
     }
-    std::vector<std::thread> threads;
     std::vector<std::exception_ptr> errors(t);
-    for (size_t k = 0; k < t; ++k) {
-        size_t b = n * k / t, e = n * (k + 1) / t;
-        threads.emplace_back([&, k, b, e]() {
-            try {
-                fn(k, b, e);
-            } catch (...) {
-                errors[k] = std::current_exception();
-            }
-        });
+    auto chunk = [&](size_t k) {
+        try {
+            fn(k, n * k / t, n * (k + 1) / t);
+        } catch (...) {
+            errors[k] = std::current_exception();
+        }
+    };
+    std::vector<std::thread> threads;
+    threads.reserve(t);  // emplace_back below never reallocates: only a thread's start can fail
+    size_t started = 0;
+    for (; started < t; ++started) {
+        try {
+            threads.emplace_back(chunk, started);
+        } catch (const std::system_error&) {
+            break;
+        }
     }
+    for (size_t k = started; k < t; ++k) chunk(k);
     for (auto& th : threads) th.join();
     for (auto& err : errors)
         if (err) std::rethrow_exception(err);

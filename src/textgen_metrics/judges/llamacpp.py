@@ -136,7 +136,8 @@ def resolve_gguf(model: str) -> str:
     with open(path, "rb") as f:
         magic = f.read(4)
     if magic != b"GGUF":
-        raise ValueError(f"model: {model!r} is not a GGUF file (it starts with {magic!r}, not b'GGUF')")
+        # the bytes read are never quoted: the path may name a file that is not the caller's to read
+        raise ValueError(f"model: {model!r} is not a GGUF file (its first 4 bytes are not the GGUF magic)")
     return os.path.abspath(path)
 
 

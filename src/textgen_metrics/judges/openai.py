@@ -34,6 +34,12 @@ LM Studio, llama.cpp): asyncio + aiohttp, ``concurrency`` requests in flight.
   line, result and cache entry, also when a server echoes it in a body.
 - Each request carries its task id in the ``X-Textgen-Task`` header (for proxies, logs and the
   test servers; servers ignore it).
+- A base URL with a query or a fragment is refused: the path appended to it (``/chat/completions``)
+  would land inside them. ``url_policy`` (a ``judges.http.URLPolicy``: a URL a Space's visitor
+  typed) follows no redirect (a 3xx stops the run), quotes no reply body in an error (its HTTP
+  status only) and, with ``public_only``, connects to public addresses only. ``allowance`` (an
+  object with ``request()``, which raises ``JudgeFatalError`` once no request is left, and
+  ``tokens(n)``): each request sent is booked with it, and the tokens of each answer.
 
 Other wire formats subclass this one and override its hooks (``_url``, ``_headers``, ``_body``,
 ``_completion``, ``_fatal``, ``_retryable``, ``_retry_after``, ``_sent_mode``, ``_out_of_quota``):
@@ -56,7 +62,7 @@ from typing import Any
 
 from .base import Completion, Judge, JudgeError, JudgeFatalError, JudgeRequest, JudgeResult, Message, logger
 from .batch import AzureBatchAPI, BatchAPI, BatchContext, BatchRun, OpenAIBatchAPI
-from .http import _error_body, _error_message, _HTTPClient, _short, transport_failure
+from .http import URLPolicy, _error_body, _error_message, _HTTPClient, _short, transport_failure
 from .schema import define_once
 
 __all__ = ["OpenAIJudge", "AzureOpenAIJudge", "GeminiJudge", "classify_400", "DIALECTS"]
@@ -172,7 +178,8 @@ class OpenAIJudge(Judge):
                  first_answer_timeout: float | None = None, batch: bool = False, batch_retry: str = "batch",
                  batch_poll_interval: float = 10.0, batch_max_poll_interval: float = 300.0,
                  batch_window: float = 0.5, requests_per_minute: float | None = None,
-                 tokens_per_minute: float | None = None) -> None:
+                 tokens_per_minute: float | None = None, url_policy: URLPolicy | None = None,
+                 allowance: Any = None) -> None:
         super().__init__(model, concurrency=concurrency, cache=cache, max_parse_attempts=max_parse_attempts,
                          prices=prices, first_answer_timeout=first_answer_timeout,
                          requests_per_minute=requests_per_minute, tokens_per_minute=tokens_per_minute)
@@ -186,7 +193,14 @@ class OpenAIJudge(Judge):
             self.modes = (response_format,)  # fixed: a refusal stops the run instead of stepping down
         self.response_format = response_format
         env_url = os.environ.get(self.env_url) if self.env_url else None
-        self.base_url = (base_url or env_url or self.default_url).rstrip("/")
+        self.base_url = _checked_base_url((base_url or env_url or self.default_url).rstrip("/"))
+        if url_policy is not None and not isinstance(url_policy, URLPolicy):
+            raise ValueError(f"url_policy: expected a textgen_metrics.judges.http.URLPolicy, got "
+                             f"{type(url_policy).__name__}")
+        if url_policy is not None and batch:
+            raise ValueError("url_policy: not with batch=True (the batch API is the provider's own)")
+        self.url_policy = url_policy
+        self.allowance = allowance
         self.__api_key = api_key if api_key is not None else os.environ.get(self.env_key)
         host = urllib.parse.urlsplit(self.base_url).hostname or ""
         if not self.__api_key and host in self.key_hosts:
@@ -261,7 +275,7 @@ class OpenAIJudge(Judge):
     def _open(self) -> contextlib.AbstractAsyncContextManager[Any]:
         if self.batch and self.batch_api is not None:
             return BatchContext(self, self.batch_api(self))
-        return _HTTPClient(self.timeout)
+        return _HTTPClient(self.timeout, self.url_policy)
 
     # -- the wire format (Azure, Gemini and Anthropic override these) ------------------------
     def _url(self) -> str:
@@ -352,11 +366,17 @@ class OpenAIJudge(Judge):
         import aiohttp
 
         async with session.get(self._url(), headers=self._headers(JudgeRequest([], task="probe")),
-                               timeout=aiohttp.ClientTimeout(total=self.first_answer_timeout)) as resp:
+                               timeout=aiohttp.ClientTimeout(total=self.first_answer_timeout),
+                               allow_redirects=self.url_policy is None) as resp:
             await resp.read()
             return True
 
     # -- transport ---------------------------------------------------------------------------
+    def _said(self, text: str, n: int = 300) -> str:
+        """What an error quotes of a reply's body: its message, shortened; nothing under a
+        ``url_policy`` (a typed URL's reply may be a page its typist may not read)."""
+        return "reply not shown" if self.url_policy is not None else _short(_error_message(text), n)
+
     def _delay(self, attempt: int, retry_after: float | None = None) -> float:
         if retry_after is not None:
             return min(retry_after, self.max_backoff * 4)
@@ -397,21 +417,32 @@ class OpenAIJudge(Judge):
             body = self._body(messages, request)
             wait: float | None = None
             await self._sending()  # the budget's slot for this request (rate limits; budget.py)
+            if self.allowance is not None:
+                self.allowance.request()
             tally.sent(retry=attempt > 0)
             try:
-                async with session.post(url, json=body, headers=self._headers(request)) as resp:
+                async with session.post(url, json=body, headers=self._headers(request),
+                                        allow_redirects=self.url_policy is None) as resp:
                     status = resp.status
                     raw = await resp.read()
                     text = raw.decode("utf-8", "replace")
                     if status == 200:
                         try:
                             payload = json.loads(raw.decode("utf-8"))
-                            return self._completion(payload)
+                            completion = self._completion(payload)
                         except (ValueError, KeyError, IndexError, TypeError, AttributeError):
-                            last = f"the server sent a body that is not a chat completion: {_short(text)!r}"
+                            last = ("the server sent a body that is not a chat completion"
+                                    + ("" if self.url_policy is not None else f": {_short(text)!r}"))
+                        else:
+                            if self.allowance is not None:
+                                self.allowance.tokens(completion.prompt_tokens + completion.completion_tokens)
+                            return completion
+                    elif 300 <= status < 400 and self.url_policy is not None:
+                        raise JudgeFatalError(f"{self.base_url} answered HTTP {status}, a redirect, which a typed URL "
+                                              "does not follow: give the server's own URL")
                     elif status in (400, 413, 422) or (status >= 500 and self._refusal(body, text)):
-                        message = _short(_error_message(text))
-                        kind = classify_400(message) if status != 413 else "context"
+                        kind = classify_400(_short(_error_message(text))) if status != 413 else "context"
+                        message = self._said(text)
                         if kind == "auth":  # Gemini rejects a key with HTTP 400
                             raise JudgeFatalError(self.redact(
                                 f"{self.base_url}: authentication failed (HTTP {status}: {message}); the API key "
@@ -433,16 +464,17 @@ class OpenAIJudge(Judge):
                     elif self._retryable(status):
                         quota = self._out_of_quota(status, text)
                         if quota is not None:
+                            shown = "reply not shown" if self.url_policy is not None else _short(quota)
                             raise JudgeFatalError(self.redact(f"{self.base_url}: out of quota (HTTP {status}: "
-                                                              f"{_short(quota)}); no retry can help"))
-                        last = f"HTTP {status}: {_short(_error_message(text), 120)}"
+                                                              f"{shown}); no retry can help"))
+                        last = f"HTTP {status}: {self._said(text, 120)}"
                         wait = self._retry_after(status, resp.headers, text)
                         self._pause_budget(wait)  # every user of the budget waits, not only this request
                     else:
-                        fatal = self._fatal(status, _short(_error_message(text)))
+                        fatal = self._fatal(status, self._said(text))
                         if fatal is not None:
                             raise JudgeFatalError(self.redact(str(fatal)))
-                        raise JudgeError(f"{self.base_url} answered HTTP {status}: {_short(_error_message(text))}")
+                        raise JudgeError(f"{self.base_url} answered HTTP {status}: {self._said(text)}")
             except (asyncio.TimeoutError, aiohttp.ClientError) as e:
                 last = transport_failure(e, self.base_url)
             if attempt < self.max_retries:
@@ -545,6 +577,18 @@ class GeminiJudge(OpenAIJudge):
             return JudgeFatalError(f"{self.base_url}: model {self.model!r} not found (HTTP 404: {message}); "
                                    "check the model name, e.g. 'gemini-2.0-flash'")
         return super()._fatal(status, message)
+
+
+def _checked_base_url(url: str) -> str:
+    """``url`` when a path can be appended to it: a query (``?x=``) or a fragment (``#``) would
+    swallow the ``/chat/completions`` appended after it, sending the request elsewhere."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.query or parts.fragment or "?" in url or "#" in url:
+        where = f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}"  # any user:password@ left out
+        raise ValueError(f"base_url: {where} is followed by a query or a "
+                         "fragment (? or #), which would swallow the path the judge appends (/chat/completions); "
+                         "give the URL without them")
+    return url
 
 
 def _log_once(judge: Judge, what: str, message: str) -> None:

@@ -208,8 +208,11 @@ class BertScorer:
             if len(rows) - 1 < self.n_outputs:
                 raise OptionError(f"baseline_path: {path} has {len(rows) - 1} layer rows; all_layers needs "
                                  f"{self.n_outputs}")
-            return [[float(x) for x in row[1:4]] for row in rows[1:1 + self.n_outputs]]
-        return [float(x) for x in rows[1 + self.num_layers][1:4]]  # header, then one row per layer
+            return [_baseline_row(rows, line, path) for line in range(1, 1 + self.n_outputs)]
+        if 1 + self.num_layers >= len(rows):
+            raise OptionError(f"baseline_path: {path} has {len(rows) - 1} layer rows; num_layers "
+                              f"{self.num_layers} needs row {1 + self.num_layers}")
+        return _baseline_row(rows, 1 + self.num_layers, path)  # header, then one row per layer
 
     # -- tokens and embeddings -------------------------------------------------------------
     def encode(self, sent: str) -> list[int]:
@@ -499,6 +502,24 @@ def _multi_ref(name: str, value: Any) -> str:
         raise OptionError(f"{name}: {value!r} is not one of 'best', 'mean' (best: P, R and F each the maximum "
                           "over the references; mean: each the mean over them)", name)
     return value
+
+
+def _baseline_row(rows: list[list[str]], line: int, path: str) -> list[float]:
+    """The P, R, F baselines of row ``line`` (0: the header; blank lines not counted) of a
+    baseline file. A cell that is not a number is named by its row and column, never quoted: an
+    error may reach someone who is not the file's reader (a Space's page, a shared log)."""
+    row = rows[line]
+    if len(row) < 4:
+        raise OptionError(f"baseline_path: {path}, row {line + 1}: expected 4 comma-separated columns "
+                          f"(layer, P, R, F), got {len(row)}")
+    values = []
+    for column in range(1, 4):
+        try:
+            values.append(float(row[column]))
+        except ValueError:
+            raise OptionError(f"baseline_path: {path}, row {line + 1}, column {column + 1}: not a number "
+                              "(a bert_score baseline .tsv holds layer,P,R,F rows of numbers)") from None
+    return values
 
 
 @dataclasses.dataclass(frozen=True)
