@@ -366,3 +366,11 @@ def test_a_shared_cache_pickles_with_its_secret(tmp_path, monkeypatch):
     with pytest.warns(RuntimeWarning, match="failed its integrity check"):
         assert DirectoryCache(tmp_path).get("ab" * 32) is None
     assert "driver secret" not in repr(cache)
+
+
+def test_a_judge_printed_by_its_user_masks_the_credentials_of_its_url():
+    from textgen_metrics.judges.openai import OpenAIJudge
+
+    judge = OpenAIJudge("m", base_url="http://someone:url-secret-pw@127.0.0.1:9/v1", api_key="sk-anything")
+    assert "url-secret-pw" not in repr(judge) and "someone" not in repr(judge)
+    assert "127.0.0.1:9/v1" in repr(judge)

@@ -64,6 +64,7 @@ from .base import Completion, Judge, JudgeError, JudgeFatalError, JudgeRequest, 
 from .batch import AzureBatchAPI, BatchAPI, BatchContext, BatchRun, OpenAIBatchAPI
 from .http import URLPolicy, _error_body, _error_message, _HTTPClient, _short, transport_failure
 from .schema import define_once
+from .redaction import mask_url_credentials
 
 __all__ = ["OpenAIJudge", "AzureOpenAIJudge", "GeminiJudge", "classify_400", "DIALECTS"]
 
@@ -249,7 +250,7 @@ class OpenAIJudge(Judge):
         return self.mode
 
     def __repr__(self) -> str:
-        return (f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r}, "
+        return (f"{type(self).__name__}(model={self.model!r}, base_url={mask_url_credentials(self.base_url)!r}, "
                 f"concurrency={self.concurrency})")
 
     def secrets(self) -> list[str]:
