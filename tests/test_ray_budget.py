@@ -205,3 +205,24 @@ class ChatServerStub:
     """A URL for a judge that only gives its limits (it sends nothing)."""
 
     url = "http://127.0.0.1:9/v1"
+
+
+def test_a_scorer_pool_of_four_actors_holds_one_budget(cluster):
+    """The ``Scorer`` users put in their own ``map_batches``, with four actors (two a node): the
+    four send at the judge's ``requests_per_minute`` together, not each at it (each actor held a
+    budget of its own: 34.8 requests a second against a limit of 10). Every actor finds the one
+    budget actor by the judge's settings; the server's arrivals hold the limit in every window."""
+    from scaleout_judge import respond, rows
+    from textgen_metrics.ray import Scorer
+
+    rec = Recorder()
+    data = rows(36, seed=3)  # faithfulness: two requests a row, 72 at 10 a second
+    with ChatServer(respond, fault_fn=rec) as srv:
+        judge = judge_at(srv, requests_per_minute=RPM, concurrency=8)
+        out = ray.data.from_items(data, override_num_blocks=12).map_batches(
+            Scorer, fn_constructor_kwargs={"metrics": ["faithfulness"], "judge": judge},
+            concurrency=4, num_cpus=0.5, batch_size=3, batch_format="pandas").take_all()
+    assert sorted(r["id"] for r in out) == list(range(len(data)))
+    times = sorted(rec.times)
+    assert len(times) == 2 * len(data)
+    assert max(sum(1 for u in times if t <= u < t + 2.0) for t in times) <= 2 * RPM / 60 + 1
