@@ -226,3 +226,29 @@ def test_a_scorer_pool_of_four_actors_holds_one_budget(cluster):
     times = sorted(rec.times)
     assert len(times) == 2 * len(data)
     assert max(sum(1 for u in times if t <= u < t + 2.0) for t in times) <= 2 * RPM / 60 + 1
+
+
+def test_the_budget_actor_lives_on_the_head_node_whoever_makes_it(cluster):
+    """A budget made by a task on the worker node, as a ``Scorer`` actor makes its pool's, lives
+    on the head node, where no worker node's loss can take it (Ray placed an actor near its
+    maker: the lost node took the budget, and the run ended); detached, it outlives the task."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    head = cluster.head_node.node_id
+    worker = next(iter(cluster.worker_nodes)).node_id
+
+    @ray.remote(num_cpus=0)
+    def make(name):
+        RayBudget.create(requests_per_minute=RPM, name=name, detached=True)
+        return ray.get_runtime_context().get_node_id()
+
+    maker = ray.get(make.options(scheduling_strategy=NodeAffinitySchedulingStrategy(worker, soft=False))
+                    .remote("budget-made-on-a-worker"))
+    budget = RayBudget("budget-made-on-a-worker", namespace=ray.get_runtime_context().namespace)
+    try:
+        assert budget.limits()["requests_per_minute"] == RPM  # alive after the task that made it
+        nodes = {a["Address"]["NodeID"] for a in ray._private.state.actors().values()
+                 if a["Name"] == budget.name and a["State"] == "ALIVE"}
+        assert maker == worker and nodes == {head}
+    finally:
+        budget.close()

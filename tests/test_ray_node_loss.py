@@ -1,7 +1,7 @@
 """A worker node lost mid-run on a real Ray cluster on loopback (``ray.cluster_utils``: a head and
 a worker node, one CPU each, so that the run's two workers are on the two nodes): the node is
-removed (its raylet and every process on it killed) while its requests are in flight, and a new
-node joins. The run goes on: the judge's budget lives on the head node (no worker node's loss can
+removed (its raylet and every process on it killed) while its requests are in flight; the head
+node runs what is left (a new node joins after the test, for the next one). The run goes on: the judge's budget lives on the head node (no worker node's loss can
 take it, nor end the run as it did when it lived on the lost node), every row is scored once, the
 result equals the library's, and a request the shared folder cache holds a validated answer to is
 not sent again (only those in flight on the lost node, at most the budget's ``concurrency``,
@@ -50,21 +50,31 @@ def server():
 
 
 def lose_a_worker_node(cluster, server, after, done):
-    """A thread that removes the worker node once the server has seen ``after`` requests, then
-    adds a new one (as a cluster's autoscaler would); bounded by 60 s."""
+    """A thread that removes the worker node once the server has seen ``after`` requests (at
+    most 60 s later); the test adds a new node afterwards, in the main thread (Ray starts a node
+    there only)."""
     def remove():
         deadline = time.monotonic() + 60
         while server.count < after and not done.is_set() and time.monotonic() < deadline:
             time.sleep(0.02)
         lost = next(iter(cluster.worker_nodes))
+        budgets.append(budget_actors_nodes())  # where the run's budget is when the node goes
         cluster.remove_node(lost, allow_graceful=False)
-        cluster.add_node(num_cpus=1, object_store_memory=100 * MB)
         removed.append(lost)
 
-    removed = []
+    removed, budgets = [], []
     thread = threading.Thread(target=remove, daemon=True)
     thread.start()
-    return thread, removed
+    return thread, removed, budgets
+
+
+def replace_the_lost_node(cluster, thread, done):
+    """The end of a test: the thread done, a worker node again for the next test."""
+    done.set()
+    thread.join(120)
+    if not cluster.worker_nodes:
+        cluster.add_node(num_cpus=1, object_store_memory=100 * MB)
+        cluster.wait_for_nodes()
 
 
 def sent_twice(bodies):
@@ -104,14 +114,14 @@ def test_evaluate_goes_on_when_a_worker_node_is_lost(cluster, server, tmp_path):
     data = rows(48, seed=11)
     ds = ray.data.from_items(data, override_num_blocks=8).materialize()
     done = threading.Event()
-    thread, removed = lose_a_worker_node(cluster, server, after=20, done=done)
+    thread, removed, budgets = lose_a_worker_node(cluster, server, after=20, done=done)
     try:
         got = tgm_ray.evaluate(ds, ["faithfulness"], judge=judge_at(server, tmp_path), concurrency=2, batch_size=6,
                                options={"faithfulness": {"use_aggregator": False}})["faithfulness"]
     finally:
-        done.set()
-        thread.join(120)
+        replace_the_lost_node(cluster, thread, done)
     assert removed, "the worker node was not removed"
+    assert budgets == [{cluster.head_node.node_id}]  # the driver's budget actor, on the head node
     assert got["faithfulness"] == expected(data)
     assert server.count >= 2 * len(data)  # every example's two requests
     assert sent_twice(server.bodies) <= CONCURRENCY  # only what was in flight on the lost node
@@ -119,9 +129,10 @@ def test_evaluate_goes_on_when_a_worker_node_is_lost(cluster, server, tmp_path):
 
 
 def test_a_scorer_pool_goes_on_when_the_node_that_made_its_budget_is_lost(cluster, server, tmp_path):
-    """``map_batches(Scorer, concurrency=2)``: one actor a node, each finding the one budget
-    actor (the first made it, detached, on the head node); the worker node is lost, with its
-    Scorer actor, which Ray Data starts again on the new node; the budget is there still."""
+    """``map_batches(Scorer, concurrency=2)``: the actors spread over the two nodes (half a CPU
+    each), each finding the one budget actor (the first made it, detached, on the head node);
+    the worker node is lost, with its Scorer actor, which Ray Data starts again on the head
+    node; the budget is there still."""
     import ray
 
     from textgen_metrics.ray import Scorer
@@ -130,15 +141,14 @@ def test_a_scorer_pool_goes_on_when_the_node_that_made_its_budget_is_lost(cluste
     data = rows(48, seed=12)
     ds = ray.data.from_items(data, override_num_blocks=8)
     done = threading.Event()
-    thread, removed = lose_a_worker_node(cluster, server, after=20, done=done)
+    thread, removed, _ = lose_a_worker_node(cluster, server, after=20, done=done)
     try:
         out = ds.map_batches(Scorer, fn_constructor_kwargs={"metrics": ["faithfulness"],
                                                             "judge": judge_at(server, tmp_path)},
-                             concurrency=2, num_cpus=1, batch_size=6, batch_format="pandas").take_all()
+                             concurrency=2, num_cpus=0.5, batch_size=6, batch_format="pandas").take_all()
         budget_nodes = budget_actors_nodes()
     finally:
-        done.set()
-        thread.join(120)
+        replace_the_lost_node(cluster, thread, done)
     assert removed, "the worker node was not removed"
     assert budget_nodes == {head}  # one budget for the pool, where no worker node's loss takes it
     by_id = {r["id"]: r["faithfulness.faithfulness"] for r in out}
