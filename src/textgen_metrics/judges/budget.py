@@ -1,7 +1,9 @@
 """Rate limits for judges: one budget of requests per minute, tokens per minute and requests in
 flight, held for every user of it: the requests of one judge (``LocalBudget``), of every worker
-process of a Ray cluster (``RayBudget``, a named actor) or of any processes that reach a small
-TCP service (``BudgetServer`` and its client ``RemoteBudget``: Spark executors, multiprocessing).
+process of a Ray cluster (``RayBudget``, a named actor on the head node, which no worker node's
+loss takes) or of any processes that reach a small TCP service (``BudgetServer`` and its client
+``RemoteBudget``: Spark executors, multiprocessing; the server reads a caller's access token, at
+most ``_TOKEN_LINE`` bytes, before anything else, and no line past ``_OP_LINE`` bytes).
 
 How a request is admitted (``Budget.acquire`` before it is sent, ``Budget.release`` after):
 
