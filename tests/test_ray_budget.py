@@ -252,3 +252,23 @@ def test_the_budget_actor_lives_on_the_head_node_whoever_makes_it(cluster):
         assert maker == worker and nodes == {head}
     finally:
         budget.close()
+
+
+def test_a_detached_budget_ends_when_idle_and_is_made_again_when_needed(cluster, monkeypatch):
+    """A budget no driver ends (a ``Scorer`` pool's) ends itself once unused for
+    ``IDLE_SECONDS`` with no lease out, and a user that finds it gone makes it again, with its
+    name and limits."""
+    from textgen_metrics.judges import budget as budget_module
+
+    monkeypatch.setattr(budget_module, "IDLE_SECONDS", 1.0)
+    budget = RayBudget.create(requests_per_minute=RPM, name="budget-idle", detached=True)
+    copy = pickle.loads(pickle.dumps(budget))
+    deadline = time.monotonic() + 30
+    while "budget-idle" in ray.util.list_named_actors() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert "budget-idle" not in ray.util.list_named_actors()  # ended itself
+    try:
+        assert copy.limits()["requests_per_minute"] == RPM  # made again by the copy that needed it
+        assert "budget-idle" in ray.util.list_named_actors()
+    finally:
+        copy.close()
