@@ -1,11 +1,11 @@
 """A worker node lost mid-run on a real Ray cluster on loopback (``ray.cluster_utils``: a head and
 a worker node, one CPU each, so that the run's two workers are on the two nodes): the node is
 removed (its raylet and every process on it killed) while its requests are in flight; the head
-node runs what is left (a new node joins after the test, for the next one). The run goes on: the judge's budget lives on the head node (no worker node's loss can
-take it, nor end the run as it did when it lived on the lost node), every row is scored once, the
-result equals the library's, and a request the shared folder cache holds a validated answer to is
-not sent again (only those in flight on the lost node, at most the budget's ``concurrency``,
-are)."""
+node runs what is left (a new node joins after the test, for the next one). The run goes on:
+the judge's budget lives on the head node (no worker node's loss can take it, nor end the run
+as it did when it lived on the lost node), every row is scored once, the result equals the
+library's, and a request the shared folder cache holds a validated answer to is not sent again
+(only those in flight on the lost node, at most the budget's ``concurrency``, are)."""
 
 import json
 import os
