@@ -14,6 +14,14 @@
    20 (a batch judged in about 1 s), and 960 examples in 8 batches of 120 (about 6 s a batch),
    where fixed costs per call and per batch weigh less.
 
+3. the judge's budget on every path that takes a judge (``python benchmarks/bench_scaleout.py
+   budget`` runs this part alone): ``Scorer`` in ``map_batches`` (``concurrency`` actors),
+   ``textgen_metrics.ray.evaluate``, ``textgen_metrics.spark.evaluate`` (tasks of ``local[4]``),
+   at 1, 2 and 4 workers, with a judge of ``requests_per_minute=BUDGET_RPM`` at a loopback chat
+   server that records each arrival: requests per second against the limit, and the most in
+   any ``WINDOW``-second window against ``WINDOW * limit / 60 + 1``; with ``share_budget=False``
+   (each worker holding the limit alone, as every ``Scorer`` actor did before) for comparison.
+
 Every run's result is checked equal to the library's. The clusters run on this machine, bound to
 127.0.0.1; their start is not timed. Before each timed throughput call the same call runs on k
 rows (its time is reported: it starts what the call needs).
@@ -154,6 +162,75 @@ def _throughput(ray, spark, tgm_ray, tgm_spark, server, n_rows: int, n_batches: 
                 for k, t in ts.items()} for e, ts in times.items()}
 
 
+BUDGET_RPM, BUDGET_ROWS, WINDOW = 600, 60, 6.0  # 10 requests a second; faithfulness: 120 requests
+
+
+def _arrivals(times: list[float]) -> tuple[float, int]:
+    """Requests per second between the first and the last arrival, and the most in a window."""
+    times = sorted(times)
+    rate = (len(times) - 1) / (times[-1] - times[0]) if len(times) > 1 else 0.0
+    return rate, max(sum(1 for u in times if t <= u < t + WINDOW) for t in times)
+
+
+def _budget(ray, spark, tgm_ray, tgm_spark) -> dict:
+    """The budget held on each path at 1, 2 and 4 workers (section 3 of the module's docstring)."""
+    sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
+    import textgen_metrics
+    from chat_server import ChatServer
+    from scaleout_judge import KillOnce, respond, rows
+    from textgen_metrics.judges import OpenAIJudge
+    from textgen_metrics.ray import Scorer
+
+    data = rows(BUDGET_ROWS, seed=21)
+    want = textgen_metrics.faithfulness(predictions=[r["prediction"] for r in data],
+                                        contexts=[r["contexts"] for r in data], judge=KillOnce(),
+                                        use_aggregator=False)["faithfulness"]
+    times: list[float] = []
+    table, out = [], {}
+    with ChatServer(respond, fault_fn=lambda body, task: times.append(time.monotonic())) as srv:
+        def judge() -> OpenAIJudge:
+            return OpenAIJudge("bench", base_url=srv.url, api_key="unused", concurrency=8,
+                               requests_per_minute=BUDGET_RPM)
+
+        ds = ray.data.from_items(data, override_num_blocks=12).materialize()
+        tuples = [(r["id"], r["prediction"], r["contexts"]) for r in data]
+        schema = "id long, prediction string, contexts array<string>"
+        per_row = {"faithfulness": {"use_aggregator": False}}
+        paths = {
+            "Scorer in map_batches": lambda k, share: sorted(
+                (r["id"], r["faithfulness.faithfulness"]) for r in ds.map_batches(
+                    Scorer, fn_constructor_kwargs={"metrics": ["faithfulness"], "judge": judge(),
+                                                   "share_budget": share},
+                    concurrency=k, num_cpus=0.5, batch_size=5, batch_format="pandas").take_all()),
+            "ray.evaluate": lambda k, share: tgm_ray.evaluate(
+                ds, ["faithfulness"], options=per_row, judge=judge(), concurrency=k, batch_size=5, num_cpus=0.5,
+                share_budget=share)["faithfulness"]["faithfulness"],
+            "spark.evaluate": lambda k, share: tgm_spark.evaluate(
+                spark.createDataFrame(spark.sparkContext.parallelize(tuples, k), schema), ["faithfulness"],
+                options=per_row, judge=judge(), share_budget=share)["faithfulness"]["faithfulness"],
+        }
+        for path, call in paths.items():
+            for k in WORKERS:
+                for share in (True, False):
+                    if not share and k == 1:
+                        continue
+                    label = f"{path}, {k} worker{'s' if k > 1 else ''}{'' if share else ', share_budget=False'}"
+                    times.clear()
+                    got = call(k, share)
+                    if path.startswith("Scorer"):
+                        assert [i for i, _ in got] == list(range(len(data)))
+                        got = [v for _, v in got]
+                    assert got == want, label
+                    rate, busiest = _arrivals(times)
+                    table.append((label, f"{rate:.1f}", f"{BUDGET_RPM / 60:.0f}", str(busiest),
+                                  str(int(WINDOW * BUDGET_RPM / 60 + 1))))
+                    out[label] = {"rate_per_s": rate, "busiest_window": busiest, "requests": len(times)}
+    print_table(f"Past one machine: the judge's budget on every path ({BUDGET_ROWS} faithfulness rows, "
+                f"{2 * BUDGET_ROWS} requests, requests_per_minute={BUDGET_RPM})", table,
+                ("path, workers", "requests/s", "limit/s", f"most in {WINDOW:.0f} s", "allowed"))
+    return out
+
+
 def _environment() -> None:
     """Both clusters on 127.0.0.1, their Python workers on this Python and this source tree
     (before Ray and PySpark are imported)."""
@@ -164,7 +241,7 @@ def _environment() -> None:
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p)
 
 
-def main() -> dict:
+def main(only: str | None = None) -> dict:
     _environment()
     import ray
     from pyspark.sql import SparkSession
@@ -182,6 +259,9 @@ def main() -> dict:
     spark.sparkContext.setLogLevel("ERROR")
     out: dict = {}
     try:
+        if only == "budget":
+            out["budget"] = _budget(ray, spark, tgm_ray, tgm_spark)
+            return out
         # -- 1. overhead at one worker ----------------------------------------------------------
         ds = ray.data.from_items(rows, override_num_blocks=8).materialize()
         df = spark.createDataFrame([(r["prediction"], r["references"]) for r in rows],
@@ -229,6 +309,8 @@ def main() -> dict:
             out["throughput_large"] = _throughput(ray, spark, tgm_ray, tgm_spark, server, LARGE_ROWS, LARGE_BATCHES)
         finally:
             server.stop()
+        # -- 3. the judge's budget on every path -------------------------------------------------
+        out["budget"] = _budget(ray, spark, tgm_ray, tgm_spark)
     finally:
         spark.stop()
         ray.shutdown()
@@ -236,4 +318,4 @@ def main() -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1] if len(sys.argv) > 1 else None)

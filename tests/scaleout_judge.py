@@ -146,6 +146,30 @@ class SlowOn:
         return answer(messages, task)
 
 
+class Jitter:
+    """``answer`` as a function judge that waits a random 0 to ``seconds`` before each answer
+    (unseeded: each run's batches finish, and reach the driver, in an order of their own)."""
+
+    model = "stand-in"
+
+    def __init__(self, seconds=0.02):
+        self.seconds = seconds
+
+    def __call__(self, messages, task):
+        time.sleep(random.random() * self.seconds)
+        return answer(messages, task)
+
+
+def random_table(rng):
+    """A table of 5 to 80 generated rows with 1 to 5 references a row, some far longer than the
+    others (TER's mean reference lengths are then fractional, and their sum depends on the order)."""
+    data = rows(rng.randint(5, 80), seed=rng.randrange(10**6))
+    for r in data:
+        extra = rng.randint(0, 2)
+        r["references"] = r["references"] + [" ".join([r["references"][0]] * rng.randint(1, 4))] * extra
+    return data
+
+
 def assert_limits_shared(evaluate, library, rows_count):
     """The judge's ``concurrency=1`` and ``requests_per_minute=1200`` hold for all workers together
     by default and per worker with ``share_budget=False``: ``evaluate(judge_options, share_budget)``

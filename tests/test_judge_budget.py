@@ -6,6 +6,7 @@ where it counts: at a loopback chat server that records when each request arrive
 The adherence asserts are about counts per window, with the documented tolerance (5%)."""
 
 import asyncio
+import json
 import multiprocessing
 import pickle
 import socket
@@ -26,7 +27,7 @@ from textgen_metrics.judges import (
     OpenAIJudge,
     cluster_judge,
 )
-from textgen_metrics.judges.budget import BudgetServer, BudgetState, LocalBudget, RemoteBudget
+from textgen_metrics.judges.budget import _OP_LINE, _TOKEN_LINE, BudgetServer, BudgetState, LocalBudget, RemoteBudget
 
 SECRET = "sk-budget-SECRET-77"
 RPM = 600  # 10 requests a second: a few seconds hold enough requests to measure
@@ -671,6 +672,33 @@ def test_remote_budget_refuses_a_wrong_token():
         wrong = RemoteBudget(budget.address, "not-the-token")
         with pytest.raises(Exception, match="refused the access token"):
             asyncio.run(wrong.acquire(1))
+
+
+def _reply_to(sent: bytes, address) -> bytes:
+    """What the budget server answers to ``sent`` (no newline at its end: a line still coming)."""
+    with socket.create_connection(address, timeout=10) as sock:
+        sock.sendall(sent)
+        return sock.makefile("rb").readline()
+
+
+def test_budget_server_checks_the_token_before_reading_a_long_line():
+    """A caller without the token is refused after the token line's few hundred bytes, though
+    its line goes on (the server used to read a line of any length, 200 MB in, 200 MB held, and
+    check the token after); a caller with it is refused an operation line past the cap, and a
+    right client is served as before."""
+    with BudgetServer(requests_per_minute=RPM) as budget:
+        long_token = b'{"token": "' + b"x" * (_TOKEN_LINE + 1 - 11)  # one byte past the cap, no newline
+        assert b"bad token" in _reply_to(long_token, budget.address)
+        assert b"bad token" in _reply_to(b"not json at all\n", budget.address)
+        token_line = json.dumps({"token": budget.token}).encode() + b"\n"
+        long_op = token_line + b'{"op": "stats", "args": ["' + b"y" * (_OP_LINE + 1 - 26)
+        with socket.create_connection(budget.address, timeout=10) as sock:
+            sock.sendall(long_op)
+            replies = sock.makefile("rb")
+            assert json.loads(replies.readline()) == {"ok": True}
+            assert b"longer than" in replies.readline()
+            assert replies.readline() == b""  # and the connection is closed
+        assert budget.client().limits()["requests_per_minute"] == RPM
 
 
 # -- every judge ships to a worker ----------------------------------------------------------------

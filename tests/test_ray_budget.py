@@ -205,3 +205,70 @@ class ChatServerStub:
     """A URL for a judge that only gives its limits (it sends nothing)."""
 
     url = "http://127.0.0.1:9/v1"
+
+
+def test_a_scorer_pool_of_four_actors_holds_one_budget(cluster):
+    """The ``Scorer`` users put in their own ``map_batches``, with four actors (two a node): the
+    four send at the judge's ``requests_per_minute`` together, not each at it (each actor held a
+    budget of its own: 34.8 requests a second against a limit of 10). Every actor finds the one
+    budget actor by the judge's settings; the server's arrivals hold the limit in every window."""
+    from scaleout_judge import respond, rows
+    from textgen_metrics.ray import Scorer
+
+    rec = Recorder()
+    data = rows(36, seed=3)  # faithfulness: two requests a row, 72 at 10 a second
+    with ChatServer(respond, fault_fn=rec) as srv:
+        judge = judge_at(srv, requests_per_minute=RPM, concurrency=8)
+        out = ray.data.from_items(data, override_num_blocks=12).map_batches(
+            Scorer, fn_constructor_kwargs={"metrics": ["faithfulness"], "judge": judge},
+            concurrency=4, num_cpus=0.5, batch_size=3, batch_format="pandas").take_all()
+    assert sorted(r["id"] for r in out) == list(range(len(data)))
+    times = sorted(rec.times)
+    assert len(times) == 2 * len(data)
+    assert max(sum(1 for u in times if t <= u < t + 2.0) for t in times) <= 2 * RPM / 60 + 1
+
+
+def test_the_budget_actor_lives_on_the_head_node_whoever_makes_it(cluster):
+    """A budget made by a task on the worker node, as a ``Scorer`` actor makes its pool's, lives
+    on the head node, where no worker node's loss can take it (Ray placed an actor near its
+    maker: the lost node took the budget, and the run ended); detached, it outlives the task."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    head = cluster.head_node.node_id
+    worker = next(iter(cluster.worker_nodes)).node_id
+
+    @ray.remote(num_cpus=0)
+    def make(name):
+        RayBudget.create(requests_per_minute=RPM, name=name, detached=True)
+        return ray.get_runtime_context().get_node_id()
+
+    maker = ray.get(make.options(scheduling_strategy=NodeAffinitySchedulingStrategy(worker, soft=False))
+                    .remote("budget-made-on-a-worker"))
+    budget = RayBudget("budget-made-on-a-worker", namespace=ray.get_runtime_context().namespace)
+    try:
+        assert budget.limits()["requests_per_minute"] == RPM  # alive after the task that made it
+        nodes = {a["Address"]["NodeID"] for a in ray._private.state.actors().values()
+                 if a["Name"] == budget.name and a["State"] == "ALIVE"}
+        assert maker == worker and nodes == {head}
+    finally:
+        budget.close()
+
+
+def test_a_detached_budget_ends_when_idle_and_is_made_again_when_needed(cluster, monkeypatch):
+    """A budget no driver ends (a ``Scorer`` pool's) ends itself once unused for
+    ``IDLE_SECONDS`` with no lease out, and a user that finds it gone makes it again, with its
+    name and limits."""
+    from textgen_metrics.judges import budget as budget_module
+
+    monkeypatch.setattr(budget_module, "IDLE_SECONDS", 1.0)
+    budget = RayBudget.create(requests_per_minute=RPM, name="budget-idle", detached=True)
+    copy = pickle.loads(pickle.dumps(budget))
+    deadline = time.monotonic() + 30
+    while "budget-idle" in ray.util.list_named_actors() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert "budget-idle" not in ray.util.list_named_actors()  # ended itself
+    try:
+        assert copy.limits()["requests_per_minute"] == RPM  # made again by the copy that needed it
+        assert "budget-idle" in ray.util.list_named_actors()
+    finally:
+        copy.close()

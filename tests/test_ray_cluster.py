@@ -5,6 +5,7 @@ scores from merged statistics, intervals), BERTScore, two LLM-guided metrics who
 loopback OpenAI-compatible server; per-row score columns; a worker killed mid-run."""
 
 import os
+import random
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ import pytest
 import textgen_metrics
 from chat_server import ChatServer
 from scaleout_judge import (
+    Jitter,
     KillAfter,
     KillOnce,
     Recording,
@@ -20,6 +22,7 @@ from scaleout_judge import (
     assert_limits_shared,
     assert_resumed_from_the_cache,
     columns,
+    random_table,
     respond,
     rows,
 )
@@ -321,3 +324,24 @@ def test_the_tasks_batches_are_cut_from_the_blocks_rows_in_order():
     assert list(_batches(iter(runs), 4)) == [(["a"], [(0, 4)]), (["a", "b"], [(4, 5), (0, 3)]),
                                              (["c"], [(2, 6)]), (["c"], [(6, 9)])]
     assert list(_batches(iter(runs), None)) == [(["a"], [(0, 5)]), (["b"], [(0, 3)]), (["c"], [(2, 9)])]
+
+
+def test_random_tables_partitionings_and_arrival_orders_equal_the_library(cluster):
+    """Three random tables (1 to 5 references a row: TER's fractional sums), each in a random
+    number of blocks cut into batches of a random size, judged by a judge that answers after a
+    random wait, so that the batches finish in an order of their own: every metric's result
+    dict equals the library's over the table, with ``==``."""
+    from textgen_metrics import ray as tgm_ray
+
+    rng = random.Random(4949)
+    metrics = [m for m in LEXICAL if m != "bertscore"] + ["faithfulness"]
+    options = {**OPTIONS, "faithfulness": {"use_aggregator": False}}
+    judge = Jitter(0.01)
+    for _ in range(3):
+        data = random_table(rng)
+        ds = cluster.data.from_items(data, override_num_blocks=rng.randint(1, 6))
+        got = tgm_ray.evaluate(ds, metrics, options=options, judge=judge, concurrency=2,
+                               batch_size=rng.choice([None, rng.randint(1, 20)]))
+        for name in metrics:
+            extra = {"judge": Jitter(0)} if name == "faithfulness" else {}
+            assert got[name] == library(name, data, **options.get(name, {}), **extra), name

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 import textgen_metrics
-from scaleout_judge import KillOnce, StepsPerProcess, columns, rows
+from scaleout_judge import KillOnce, StepsPerProcess, columns, random_table, rows
 from textgen_metrics import run as run_module
 from textgen_metrics import scaleout
 from textgen_metrics.errors import OptionError
@@ -275,3 +275,36 @@ def test_ter_s_fractional_statistics_merge_to_the_bit_because_batches_are_placed
         frame = pd.DataFrame(data)
         parts = [(a, b - a, scaleout.pack(plan.statistics(frame.iloc[a:b]))) for a, b in batches(data, seed)]
         assert plan.result_dicts(scaleout.merge(parts))["ter"] == want
+
+
+# -- the merge to the bit, on any partitioning and arrival order: random cases -------------------
+PROPERTY_METRICS = [*LEXICAL, "faithfulness", "answer_relevance"]
+
+
+def random_blocks(rng, n):
+    """``n`` rows cut into 1 to ``n`` blocks at random (empty blocks among them at times), in a
+    random arrival order."""
+    count = rng.randint(1, min(n, 12))
+    cuts = sorted({0, n, *rng.sample(range(1, n), count - 1)}) if n > 1 else [0, n]
+    bounds = list(zip(cuts, cuts[1:], strict=False)) + [(n, n)] * rng.randint(0, 1)
+    rng.shuffle(bounds)
+    return bounds
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_merged_statistics_equal_the_library_to_the_bit_on_random_tables_and_partitionings(seed):
+    """Every metric (TER's float sums, ROUGE's and METEOR's means, BLEU's and chrF's counts, the
+    judged metrics' per-example values and usage), random tables cut into random blocks that
+    arrive in random orders, each block's statistics through JSON as the workers send them: the
+    merged result dict equals the library's over the whole table, with ``==``."""
+    rng = random.Random(1000 + seed)
+    data = random_table(rng)
+    frame = pd.DataFrame(data)
+    judge = KillOnce()  # no marker: a plain function judge
+    plan = make_plan(PROPERTY_METRICS, judge=judge, options={"ter": {"confidence_level": 0.95, "n_resamples": 50}})
+    want = {name: library(name, data, **({"judge": judge} if name in ("faithfulness", "answer_relevance") else {}),
+                          **({"confidence_level": 0.95, "n_resamples": 50} if name == "ter" else {}))
+            for name in PROPERTY_METRICS}
+    for _ in range(3):
+        parts = [(a, b - a, scaleout.pack(plan.statistics(frame.iloc[a:b]))) for a, b in random_blocks(rng, len(data))]
+        assert plan.result_dicts(scaleout.merge(parts)) == want

@@ -47,6 +47,7 @@ from .scaleout import (
     lasting_shared_judge,
     loads_model,
     merge,
+    pool_shared_judge,
     score_columns,
     shared_judge,
 )
@@ -57,12 +58,19 @@ __all__ = ["Scorer", "score", "evaluate"]
 class Scorer:
     """``batch -> batch`` with a column ``<metric>.<key>`` per score of each metric, in the batch's
     own format: Ray Data's default (``{column: NumPy array}``; a list column of equal-length
-    lists may come as a 2-D array) or ``batch_format="pandas"``. Arguments as :func:`evaluate`'s."""
+    lists may come as a 2-D array) or ``batch_format="pandas"``. Arguments as :func:`evaluate`'s.
+
+    The judge's ``requests_per_minute``, ``tokens_per_minute`` and ``concurrency`` hold for all
+    the pool's actors together, whatever its ``concurrency``: each actor finds (the first one
+    makes) one Ray actor named after the judge's settings that hands out the budget
+    (:func:`~textgen_metrics.scaleout.pool_shared_judge`); ``share_budget=False`` gives each
+    actor its own."""
 
     def __init__(self, metrics: Sequence[str] | str, columns: Mapping[str, str] | None = None,
                  options: Mapping[str, Mapping[str, Any]] | None = None, judge: Any = None,
-                 judge_options: Mapping[str, Any] | None = None) -> None:
-        self.run = Run.build(metrics, columns, options, judge, judge_options, front_end=True)
+                 judge_options: Mapping[str, Any] | None = None, share_budget: bool = True) -> None:
+        run = Run.build(metrics, columns, options, judge, judge_options, front_end=True)
+        self.run = pool_shared_judge(run, share_budget)
         self.run.metrics_here("ray")  # made once per actor, when it starts
 
     def __call__(self, batch: pd.DataFrame | dict[str, np.ndarray]) -> pd.DataFrame | dict[str, np.ndarray]:

@@ -24,10 +24,11 @@ from typing import Any
 from .errors import InputError, InputTypeError
 from .metric import Stats
 from .run import Run, resolve_judge
+from .run import _stable as stable_key
 from .run import merge as merge_stats
 
-__all__ = ["shared_judge", "lasting_shared_judge", "loads_model", "pack", "batch_statistics", "batch_input_error",
-           "is_input_error", "merge", "score_columns", "ORDER", "COUNT", "STATS"]
+__all__ = ["shared_judge", "lasting_shared_judge", "pool_shared_judge", "loads_model", "pack", "batch_statistics",
+           "batch_input_error", "is_input_error", "merge", "score_columns", "ORDER", "COUNT", "STATS"]
 
 # the columns of a batch's statistics as a row: its order key, its number of rows, its statistics (JSON)
 ORDER, COUNT, STATS = "order", "count", "stats"
@@ -56,6 +57,32 @@ def shared_judge(run: Run, on: str, share: bool = True, host: str = "127.0.0.1")
         return
     with cluster_judge(judge, on=on, host=host) as worker_judge:
         yield dataclasses.replace(run, judge=worker_judge, judge_options=None)
+
+
+def pool_shared_judge(run: Run, share: bool = True) -> Run:
+    """The run of one actor of a pool a user started (``map_batches(Scorer, ...)``), its judge
+    held by one budget for every actor of the pool: no driver of ours makes the budget, so each
+    actor asks for a Ray actor named after the judge's settings, the same in every copy the pool
+    unpickled (its pickle's hash); the first one makes it (on the head
+    node, detached: the actor that made it may go, :class:`~textgen_metrics.judges.budget.RayBudget`).
+    A judge that holds a shared budget already, no limit, ``share=False`` or no Ray here: as it is."""
+    import ray
+
+    if not share or run.judge is None or not run.needs_judge or not ray.is_initialized():
+        return run
+    from .judges import Judge
+    from .judges.budget import RayBudget, RemoteBudget
+    from .judges.cluster import cluster_limits
+
+    judge = resolve_judge(run.judge, run.judge_options)
+    if not isinstance(judge, Judge) or isinstance(judge.rate_budget, (RayBudget, RemoteBudget)):
+        return run
+    limits = cluster_limits(judge)
+    if all(value is None for value in limits.values()):
+        return run
+    name = f"textgen-metrics-budget-{stable_key((run.judge, run.judge_options))[:20]}"
+    budget = RayBudget.create(**limits, name=name, detached=True)
+    return dataclasses.replace(run, judge=judge.share(budget=budget), judge_options=None)
 
 
 def lasting_shared_judge(run: Run, on: str, share: bool = True, host: str = "127.0.0.1") -> Run:

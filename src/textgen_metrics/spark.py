@@ -109,16 +109,21 @@ def _driver_host(df: DataFrame) -> str:
 
 def _evaluate(df: DataFrame, run: Run, usage: dict[str, dict[str, int]]) -> dict[str, dict[str, Any]]:
 
+    needed = sorted({f for fields in run.fields(df.columns).values() for f in fields.values()})
+
     def statistics(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         for batch in batches:
             if len(batch):
                 order = int(batch[_ROW].iloc[0])
-                stats = batch_statistics(run, batch.drop(columns=[_ROW]), "spark")
+                stats = batch_statistics(run, batch[needed], "spark")
                 yield pd.DataFrame({ORDER: [order], COUNT: [len(batch)], STATS: [stats]})
                 if is_input_error(stats):
                     return  # the driver raises it: the rest of this partition is not needed
 
-    needed = sorted({f for fields in run.fields(df.columns).values() for f in fields.values()})
-    numbered = df.select(*[df[c] for c in needed]).withColumn(_ROW, F.monotonically_increasing_id())
+    # Numbered and read with every column of the DataFrame, the needed ones picked in Python: a
+    # select before would let Spark's optimizer prune the columns below a repartition, whose
+    # round-robin sort then orders the rows by fewer columns, in another order than the
+    # DataFrame's own (TER's float sums, in row order, then differ in the last digit).
+    numbered = df.withColumn(_ROW, F.monotonically_increasing_id())
     rows = numbered.mapInPandas(statistics, f"{ORDER} long, {COUNT} long, {STATS} string").collect()
     return run.result_dicts(merge((row[ORDER], int(row[COUNT]), str(row[STATS])) for row in rows), usage)

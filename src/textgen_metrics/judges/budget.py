@@ -1,7 +1,9 @@
 """Rate limits for judges: one budget of requests per minute, tokens per minute and requests in
 flight, held for every user of it: the requests of one judge (``LocalBudget``), of every worker
-process of a Ray cluster (``RayBudget``, a named actor) or of any processes that reach a small
-TCP service (``BudgetServer`` and its client ``RemoteBudget``: Spark executors, multiprocessing).
+process of a Ray cluster (``RayBudget``, a named actor on the head node, which no worker node's
+loss takes) or of any processes that reach a small TCP service (``BudgetServer`` and its client
+``RemoteBudget``: Spark executors, multiprocessing; the server reads a caller's access token, at
+most ``_TOKEN_LINE`` bytes, before anything else, and no line past ``_OP_LINE`` bytes).
 
 How a request is admitted (``Budget.acquire`` before it is sent, ``Budget.release`` after):
 
@@ -68,6 +70,8 @@ MAX_WAIT = 1.5  # seconds a remote holder keeps a request waiting for a lease be
 _WAIT_CAP = 10.0  # the most a holder waits in one call, whatever a client asks
 _TICKET_GRACE = 5.0  # seconds a queued ticket outlives its last ask (then its waiter is taken for gone)
 _REMOTE_WAITERS = 64  # a RemoteBudget's threads (and connections) waiting at the server at once, per process
+_TOKEN_LINE = 256  # bytes of a budget server's first line (the access token) read before it is checked
+_OP_LINE = 64 * 1024  # bytes of any later line (an operation: a few numbers and lease ids)
 _RAY_WAITERS = 256  # the budget actor's threads for requests waiting for a lease (its other calls have their own)
 
 
@@ -549,17 +553,21 @@ class _Handler(socketserver.StreamRequestHandler):
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def handle(self) -> None:
-        authed = False
-        for line in self.rfile:
+        """The first line must be the access token (read up to ``_TOKEN_LINE`` bytes, no more),
+        every later one an operation of at most ``_OP_LINE`` bytes: a caller without the token,
+        or a line past its cap, is answered with an error and the connection closed, before the
+        server holds more than the cap in memory."""
+        if not self._authed():
+            return
+        while True:
+            line = self.rfile.readline(_OP_LINE + 1)
+            if not line:
+                return
+            if len(line) > _OP_LINE:
+                self._send({"error": f"a request longer than {_OP_LINE} bytes"})
+                return
             try:
                 msg = json.loads(line)
-                if not authed:
-                    if not hmac.compare_digest(str(msg.get("token", "")), self.server.token):
-                        self._send({"error": "bad token"})
-                        return
-                    authed = True
-                    self._send({"ok": True})
-                    continue
                 result = self.server.holder.call(msg["op"], msg.get("args") or [])
             except (ValueError, KeyError, TypeError) as e:
                 self._send({"error": f"{type(e).__name__}: {e}"})
@@ -570,6 +578,19 @@ class _Handler(socketserver.StreamRequestHandler):
                 if msg["op"] == "admit" and result[0] is not None:
                     self.server.holder.call("release", [result[0], 0, None])
                 return
+
+    def _authed(self) -> bool:
+        line = self.rfile.readline(_TOKEN_LINE + 1)
+        try:
+            token = json.loads(line).get("token", "") if line.endswith(b"\n") else ""
+        except (ValueError, AttributeError):
+            token = ""
+        if not hmac.compare_digest(str(token).encode(), self.server.token.encode()):
+            with contextlib.suppress(OSError):
+                self._send({"error": "bad token"})
+            return False
+        self._send({"ok": True})
+        return True
 
     def _send(self, payload: dict[str, Any]) -> None:
         self.wfile.write(json.dumps(payload).encode() + b"\n")
@@ -718,34 +739,64 @@ class BudgetServer:
 
 
 # -- a budget held by a named Ray actor ---------------------------------------------------------
+HEAD_NODE = "node:__internal_head__"  # Ray's resource of the head node: the budget actor lives there
+IDLE_SECONDS = 600.0  # a budget made by a worker (lifetime "detached") ends after this long unused
+
+
 class _BudgetActor:
     """The Ray actor that holds a budget: a threaded actor, its state behind a lock. Requests
     waiting for a lease (``admit``) run in a concurrency group of their own, so that a release,
-    a renewal or a pause never queues behind them."""
+    a renewal or a pause never queues behind them. A detached one (made by a worker, which no
+    driver ends) ends itself after ``idle_seconds`` without a call and with no lease out: its
+    state is then no longer worth keeping (no credit builds up while a budget is idle), and a
+    later user makes it again."""
 
-    def __init__(self, limits: dict[str, Any], lease_seconds: float) -> None:
+    def __init__(self, limits: dict[str, Any], lease_seconds: float, idle_seconds: float | None = None) -> None:
         self.state = BudgetState(**limits, lease_seconds=lease_seconds)
         self.holder = _Holder(self.state)
+        self.last_call = time.monotonic()
+        if idle_seconds is not None:
+            threading.Thread(target=self._end_when_idle, args=(idle_seconds,), name="judge-budget-idle",
+                             daemon=True).start()
 
     def call(self, op: str, args: list[Any]) -> Any:
+        self.last_call = time.monotonic()
         return self.holder.call(op, args)
+
+    def _end_when_idle(self, idle_seconds: float) -> None:
+        import ray
+
+        while True:
+            time.sleep(min(idle_seconds, 5.0))
+            with self.holder.lock:
+                idle = not self.state.leases and time.monotonic() - self.last_call >= idle_seconds
+            if idle:
+                ray.kill(ray.get_runtime_context().current_actor, no_restart=True)
+                return
 
 
 class RayBudget(Budget):
     """A budget held by a named Ray actor, shared by every worker of the cluster: the driver
     makes it (``RayBudget.create(...)``, or ``RayBudget.for_judge(judge)`` with the judge's own
     limits), workers find it by name (a pickled ``RayBudget`` is its name and namespace). The
-    actor lives as long as the driver's job (or until ``close()``)."""
+    actor lives on the head node, so that no worker node's loss takes it, as long as the
+    driver's job (or until ``close()``). A budget made by workers (``detached=True``: the
+    actors of a ``Scorer`` pool, each asking for the same name) outlives the worker that made
+    it, ends itself when unused for ``IDLE_SECONDS``, and is made again, by its name and
+    limits, by a user that finds it gone."""
 
     renews = True
 
-    def __init__(self, name: str, namespace: str | None = None, lease_seconds: float = 30.0) -> None:
+    def __init__(self, name: str, namespace: str | None = None, lease_seconds: float = 30.0,
+                 remake: dict[str, Any] | None = None) -> None:
         self.name, self.namespace, self.lease_seconds = name, namespace, lease_seconds
+        self.remake = remake  # a detached budget's limits: made again if gone
         self._actor: Any = None
 
     @classmethod
     def create(cls, requests_per_minute: float | None = None, tokens_per_minute: float | None = None,
-               concurrency: int | None = None, name: str | None = None, lease_seconds: float = 30.0) -> RayBudget:
+               concurrency: int | None = None, name: str | None = None, lease_seconds: float = 30.0,
+               detached: bool = False) -> RayBudget:
         import ray
 
         limits = BudgetState(requests_per_minute, tokens_per_minute, concurrency).limits()  # checks them
@@ -753,14 +804,23 @@ class RayBudget(Budget):
             ray.init()
         name = name or f"textgen-metrics-budget-{secrets.token_hex(6)}"
         namespace = ray.get_runtime_context().namespace
+        budget = cls(name, namespace, lease_seconds, remake=limits if detached else None)
+        budget._actor = budget._start(limits)
+        ray.get(budget._actor.call.remote("limits", []))  # started and answering
+        return budget
+
+    def _start(self, limits: dict[str, Any]) -> Any:
+        """The actor named ``self.name`` (made unless it exists), on the head node (a worker
+        node's loss cannot take it); detached, with its idle end, where ``remake`` is set."""
+        import ray
+
         remote: Any = ray.remote
         actor_class: Any = remote(concurrency_groups={"admit": _RAY_WAITERS})(_BudgetActor)
-        actor = actor_class.options(num_cpus=0, max_concurrency=8, name=name, namespace=namespace,
-                                    get_if_exists=True).remote(limits, lease_seconds)
-        budget = cls(name, namespace, lease_seconds)
-        budget._actor = actor
-        ray.get(actor.call.remote("limits", []))  # started and answering
-        return budget
+        where = {"resources": {HEAD_NODE: 0.001}} if HEAD_NODE in ray.cluster_resources() else {}  # type: ignore[no-untyped-call]
+        lifetime = {"lifetime": "detached"} if self.remake is not None else {}
+        return actor_class.options(num_cpus=0, max_concurrency=8, name=self.name, namespace=self.namespace,
+                                   get_if_exists=True, **where, **lifetime).remote(
+            limits, self.lease_seconds, IDLE_SECONDS if self.remake is not None else None)
 
     @classmethod
     def for_judge(cls, judge: Any, name: str | None = None, lease_seconds: float = 30.0) -> RayBudget:
@@ -775,6 +835,9 @@ class RayBudget(Budget):
             try:
                 self._actor = ray.get_actor(self.name, namespace=self.namespace)
             except ValueError as e:
+                if self.remake is not None:
+                    self._actor = self._start(self.remake)
+                    return self._actor
                 raise BudgetError(f"budget: no Ray actor named {self.name!r} ({e}); the driver that made it "
                                   "must still be running") from None
         return self._actor
@@ -782,31 +845,45 @@ class RayBudget(Budget):
     def _gone(self, error: BaseException) -> BudgetError:
         return BudgetError(f"budget: the budget actor {self.name!r} is gone ({type(error).__name__})")
 
+    def _again(self, error: BaseException, tried: int) -> None:
+        """After the actor died under a call: a detached budget's next try makes it again (once);
+        any other's is over (its driver ended it)."""
+        if self.remake is None or tried:
+            raise self._gone(error) from None
+        self._actor = None
+
     def _call(self, op: str, *args: Any) -> Any:
         import ray
 
-        try:
-            return ray.get(self._handle().call.remote(op, list(args)))
-        except ray.exceptions.RayActorError as e:
-            raise self._gone(e) from None
+        for tried in (0, 1):
+            try:
+                return ray.get(self._handle().call.remote(op, list(args)))
+            except ray.exceptions.RayActorError as e:
+                self._again(e, tried)
+        raise AssertionError("unreachable")  # pragma: no cover
 
     async def _acall(self, op: str, *args: Any) -> Any:
         import ray
 
-        ref = self._handle().call.remote(op, list(args))
-        try:
-            return await asyncio.wrap_future(ref.future())
-        except ray.exceptions.RayActorError as e:
-            raise self._gone(e) from None
+        for tried in (0, 1):
+            ref = self._handle().call.remote(op, list(args))
+            try:
+                return await asyncio.wrap_future(ref.future())
+            except ray.exceptions.RayActorError as e:
+                self._again(e, tried)
+        raise AssertionError("unreachable")  # pragma: no cover
 
     async def _admit(self, tokens: int, ticket: str | None) -> tuple[str | None, float, str | None]:
         import ray
 
-        ref = self._handle().call.options(concurrency_group="admit").remote("admit", [tokens, ticket, MAX_WAIT])
-        try:
-            return await self._waited(asyncio.wrap_future(ref.future()))
-        except ray.exceptions.RayActorError as e:
-            raise self._gone(e) from None
+        for tried in (0, 1):
+            ref = self._handle().call.options(concurrency_group="admit").remote("admit", [tokens, ticket, MAX_WAIT])
+            try:
+                return await self._waited(asyncio.wrap_future(ref.future()))
+            except ray.exceptions.RayActorError as e:
+                self._again(e, tried)
+                ticket = None  # the queue it held a place in went with the actor
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def pause(self, seconds: float) -> None:
         """As ``Budget.pause``, sent without waiting for the actor's answer."""
@@ -826,7 +903,8 @@ class RayBudget(Budget):
         self._actor = None
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"name": self.name, "namespace": self.namespace, "lease_seconds": self.lease_seconds}
+        return {"name": self.name, "namespace": self.namespace, "lease_seconds": self.lease_seconds,
+                "remake": self.remake}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(**state)  # type: ignore[misc]
