@@ -21,7 +21,8 @@ _real_connect = socket.socket.connect
 # The suite runs on pytest-xdist workers (Makefile: --dist worksteal; the scope-based modes of
 # pytest-xdist 3.8 lose count when a crashed worker is replaced). What must happen once on the
 # machine, or once at a time, takes a lock in the folder the workers share (machine_lock).
-EXCLUSIVE = {name: "ray" for name in ("test_ray_cluster.py", "test_ray_budget.py", "test_ray_node_loss.py")}  # one Ray at a time
+# one local Ray at a time
+EXCLUSIVE = {name: "ray" for name in ("test_ray_cluster.py", "test_ray_budget.py", "test_ray_node_loss.py")}
 
 
 def shared_folder(tmp_path_factory) -> Path:

@@ -63,8 +63,8 @@ from typing import Any
 from .base import Completion, Judge, JudgeError, JudgeFatalError, JudgeRequest, JudgeResult, Message, logger
 from .batch import AzureBatchAPI, BatchAPI, BatchContext, BatchRun, OpenAIBatchAPI
 from .http import URLPolicy, _error_body, _error_message, _HTTPClient, _short, transport_failure
-from .schema import define_once
 from .redaction import mask_url_credentials
+from .schema import define_once
 
 __all__ = ["OpenAIJudge", "AzureOpenAIJudge", "GeminiJudge", "classify_400", "DIALECTS"]
 
