@@ -74,15 +74,19 @@ $(TEST_STAMP): setup.cfg pyproject.toml $(NATIVE_SRC) src/textgen_metrics/llama_
 	$(PY) -m pip install -q -e '.[test]' 2>&1 | { $(PIPQUIET); }
 	touch $@ $(CORE_STAMP) $(DEMO_STAMP)
 
-# The tiers (markers registered in setup.cfg; CONTRIBUTING.md says which to run when). Every run is
+# The tiers (markers registered in setup.cfg; CONTRIBUTING.md says which to run when). The run is
 # parallel (pytest-xdist: a worker that dies, by a segfault or an abort, is that test's failure by
 # name and is replaced; the rest of the suite goes on to its summary) with a per-test timeout
-# (pytest-timeout, setup.cfg) that names a hung test.
-INTEGRATION := real_model or server or cluster or browser or fresh_venv or slow
+# (setup.cfg) that names a hung test; then the tests that measure rates against the clock, alone.
+INTEGRATION := real_model or server or cluster or browser or fresh_venv or slow or serial
 PYTEST := $(PY) -m pytest -q -n $(or $(WORKERS),3) --dist worksteal
-# the whole suite: README's and CI's test command
+
+# the whole suite: README's and CI's test command (both parts run; either failing fails it)
 test: install system
-	$(PYTEST) --durations=25
+	@status=0; \
+	$(PYTEST) -m "not serial" --durations=25 || status=$$?; \
+	$(PY) -m pytest -q -m serial -n 1 --durations=5 || status=$$?; \
+	exit $$status
 
 # the library, the spine, the statistics, the CLI with stand-ins: under 3 minutes on 2 cores
 test-fast: install

@@ -48,6 +48,47 @@ def exclusive_resource(request, tmp_path_factory):
         yield
 
 
+# The tiers of whole files and of single tests in otherwise fast files (markers registered in
+# setup.cfg; `make test-fast` leaves every one of them out; CONTRIBUTING.md says which to run when).
+# A test of its own marks it where it is written; these are the files and tests measured slow.
+FILE_TIERS = {
+    "test_docs.py": ("slow",),  # snippets run as written: the offline judge, Ray and Spark among them
+    "test_real_judges.py": ("real_model", "server", "browser"),
+    "test_llamacpp_judge.py": ("real_model", "server"),
+    "test_bertscore.py": ("real_model",),
+    "test_trainer.py": ("real_model",),
+    "test_spaces.py": ("browser", "server"),
+    "test_space_security.py": ("browser", "server"),
+    "test_space_deploy.py": ("fresh_venv", "browser"),
+    "test_metric_cards_agreement.py": ("slow",),  # every study of the cards, BERTScore's included
+    "test_ray_cluster.py": ("cluster",),
+    "test_ray_budget.py": ("cluster", "serial"),
+    "test_ray_node_loss.py": ("cluster",),
+    "test_spark_cluster.py": ("cluster",),
+    "test_spark_budget.py": ("cluster", "serial"),
+    "test_judge_budget.py": ("serial",),  # request rates measured against the clock
+    "test_distributed.py": ("server",),
+    "test_tercom_kernel.py": ("slow",),
+}
+TEST_TIERS = {
+    "test_native.py::test_wordnet_index_synonyms_equal_nltk_synsets_lemma_names": ("slow",),
+    "test_native.py::test_treebank_tokenizer_equals_nltk_word_tokenize_and_the_python_rules": ("slow",),
+    "test_audit_probes.py::test_position_and_repeat_audits_on_the_real_smollm2_behind_the_real_server":
+        ("real_model", "server"),
+    "test_ter.py::test_edits_equal_sacrebleus_tercom": ("slow",),
+    "test_rouge_multi_ref.py::test_bertscore_mean_is_the_mean_of_bert_scores_per_reference_scores": ("real_model",),
+    "test_agreement.py::test_intervals_equal_resampling_with_the_reference_functions": ("slow",),
+    "test_audit_stats.py::test_each_planted_defect_is_flagged_in_at_least_90_percent_of_seeds": ("slow",),
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        name = f"{item.path.name}::{item.originalname}"
+        for tier in FILE_TIERS.get(item.path.name, ()) + TEST_TIERS.get(name, ()):
+            item.add_marker(tier)
+
+
 # pytest-timeout (setup.cfg: timeout, method signal) fails a hung test by name and the worker goes
 # on; a test stuck in native code never returns to the interpreter to take the signal, so
 # faulthandler's watchdog thread (C, not Python) dumps every thread's stack and ends the process

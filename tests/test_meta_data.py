@@ -269,16 +269,13 @@ def test_unknown_name_and_split() -> None:
         load_set("summeval", split="test")
 
 
-def test_rows_are_fresh_and_loads_are_fast() -> None:
+def test_rows_are_fresh_on_each_load() -> None:
+    """A caller's edit of the rows never reaches the next load (the load speed is benchmarks', not a test's)."""
     a = load_set("summeval")
     a.rows[0]["human"]["coherence"] = -1.0
     a.rows[0]["references"].append("x")
     b = load_set("summeval")
     assert b.rows[0]["human"]["coherence"] != -1.0 and len(b.rows[0]["references"]) == 11
-    for name in bundled_sets():
-        start = time.perf_counter()
-        load_set(name)
-        assert time.perf_counter() - start < 1.0, name
 
 
 # -- published figures recomputed from the shipped rows -------------------------------------------
