@@ -79,6 +79,14 @@ TEST_TIERS = {
     "test_rouge_multi_ref.py::test_bertscore_mean_is_the_mean_of_bert_scores_per_reference_scores": ("real_model",),
     "test_agreement.py::test_intervals_equal_resampling_with_the_reference_functions": ("slow",),
     "test_audit_stats.py::test_each_planted_defect_is_flagged_in_at_least_90_percent_of_seeds": ("slow",),
+    "test_prefix_sharing.py::test_shared_prefixes_write_the_tokens_of_the_plain_batch": ("real_model",),
+    "test_hf_differences.py::test_bertscore_all_layers_with_several_references_maximises_per_layer": ("real_model",),
+    "test_rouge_multi_ref.py::test_bertscore_mean_with_all_layers_and_aggregate": ("real_model",),
+    "test_native.py::test_wordnet_index_is_built_once_and_reused": ("slow",),
+    "test_native.py::test_rouge_s_any_gap_equals_pair_counting_on_long_texts": ("slow",),
+    "test_native.py::test_rouge_scores_do_not_depend_on_threads_and_equal_rouge_score": ("slow",),
+    "test_native.py::test_porter_equals_nltk_on_every_wordnet_word_and_random_unicode_words": ("slow",),
+    "test_meta_evaluate.py::test_coverage_kendall_spearman_by_item": ("slow",),
 }
 
 

@@ -60,7 +60,7 @@ def test_the_readme_is_a_front_door():
     for heading in ("## The two commands", "## Quick start", "## Headline figures", "## Layout"):
         assert heading in text
     assert "make demo" in text and "make test" in text and 'tiny:smollm2' in text
-    assert "llama-cpp-python[server]" in text and "tiny_model_file" in text
+    assert "textgen_metrics.llama_install --extras server" in text and "tiny_model_file" in text
 
 
 def layout():
