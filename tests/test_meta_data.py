@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import re
-import time
 from collections import Counter
 from typing import Any
 
