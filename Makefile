@@ -88,7 +88,7 @@ test: install system
 	$(PY) -m pytest -q -m serial -n 1 --durations=5 || status=$$?; \
 	exit $$status
 
-# the library, the spine, the statistics, the CLI with stand-ins: under 3 minutes on 2 cores
+# the library, the spine, the statistics, the CLI with stand-ins: about 3 minutes on 2 cores
 test-fast: install
 	$(PYTEST) -m "not ($(INTEGRATION))"
 
