@@ -26,7 +26,7 @@ import pytest
 
 import textgen_metrics
 from llama_server import RecordingProxy, llama_server
-from test_spaces import browser, page, read_key_values, serve  # noqa: F401  (fixtures of the Space tests)
+from test_spaces import browser, page, read_key_values, serve, upload  # noqa: F401  (fixtures of the Space tests)
 from textgen_metrics.judges import JudgeCache, OpenAIJudge, get_judge
 from textgen_metrics.judges.parsing import extract_json
 from textgen_metrics.judges.tiny import tiny_model_file
@@ -182,8 +182,7 @@ def test_every_module_through_the_playground_in_chromium_on_the_real_server(serv
     data.write_text("".join(json.dumps(r) + "\n" for r in ROWS[5:6]))
     with serve(ROOT / "spaces" / "playground" / "app.py") as url:
         page.goto(url)
-        page.locator("#upload input[type=file]").set_input_files(str(data))
-        page.get_by_text("rag.jsonl").first.wait_for()
+        upload(page, data)
         dropdown = page.locator("#metrics input")
         for name in NAMES:
             dropdown.click()

@@ -115,6 +115,16 @@ def read_key_values(page, table):
     return out
 
 
+def upload(page, path):
+    """Give the Space's file box ``path`` and wait until the server has stored it: the file's
+    download link appears. (The file name itself is not a signal to wait for: Gradio shows it
+    twice, once in a transient "uploading" line and then as ``<span>stem</span> <span>.ext</span>``,
+    whose text is not the name; under load the transient line can come and go between two of
+    Playwright's polls, and the wait then timed out with the upload done.)"""
+    page.locator("#upload input[type=file]").set_input_files(str(path))
+    page.locator(f"#upload a[data-testid=download-link][download='{path.name}']").wait_for()
+
+
 def fill_judge(page, srv):
     page.locator("#judge-url textarea, #judge-url input").first.fill(srv.url)
     page.locator("#judge-model textarea, #judge-model input").first.fill("judge-space")
@@ -324,8 +334,7 @@ def test_playground_a_judge_that_does_not_answer_is_an_error_within_15_s(page, t
     write_jsonl(data, rows)
     with silent_judge() as (judge_url, accepted), serve(ROOT / "spaces" / "playground" / "app.py") as url:
         page.goto(url)
-        page.locator("#upload input[type=file]").set_input_files(str(data))
-        page.get_by_text("rag.jsonl").first.wait_for()
+        upload(page, data)
         dropdown = page.locator("#metrics input")
         for metric in ("faithfulness", "answer_relevance"):
             dropdown.click()
@@ -357,8 +366,7 @@ def test_playground_upload_metrics_judge_table_and_chart(page, judge_server, tmp
     write_jsonl(data, rows)
     with serve(ROOT / "spaces" / "playground" / "app.py") as url:
         page.goto(url)
-        page.locator("#upload input[type=file]").set_input_files(str(data))
-        page.get_by_text("rag.jsonl").first.wait_for()
+        upload(page, data)
         dropdown = page.locator("#metrics input")
         dropdown.click()
         dropdown.fill("faithfulness")
@@ -394,8 +402,7 @@ def test_playground_errors_are_shown_not_raised(page, tmp_path):
         page.goto(url)
         page.click("#score")
         shows_error(page, "File: upload a CSV")
-        page.locator("#upload input[type=file]").set_input_files(str(data))
-        page.get_by_text("d.csv").first.wait_for()
+        upload(page, data)
         page.click("#score")
         shows_error(page, "row 1 has no field 'predictions' or 'prediction' for rouge's predictions "
                           "(it has: answer, ref); choose one with the Columns box", shot="playground-error")
@@ -416,8 +423,7 @@ def test_playground_chart_reads_at_50_rows(page, tmp_path):
     write_jsonl(data, rows)
     with serve(ROOT / "spaces" / "playground" / "app.py") as url:
         page.goto(url)
-        page.locator("#upload input[type=file]").set_input_files(str(data))
-        page.get_by_text("fifty.jsonl").first.wait_for()
+        upload(page, data)
         page.click("#score")
         read_key_values(page, "summary")
         chart = page.locator("#chart svg.bars[data-metric=rouge1]")
@@ -443,8 +449,7 @@ def test_playground_coherence_axis_runs_from_1_to_5(page, judge_server, tmp_path
     write_jsonl(data, rows)
     with serve(ROOT / "spaces" / "playground" / "app.py") as url:
         page.goto(url)
-        page.locator("#upload input[type=file]").set_input_files(str(data))
-        page.get_by_text("summaries.jsonl").first.wait_for()
+        upload(page, data)
         dropdown = page.locator("#metrics input")
         for remove in page.locator("#metrics button.token-remove, #metrics .token-remove").all()[::-1]:
             with contextlib.suppress(Exception):
