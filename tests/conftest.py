@@ -57,8 +57,7 @@ FILE_TIERS = {
     "test_llamacpp_judge.py": ("real_model", "server"),
     "test_bertscore.py": ("real_model",),
     "test_trainer.py": ("real_model",),
-    # Gradio uploads in chromium timed out once under the parallel run's load: run alone
-    "test_spaces.py": ("browser", "server", "serial"),
+    "test_spaces.py": ("browser", "server"),
     "test_space_security.py": ("browser", "server"),
     "test_space_deploy.py": ("fresh_venv", "browser"),
     "test_metric_cards_agreement.py": ("slow",),  # every study of the cards, BERTScore's included
@@ -72,6 +71,9 @@ FILE_TIERS = {
     "test_tercom_kernel.py": ("slow",),
 }
 TEST_TIERS = {
+    # the Space's answer to a silent judge, timed against the clock: alone, as the rate tests
+    "test_spaces.py::test_a_judge_that_does_not_answer_is_an_error_within_15_s": ("serial",),
+    "test_spaces.py::test_playground_a_judge_that_does_not_answer_is_an_error_within_15_s": ("serial",),
     "test_native.py::test_wordnet_index_synonyms_equal_nltk_synsets_lemma_names": ("slow",),
     "test_native.py::test_treebank_tokenizer_equals_nltk_word_tokenize_and_the_python_rules": ("slow",),
     "test_audit_probes.py::test_position_and_repeat_audits_on_the_real_smollm2_behind_the_real_server":

@@ -2,8 +2,11 @@
 OpenAI-compatible server (``python -m llama_cpp.server``, started here on 127.0.0.1) on the
 packaged GGUF models, the in-process llama.cpp judge (``judge="tiny:smollm2"``) and the
 transformers judge (``HFJudge``, ``judge="hf:FILE.gguf"``) on the same files. Every one of the
-twelve modules goes through the library, ``evaluate.load``, the command line and the playground
-Space in Chromium against the server, and through the in-process judge.
+twelve modules goes through the library against the server and through the in-process judge; the
+other front ends (``evaluate.load``, the command line, the playground Space in Chromium) take one
+module of each way a metric asks its judge (``SHAPES``) to the same server: they share the library's
+Run, and every module goes through each of them with stand-in judges (the modules' doctests,
+tests/test_metric_modules.py, tests/test_cli.py, tests/test_spaces.py).
 
 A proxy between the judge and the server (``llama_server.RecordingProxy``) keeps what the server
 sent, so the tests hold the judge's report against the server's own ``usage`` and
@@ -37,6 +40,10 @@ ROOT = Path(__file__).resolve().parent.parent
 ROWS = [json.loads(line) for line in (ROOT / "data" / "judge_sample.jsonl").read_text().splitlines() if line]
 CRITERIA = "Correctness: every fact the answer states is true and answers the query."
 NAMES = sorted(METRICS)
+# one module of each way a metric asks its judge: extracted items then a verdict per item
+# (faithfulness), a score weighted by the answer's log-probabilities (g_eval), one pair in both
+# orders (pairwise_preference)
+SHAPES = ("faithfulness", "g_eval", "pairwise_preference")
 # an error a constrained decoder can never cause: the answer's structure was rejected
 STRUCTURE = ("missing key", "expected ", "is not one of", "names no numbered item", "written twice",
              "no JSON", "has two verdicts", "has no item number")
@@ -147,29 +154,29 @@ def test_every_module_through_the_library_on_the_real_server(server, tmp_path):
     assert len(JudgeCache(str(cache))) > 0
 
 
-def test_every_module_through_evaluate_load_on_the_real_server(server, repo_root):
+def test_each_way_of_asking_through_evaluate_load_on_the_real_server(server, repo_root):
     import evaluate
 
     rows = ROWS[2:3]
-    for name in NAMES:
+    for name in SHAPES:
         module = evaluate.load(f"./metrics/{name}", judge=judge_at(server))
         out = module.compute(**inputs(name, rows), use_aggregator=False)
         check_result(name, out, len(rows))
         assert out["judge_mode"] == "json_object_schema"
 
 
-def test_every_module_through_the_command_line_on_the_real_server(server, tmp_path):
+def test_each_way_of_asking_through_the_command_line_on_the_real_server(server, tmp_path):
     data = tmp_path / "rows.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in ROWS[3:5]))
     report = tmp_path / "report.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "textgen_metrics", "score", str(data), "--metrics", ",".join(NAMES),
+        [sys.executable, "-m", "textgen_metrics", "score", str(data), "--metrics", ",".join(SHAPES),
          "--judge", "openai:smollm2", "--judge-url", server.url, "--judge-option", "timeout=600",
          "--option", f"g_eval.criteria={CRITERIA}", "--out", str(report), "--no-progress"],
         capture_output=True, text=True, cwd=ROOT, timeout=1800, env=dict(os.environ, OPENAI_API_KEY="none"))
     assert proc.returncode in (0, 1), proc.stderr  # 1: some example got no score, each named
     got = json.loads(report.read_text())
-    for name in NAMES:
+    for name in SHAPES:
         per = got["metrics"][name]["per_example"]
         check_result(name, dict(per, errors=got["metrics"][name]["aggregate"]["errors"]), 2)
     if proc.returncode == 1:
@@ -177,21 +184,21 @@ def test_every_module_through_the_command_line_on_the_real_server(server, tmp_pa
     assert "Traceback" not in proc.stderr
 
 
-def test_every_module_through_the_playground_in_chromium_on_the_real_server(server, page, tmp_path):  # noqa: F811
+def test_each_way_of_asking_through_the_playground_in_chromium_on_the_real_server(server, page, tmp_path):  # noqa: F811
     data = tmp_path / "rag.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in ROWS[5:6]))
     with serve(ROOT / "spaces" / "playground" / "app.py") as url:
         page.goto(url)
         upload(page, data)
         dropdown = page.locator("#metrics input")
-        for name in NAMES:
+        for name in SHAPES:
             dropdown.click()
             dropdown.fill(name)
             page.keyboard.press("Enter")
             page.locator("#metrics .token").get_by_text(name, exact=True).wait_for()
         page.keyboard.press("Escape")
         chosen = [t.strip() for t in page.locator("#metrics .token").all_inner_texts()]
-        assert set(NAMES) <= set(chosen), chosen
+        assert set(SHAPES) <= set(chosen), chosen
         page.locator("#options textarea, #options input").first.fill(json.dumps({"g_eval": {"criteria": CRITERIA}}))
         page.get_by_text("Judge (an OpenAI-compatible server").click()
         page.locator("#judge-url textarea, #judge-url input").first.fill(server.url)
@@ -204,11 +211,11 @@ def test_every_module_through_the_playground_in_chromium_on_the_real_server(serv
         assert time.monotonic() - start < 900
         if error:  # an example without a score is named, row and judge error, never a crash
             assert "row 1" in error and "Traceback" not in error, error
-        else:  # every module has its scores in the report (the summary table shows its first rows)
+        else:  # each module has its scores in the report (the summary table shows its first rows)
             assert shown and all(v != "" for v in shown.values())
             report = page.locator("#report").inner_text()
             chart = page.locator("#chart").inner_html()
-            for name in NAMES:
+            for name in SHAPES:
                 assert f'"{name}"' in report or f'data-metric="{name}' in chart or name in report, (name, report[:3000])
 
 
