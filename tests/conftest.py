@@ -72,6 +72,7 @@ FILE_TIERS = {
     "test_tercom_kernel.py": ("slow",),
 }
 TEST_TIERS = {
+    "test_gate.py::test_bertscore_gates_on_the_packaged_model": ("real_model",),
     "test_native.py::test_wordnet_index_synonyms_equal_nltk_synsets_lemma_names": ("slow",),
     "test_native.py::test_treebank_tokenizer_equals_nltk_word_tokenize_and_the_python_rules": ("slow",),
     "test_audit_probes.py::test_position_and_repeat_audits_on_the_real_smollm2_behind_the_real_server":
