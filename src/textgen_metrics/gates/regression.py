@@ -173,7 +173,7 @@ def _plan(targets: list[list[Any]], n: int, alpha: float, tests: int, sd: float 
             spread = statistics.stdev(differences) if len(differences) > 1 else 0.0
             source = "the metric's scores (no judge)"
         else:
-            low, high = base.spec.score_range
+            low, high = base.options.get("score_range") or base.spec.score_range  # G-Eval: its own scale
             spread, source = float(high - low), "the widest spread of the score range (pass sd= to narrow it)"
         rows.append({"metric": base.name, "key": base.key, "n": n, "sd": spread, "sd_source": source,
                      "mde": S.mde(spread, n, alpha, tests), "requests": 0})
