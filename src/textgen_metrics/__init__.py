@@ -21,13 +21,6 @@ from ._version import __version__ as __version__
 
 if TYPE_CHECKING:
     from .api import *  # noqa: F403  (the public API beside the metric functions)
-    from .gates import assert_gate as assert_gate
-    from .gates import assert_no_regression as assert_no_regression
-    from .gates import gate as gate
-    from .gates import regression as regression
-
-# the quality gates (SPEC "Quality gates"), from their own package
-_GATES = ("gate", "assert_gate", "regression", "assert_no_regression")
 
 
 def _metric_names() -> list[str]:
@@ -38,7 +31,7 @@ def _metric_names() -> list[str]:
 
 def _api_names() -> tuple[str, ...]:
     names: tuple[str, ...] = importlib.import_module("textgen_metrics.api")._NAMES
-    return names + _GATES
+    return names
 
 
 def __getattr__(name: str) -> Any:
@@ -50,8 +43,6 @@ def __getattr__(name: str) -> Any:
 
     if name in METRICS:
         value: Any = METRICS[name].function()
-    elif name in _GATES:
-        value = getattr(importlib.import_module("textgen_metrics.gates"), name)
     elif name in _api_names():
         value = getattr(importlib.import_module("textgen_metrics.api"), name)
     else:
