@@ -6,7 +6,8 @@ noise (``sd`` per call), clipped to [0, 1]. Two forms share the draws:
 - :class:`NoisyJudge`: a ``messages -> str`` function for ``CallableJudge`` that answers
   G-Eval's score requests (task id ``g_eval/score``) on a 0-100 scale, the item found by the
   ``[item N]`` tag of its prediction (the data, not the prompt's wording); the k-th call on an
-  item draws from ``default_rng([seed, item, k])``, so a rerun answers alike;
+  item draws from ``default_rng([seed, 2, item, k])``, so a rerun answers alike (each kind of
+  draw has its own tag: NumPy's seed ``[s]`` and ``[s, 0]`` are the same stream);
 - :class:`SimTarget`: the same draws without the judge engine, in the shape the gate's decision
   takes (:func:`textgen_metrics.gates.gate.decide`), for simulations of thousands of gates.
 """
@@ -27,7 +28,7 @@ _ITEM = re.compile(r"\[item (\d+)\]")
 
 def true_scores(n, mean, spread=0.15, seed=0):
     """``n`` items' true scores with mean exactly ``mean`` and this spread, inside [0, 1]."""
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng([seed, 1])  # a tag per kind of draw: no two streams alike
     raw = rng.normal(0.0, spread, n)
     raw = raw - raw.mean() + mean
     return np.clip(raw, 0.0, 1.0)
@@ -35,7 +36,7 @@ def true_scores(n, mean, spread=0.15, seed=0):
 
 def draw(true, seed, item, k, sd):
     """The k-th call's answer on ``item``: true score plus noise, clipped."""
-    rng = np.random.default_rng([seed, item, k])
+    rng = np.random.default_rng([seed, 2, item, k])
     return float(min(1.0, max(0.0, true[item] + rng.normal(0.0, sd))))
 
 
@@ -82,7 +83,7 @@ class SimTarget:
         self.true, self.sd, self.seed = np.asarray(true), sd, seed
 
     def repeat(self, number):
-        rng = np.random.default_rng([self.seed, number])
+        rng = np.random.default_rng([self.seed, 3, number])
         values = np.clip(self.true + rng.normal(0.0, self.sd, self.true.size), 0.0, 1.0)
         return Scored([float(v) for v in values], int(self.true.size))
 

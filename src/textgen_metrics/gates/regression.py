@@ -115,20 +115,33 @@ def regression(metrics: Any, *, baseline: Sequence[Any], candidate: Sequence[Any
         base.save_recording()
         sign = -1.0 if base.lower_is_better else 1.0
         differences = [sign * (c - b) for b, c in zip(*means, strict=True) if b is not None and c is not None]
-        unscored = len(baseline) - len(differences)
-        delta = math.fsum(differences) / len(differences) if differences else None
-        low, high = S.mean_interval(differences, confidence_level, n_resamples, seed)
-        p = S.sign_flip_p(differences, -margin, n_permutations, seed)
-        spread = statistics.stdev(differences) if len(differences) > 1 else 0.0
-        rows.append({"metric": base.name, "key": base.key, "delta": delta, "ci": [low, high], "p_value": p,
-                     "n": len(differences), "mde": S.mde(spread, len(differences), alpha, len(pairs)),
-                     "sd": spread, "requests": requests, "unscored": unscored,
+        rows.append({"metric": base.name, "key": base.key,
+                     **paired_figures(differences, margin, confidence_level, n_resamples, n_permutations, seed,
+                                      len(pairs)),
+                     "requests": requests, "unscored": len(baseline) - len(differences),
                      "lower_is_better": base.lower_is_better})
+    return _summary(decide_paired(rows, margin, alpha), margin, alpha)
+
+
+def paired_figures(differences: list[float], margin: float, confidence_level: float, n_resamples: int,
+                   n_permutations: int, seed: int | None, tests: int) -> dict[str, Any]:
+    """One metric's figures from its per-item differences (negative is worse): ``delta``,
+    ``ci``, ``p_value`` (one-sided, of a drop below ``-margin``), ``n``, ``sd``, ``mde``."""
+    delta = math.fsum(differences) / len(differences) if differences else None
+    low, high = S.mean_interval(differences, confidence_level, n_resamples, seed)
+    spread = statistics.stdev(differences) if len(differences) > 1 else 0.0
+    return {"delta": delta, "ci": [low, high], "p_value": S.sign_flip_p(differences, -margin, n_permutations, seed),
+            "n": len(differences), "sd": spread, "mde": S.mde(spread, len(differences), 1 - confidence_level, tests)}
+
+
+def decide_paired(rows: list[dict[str, Any]], margin: float, alpha: float) -> list[dict[str, Any]]:
+    """The rows (:func:`paired_figures` each) with ``p_adjusted`` (Holm over the rows), their
+    ``verdict`` and ``reasons``."""
     for row, adjusted in zip(rows, S.holm([r["p_value"] for r in rows]), strict=True):
         row["p_adjusted"] = adjusted
         row["verdict"] = _verdict(row["ci"], adjusted, margin, alpha)
         row["reasons"] = _reasons(row, margin)
-    return _summary(rows, margin, alpha)
+    return rows
 
 
 def _verdict(ci: list[float | None], p_adjusted: float, margin: float, alpha: float) -> str:
