@@ -50,13 +50,14 @@ def block(monkeypatch):
 
 def test_strict_replay_sends_nothing_and_gives_the_recorded_verdict_byte_for_byte(tmp_path, block):
     recording = tmp_path / "judge.jsonl"
-    true = G.true_scores(N, 0.7, seed=2)
+    n = 20  # HTTP requests are the slow part
+    true = G.true_scores(n, 0.7, seed=2)
     with served(true) as srv:
-        recorded = gate(openai_judge(srv.url), recording, "record")
+        recorded = gate(openai_judge(srv.url), recording, "record", n=n)
         url, sent = srv.url, srv.count
-    assert recorded.verdict == "inconclusive" and recorded.repeats == 3 and sent == 3 * N
+    assert recorded.verdict == "inconclusive" and recorded.repeats == 3 and sent == 3 * n
     opened = block()
-    replays = [gate(openai_judge(url), recording, "strict") for _ in range(2)]
+    replays = [gate(openai_judge(url), recording, "strict", n=n) for _ in range(2)]
     assert opened == [] and all(r.requests == 0 for r in replays)
     texts = [json.dumps(r.as_dict(), sort_keys=True) for r in replays]
     assert texts[0] == texts[1]
@@ -125,3 +126,24 @@ def test_a_recording_of_another_judge_fingerprint_names_both(tmp_path, other, bl
 def test_strict_replay_without_a_recording_is_an_error_naming_it(tmp_path):
     with pytest.raises(ValueError, match="judge_recording: .*missing.jsonl does not exist"):
         gate(G.schema_judge(), tmp_path / "missing.jsonl", "strict")
+
+
+def test_gates_of_one_metric_share_a_recording_and_a_new_session_drops_stale_requests(tmp_path, monkeypatch):
+    from textgen_metrics.gates import replay
+
+    monkeypatch.setattr(replay, "_WRITTEN", set())
+    recording = tmp_path / "judge.jsonl"
+    judge = CallableJudge(G.NoisyJudge(G.true_scores(2 * N, 0.9), 0.1, 1), model="noisy-sim")
+    first, second = G.predictions(2 * N)[:N], G.predictions(2 * N)[N:]
+    for predictions in (first, second):
+        tm.gate("g_eval", 50, judge=judge, options=G.G_EVAL, predictions=predictions, judge_replay="record",
+                judge_recording=recording)
+    assert len(recording.read_text().splitlines()) == 2 * N
+    for predictions in (first, second):  # both replay from the one file
+        replayed = tm.gate("g_eval", 50, judge=CallableJudge(G.NoisyJudge([], 0, 0), model="noisy-sim"),
+                           options=G.G_EVAL, predictions=predictions, judge_replay="strict", judge_recording=recording)
+        assert replayed.verdict == "pass" and replayed.requests == 0
+    monkeypatch.setattr(replay, "_WRITTEN", set())  # a new process records the first gate only
+    tm.gate("g_eval", 50, judge=judge, options=G.G_EVAL, predictions=first, judge_replay="record",
+            judge_recording=recording)
+    assert len(recording.read_text().splitlines()) == N

@@ -8,8 +8,9 @@ it) and the judge fingerprint it was made with. The file is meant to be committe
 in a pull request: sorted lines diff cleanly.
 
 - ``record``: the judge runs as usual (its own cache too); every answer it used, from the cache
-  or from the judge, is written to the recording (the lines of the gate's metric replaced, the
-  other metrics' kept).
+  or from the judge, is written to the recording: the other metrics' lines kept, the metric's
+  replaced by the first gate of the process that records it and added to by the next (the
+  gates of one test session or config file share a recording).
 - ``strict``: a :class:`RecordingCache` holding the recording's entries is the judge's only
   cache, and the judge's backend is replaced by one that refuses: nothing is sent, no socket is
   opened (no session either), and a request the recording lacks is an error naming the metric,
@@ -103,13 +104,25 @@ def read_recording(path: str) -> list[dict[str, Any]]:
     return lines
 
 
+# (recording path, metric) pairs this process has written: the first write of a run replaces the
+# metric's lines (stale requests leave the file), the later ones add to them (several gates, tests
+# or config entries of one metric share one recording)
+_WRITTEN: set[tuple[str, str]] = set()
+
+
 def write_recording(path: str, metric: str, entries: Mapping[str, Any], fingerprint: dict[str, Any]) -> None:
-    """Write ``entries`` of ``metric`` into the recording at ``path``: the other metrics' lines
-    kept, this metric's replaced, every line sorted by key (written whole, then renamed)."""
-    kept = [line for line in read_recording(path) if line["judge"].get("metric") != metric] \
-        if os.path.isfile(path) else []
-    lines = kept + [{"key": k, "answer": v, "judge": fingerprint} for k, v in entries.items()]
-    lines.sort(key=lambda line: (line["key"], line["judge"].get("metric", "")))
+    """Write ``entries`` of ``metric`` into the recording at ``path``, every line sorted by key
+    (written whole, then renamed). The other metrics' lines are kept; this metric's are replaced
+    by the first write of this process and added to by the next ones."""
+    where = (os.path.abspath(path), metric)
+    lines = read_recording(path) if os.path.isfile(path) else []
+    if where not in _WRITTEN:
+        lines = [line for line in lines if line["judge"].get("metric") != metric]
+        _WRITTEN.add(where)
+    new = {(k, json.dumps(fingerprint, sort_keys=True)) for k in entries}
+    lines = [line for line in lines if (line["key"], json.dumps(line["judge"], sort_keys=True)) not in new]
+    lines += [{"key": k, "answer": v, "judge": fingerprint} for k, v in entries.items()]
+    lines.sort(key=lambda line: (line["key"], json.dumps(line["judge"], sort_keys=True)))
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
     temporary = f"{path}.tmp{os.getpid()}"
@@ -120,19 +133,24 @@ def write_recording(path: str, metric: str, entries: Mapping[str, Any], fingerpr
 
 
 def check_fingerprint(path: str, lines: list[dict[str, Any]], fingerprint: dict[str, Any]) -> dict[str, Any]:
-    """The entries of the gate's metric, after checking they were made with ``fingerprint``."""
+    """The entries recorded for the gate's metric with ``fingerprint``; a recording that holds
+    the metric only with other fingerprints is an error naming them and this one."""
     metric = fingerprint["metric"]
     entries: dict[str, Any] = {}
+    others: list[dict[str, Any]] = []
     for line in lines:
         recorded = line["judge"]
         if recorded.get("metric") != metric:
             continue
-        if recorded != fingerprint:
-            raise ReplayFingerprintError(
-                f"judge_recording {path}: metric {metric!r} was recorded with the judge "
-                f"{json.dumps(recorded, sort_keys=True)}, and is replayed with the judge "
-                f"{json.dumps(fingerprint, sort_keys=True)}; record it again with judge_replay='record'")
-        entries[line["key"]] = line["answer"]
+        if recorded == fingerprint:
+            entries[line["key"]] = line["answer"]
+        elif recorded not in others:
+            others.append(recorded)
+    if not entries and others:
+        shown = " and ".join(json.dumps(o, sort_keys=True) for o in others)
+        raise ReplayFingerprintError(
+            f"judge_recording {path}: metric {metric!r} was recorded with the judge {shown}, and is replayed with "
+            f"the judge {json.dumps(fingerprint, sort_keys=True)}; record it again with judge_replay='record'")
     return entries
 
 
