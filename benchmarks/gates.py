@@ -5,20 +5,27 @@ The tables of docs/gating.md come from this script (issue 47, item 5).
 
     python benchmarks/gates.py [--sims 300] [--suites 10] [--seed 0]
 
-1. error rates at threshold 0.6 over ``--sims`` suites of 100 items drawn anew: false fail
+1. error rates at threshold 0.6 over ``--sims`` suites of 100 items drawn anew from a population
+   whose mean is the true mean (the suite's own mean varies around it): false fail
    (true mean = threshold + 0.05), false pass (threshold - 0.05), for ``gate`` (``repeats="auto"``,
    up to 5, and fixed K), a one-run point gate (the mean of one run >= threshold) and deepeval's
    ``assert_test`` rule, simulated: deepeval is not installed here (its install pulls an LLM
    client stack); its rule is the point gate's, one run's score against the threshold;
+   and at the threshold itself (every pass and every fail is wrong there: each at most 2.5%),
+   against the adaptive rule without spending the error over the looks;
 2. reruns of an unchanged suite (true mean threshold + 0.02, ``--suites`` suites of 100 items,
    100 reruns each, only the judge's noise differing): suites where two reruns give pass and
    fail, and the share of rerun pairs whose verdicts differ;
 3. paired regression, n = 200, sd of the paired difference 0.2, three metrics with Holm: the
    share of runs a drop of 0.05 in one metric is found (``regressed``), and the share of runs
    with no change anywhere where some metric is flagged;
-4. strict replay's overhead: a g_eval gate of 100 items replayed from its recording against
-   the metric's own run (its judge answering every request from an in-memory cache);
-5. judge calls per item: adaptive against fixed K (from table 1's runs).
+4. LLMBar Natural's stored judges (100 pairs, verdicts in both orders): a gate on the judge's
+   accuracy against the gold labels, the two orders averaged within the pair, beside a one-run
+   point gate on either order; each evaluator's two protocols compared, paired per pair;
+5. strict replay's overhead: a g_eval gate of 100 items replayed from its recording against
+   the metric's own run as a user runs it (its interval included; its judge answering every
+   request from an in-memory cache), each gate in a fresh judge as a test session's gates;
+6. judge calls per item: adaptive against fixed K (from table 1's runs).
 """
 
 import argparse
@@ -57,7 +64,7 @@ def error_rates(sims, seed):
         counts = {name: {"pass": 0, "fail": 0, "inconclusive": 0, "requests": 0} for name, _, _ in POLICIES}
         counts["point gate / deepeval rule"] = {"pass": 0, "fail": 0, "inconclusive": 0, "requests": 0}
         for s in range(sims):
-            target = G.SimTarget(G.true_scores(ITEMS, true_mean, seed=seed + s), SD, seed + s)
+            target = G.SimTarget(G.true_scores(ITEMS, true_mean, seed=seed + s, centered=False), SD, seed + s)
             for name, adaptive, most in POLICIES:
                 result = decide(target, THRESHOLD, adaptive, most, 0.95, "inconclusive", 0.1, RESAMPLES, s)
                 counts[name][result.verdict] += 1
@@ -71,6 +78,30 @@ def error_rates(sims, seed):
     print_table(f"error rates at threshold {THRESHOLD}, {ITEMS} items, per-call sd {SD}, {sims} suites each", rows,
                 ("case", "true mean", "rule", "wrong verdict", "inconclusive", "calls per item"))
     return calls
+
+
+def at_threshold(sims, seed):
+    """True mean exactly at the threshold: any pass is a false pass and any fail a false fail,
+    each at most 2.5% for a 95% interval, with repeats="auto"'s stopping too; the same adaptive
+    rule without spending the error (each look at 95%) shows why the looks must share it."""
+    rules = (("gate, auto (max 5), error spent over the looks", True, 5, 0.95),
+             ("auto (max 5), each look at 95% (not spent)", True, 5, 0.75),
+             ("gate, K = 1", False, 1, 0.95))
+    counts = {name: [0, 0] for name, *_ in rules}
+    counts["point gate / deepeval rule"] = [0, 0]
+    for s in range(sims):
+        target = G.SimTarget(G.true_scores(ITEMS, THRESHOLD, seed=seed + 5000 + s, centered=False), SD,
+                             seed + 5000 + s)
+        for name, adaptive, most, level in rules:
+            verdict = decide(target, THRESHOLD, adaptive, most, level, "inconclusive", 0.1, RESAMPLES, s).verdict
+            counts[name][0] += verdict == "pass"
+            counts[name][1] += verdict == "fail"
+        point = point_gate(target)
+        counts["point gate / deepeval rule"][0] += point == "pass"
+        counts["point gate / deepeval rule"][1] += point == "fail"
+    print_table(f"true mean at the threshold ({THRESHOLD}), {ITEMS} items, {sims} suites", [
+        (name, f"{p / sims:.1%}", f"{f / sims:.1%}") for name, (p, f) in counts.items()],
+        ("rule", "pass", "fail"))
 
 
 def reruns(suites, seed):
@@ -112,6 +143,65 @@ def paired(sims, seed, n=200, sd=0.2, drop=0.05):
                 ("case", "metric 1 regressed", "any metric regressed"))
 
 
+class StoredJudge:
+    """A stored LLMBar judge in the gate decision's shape: repeat 0 is its verdicts in the first
+    order, repeat 1 in the swapped order; an item's score is 1 when the verdict is the gold one
+    (None: no verdict, unscored)."""
+
+    judged, key, lower_is_better, fingerprint = True, "accuracy", False, None
+
+    def __init__(self, judge, gold):
+        self.name = f"{judge.evaluator}/{judge.protocol}"
+        self.orders = [[None if v[k] is None else float(v[k] == g) for v, g in zip(judge.verdicts, gold, strict=True)]
+                       for k in (0, 1)]
+
+    def repeat(self, number):
+        from textgen_metrics.gates.scoring import Scored
+
+        return Scored(self.orders[number], 0)
+
+
+def llmbar(threshold=0.75):
+    """LLMBar Natural's stored judges (100 pairs, both orders): the gate over items with the two
+    orders averaged within the pair, against a one-run point gate on either order; and each
+    evaluator's two protocols compared, paired per pair, Holm over the evaluators."""
+    from textgen_metrics.meta.data import load_set
+
+    data = load_set("llmbar_natural")
+    gold = [r["gold"] for r in data.rows]
+    rows, disagree = [], 0
+    targets = {}
+    for judge in data.judges:
+        target = StoredJudge(judge, gold)
+        targets[(judge.evaluator, judge.protocol)] = target
+        result = decide(target, threshold, False, 2, 0.95, "inconclusive", 0.1, RESAMPLES, 0)
+        points = []
+        for order in target.orders:
+            kept = [v for v in order if v is not None]
+            points.append(f"{np.mean(kept):.2f} {'pass' if np.mean(kept) >= threshold else 'fail'}")
+        disagree += points[0].split()[1] != points[1].split()[1]
+        low, high = result.ci
+        rows.append((target.name, points[0], points[1], f"{result.score:.3f} [{low:.3f}, {high:.3f}]",
+                     result.verdict))
+    print_table(f"LLMBar Natural's stored judges, accuracy >= {threshold} (100 pairs; the gate: both orders "
+                f"averaged within the pair)", rows, ("judge", "point gate, order 1", "point gate, order 2",
+                                                    "gate: score [interval]", "gate verdict"))
+    print(f"judges whose two one-order point gates disagree: {disagree} of {len(data.judges)}")
+    evaluators = sorted({e for e, _ in targets})
+    figures = []
+    for evaluator in evaluators:
+        base, cand = targets[(evaluator, "Vanilla")], targets[(evaluator, "Vanilla_NoRules")]
+        from textgen_metrics.gates.stats import item_means
+        b, c = item_means(list(zip(*base.orders, strict=True))), item_means(list(zip(*cand.orders, strict=True)))
+        differences = [y - x for x, y in zip(b, c, strict=True) if x is not None and y is not None]
+        figures.append({"metric": evaluator, "key": "accuracy",
+                        **paired_figures(differences, 0.0, 0.95, RESAMPLES, 10_000, 0, len(evaluators))})
+    print_table("LLMBar Natural: Vanilla_NoRules against Vanilla, paired per pair, Holm over the evaluators", [
+        (f["metric"], f"{f['delta']:+.3f}", f"[{f['ci'][0]:+.3f}, {f['ci'][1]:+.3f}]", f"{f['p_adjusted']:.3g}",
+         f["verdict"]) for f in decide_paired(figures, 0.0, 0.05)], ("evaluator", "delta", "interval", "p (Holm)",
+                                                                    "verdict"))
+
+
 def replay_overhead(repeat=20):
     import textgen_metrics as tm
     from textgen_metrics import CallableJudge
@@ -137,7 +227,7 @@ def replay_overhead(repeat=20):
         own, gated = [], []
         for _ in range(repeat):
             start = time.perf_counter()
-            metric = METRICS["g_eval"](judge=cached, confidence_level=None, **G.G_EVAL)
+            metric = METRICS["g_eval"](judge=cached, **G.G_EVAL)  # with its own interval, as a user runs it
             metric.score(metric.statistics({"predictions": kw["predictions"]}))
             own.append(time.perf_counter() - start)
             start = time.perf_counter()
@@ -147,7 +237,7 @@ def replay_overhead(repeat=20):
         assert verdict.verdict == "pass" and verdict.requests == 0
     own_ms, gate_ms = 1000 * np.median(own), 1000 * np.median(gated)
     print_table(f"strict replay of a g_eval gate, {ITEMS} items (median of {repeat})",
-                [("the metric's own run (answers from memory)", f"{own_ms:.1f}", "-"),
+                [("the metric's own run, its interval included (answers from memory)", f"{own_ms:.1f}", "-"),
                  ("gate, strict replay from the recording", f"{gate_ms:.1f}", f"{gate_ms - own_ms:.1f}")],
                 ("run", "ms", "overhead ms"))
 
@@ -160,8 +250,10 @@ def main():
     args = parser.parse_args()
     start = time.perf_counter()
     calls = error_rates(args.sims, args.seed)
+    at_threshold(args.sims, args.seed)
     reruns(args.suites, args.seed)
     paired(args.sims, args.seed)
+    llmbar()
     replay_overhead()
     print_table("judge calls per item (from the error-rate runs: true mean +0.05, -0.05)",
                 [(name, *(f"{c:.2f}" for c in cs)) for name, cs in calls.items()],

@@ -26,12 +26,15 @@ SCALE = 100  # the G-Eval scale the stand-in answers on: scores 0..100
 _ITEM = re.compile(r"\[item (\d+)\]")
 
 
-def true_scores(n, mean, spread=0.15, seed=0):
-    """``n`` items' true scores with mean exactly ``mean`` and this spread, inside [0, 1]."""
+def true_scores(n, mean, spread=0.15, seed=0, centered=True):
+    """``n`` items' true scores with this spread, inside [0, 1]: their mean exactly ``mean``
+    (``centered``: a given suite), or drawn around it (a sample of a population whose mean is
+    ``mean``: what a gate's interval is about)."""
     rng = np.random.default_rng([seed, 1])  # a tag per kind of draw: no two streams alike
     raw = rng.normal(0.0, spread, n)
-    raw = raw - raw.mean() + mean
-    return np.clip(raw, 0.0, 1.0)
+    if centered:
+        raw = raw - raw.mean()
+    return np.clip(raw + mean, 0.0, 1.0)
 
 
 def draw(true, seed, item, k, sd):

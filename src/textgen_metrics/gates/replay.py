@@ -86,8 +86,23 @@ def judge_fingerprint(metric: str, prompts_version: str, judge: Judge) -> dict[s
             "decoding": json.loads(json.dumps(decoding, default=str))}
 
 
+# the recordings read by this process, by (path, modification time, size): the gates of a test
+# session read their shared recording once
+_READ: dict[tuple[str, int, int], list[dict[str, Any]]] = {}
+
+
 def read_recording(path: str) -> list[dict[str, Any]]:
-    """The recording's lines (``{"key", "answer", "judge"}``), each checked, the line named."""
+    """The recording's lines (``{"key", "answer", "judge"}``), each checked, the line named
+    (read once per version of the file in a process; the lines are not to be changed)."""
+    status = os.stat(path)
+    version = (os.path.abspath(path), status.st_mtime_ns, status.st_size)
+    if version not in _READ:
+        _READ.clear()  # one recording at a time is the common case: no growth over a session
+        _READ[version] = _read_lines(path)
+    return _READ[version]
+
+
+def _read_lines(path: str) -> list[dict[str, Any]]:
     lines: list[dict[str, Any]] = []
     with open(path, encoding="utf-8") as f:
         for number, text in enumerate(f, 1):
