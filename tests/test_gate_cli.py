@@ -72,6 +72,22 @@ n_permutations = 500
     assert C.exit_status(results) == 1
 
 
+def test_plan_reports_the_smallest_detectable_drop_before_any_judge_call(tmp_path, capsys):
+    path = config(tmp_path, GATE.format(data="bad.jsonl") + '''
+[[regression]]
+baseline = "good.jsonl"
+candidate = "mixed.jsonl"
+metrics = ["faithfulness"]
+judge = "openai:never-called"
+judge_options = {base_url = "http://127.0.0.1:9/v1"}
+columns = {predictions = "answer", contexts = "reference"}
+''')
+    assert main(["gate", path, "--plan", "--json", str(tmp_path / "plan.json")]) == 0  # the failing gate is not run
+    out = capsys.readouterr().out
+    assert "regression[0] faithfulness.faithfulness: n 20, sd 1 (the widest spread" in out
+    assert json.loads((tmp_path / "plan.json").read_text())["results"][0]["requests"] == 0
+
+
 @pytest.mark.parametrize("text, match", [
     ("[[gate]]\nmetric = 'rouge'\nthreshold = 0.5\n", r"gate\[0\]: 'data' is missing"),
     (GATE.format(data="good.jsonl") + "colour = 1\n", "gate\\[0\\]: unknown key 'colour'"),

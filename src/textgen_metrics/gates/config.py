@@ -24,6 +24,8 @@ The file::
     metrics = ["rouge", "chrf"]
     margin = 0.0                          # optional; also keys, repeats, options ({metric: {...}})
 
+``--plan`` prints each regression's minimum detectable drop before any judge call.
+
 Exit status: 0 when every gate passes and nothing regressed, 1 when a gate fails or a metric
 regressed, 3 when none failed and one is inconclusive, 2 for a usage error (a bad file, key,
 value, a missing recording or a request missing from it).
@@ -135,7 +137,7 @@ def _gate(entry: dict[str, Any], folder: str, where: str) -> dict[str, Any]:
     return {"name": entry.get("name", f"{where} {entry['metric']}"), "kind": "gate", **result.as_dict()}
 
 
-def _regression(entry: dict[str, Any], folder: str, where: str) -> list[dict[str, Any]]:
+def _regression(entry: dict[str, Any], folder: str, where: str, plan: bool = False) -> list[dict[str, Any]]:
     from .regression import regression
 
     metrics = entry["metrics"] if isinstance(entry["metrics"], list) else [entry["metrics"]]
@@ -154,16 +156,18 @@ def _regression(entry: dict[str, Any], folder: str, where: str) -> list[dict[str
                                                        "n_resamples", "n_permutations") if k in entry}
     arguments.update(_replay(entry, folder), **inputs)
     result = regression(metrics, baseline=baseline, candidate=candidate, judge=_judge(entry, metrics),
-                        options=options or None, **arguments)
+                        options=options or None, plan=plan, **arguments)
     name = entry.get("name", f"{where}")
-    return [{"name": f"{name} {r['metric']}.{r['key']}", "kind": "regression", "margin": result["margin"], **r}
+    kind = "plan" if plan else "regression"
+    return [{"name": f"{name} {r['metric']}.{r['key']}", "kind": kind, "margin": result["margin"], **r}
             for r in result["results"]]
 
 
-def run_config(path: str, judge_replay: str | None = None, judge_recording: str | None = None
-               ) -> list[dict[str, Any]]:
+def run_config(path: str, judge_replay: str | None = None, judge_recording: str | None = None,
+               plan: bool = False) -> list[dict[str, Any]]:
     """Every entry of the file, run: one result dict per gate, one per metric and key of a
-    regression (``name``, ``kind``, the figures, ``verdict``)."""
+    regression (``name``, ``kind``, the figures, ``verdict``). ``plan``: the regressions' minimum
+    detectable drops only (``kind`` "plan"), before any judge call; the gates are not run."""
     config = _load(path)
     folder = os.path.dirname(os.path.abspath(path))
     unknown = sorted(set(config) - {"gate", "regression", *_SHARED})
@@ -178,14 +182,14 @@ def run_config(path: str, judge_replay: str | None = None, judge_recording: str 
     if not gates and not regressions:
         raise ConfigError(f"{path}: no [[gate]] and no [[regression]] to run")
     results: list[dict[str, Any]] = []
-    for i, raw in enumerate(gates):
+    for i, raw in enumerate([] if plan else gates):
         where = f"gate[{i}]"
         entry = _entry(config, raw, where, _GATE_KEYS, ("data", "metric", "threshold"))
         results.append(_gate(entry, folder, where))
     for i, raw in enumerate(regressions):
         where = f"regression[{i}]"
         entry = _entry(config, raw, where, _REGRESSION_KEYS, ("baseline", "candidate", "metrics"))
-        results.extend(_regression(entry, folder, where))
+        results.extend(_regression(entry, folder, where, plan))
     return results
 
 
@@ -197,20 +201,31 @@ def exit_status(results: list[dict[str, Any]]) -> int:
     return EXIT_INCONCLUSIVE if "inconclusive" in verdicts else EXIT_PASS
 
 
+def write_json(path: str, results: list[dict[str, Any]], status: int) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump({"results": results, "exit_status": status}, f, indent=2, sort_keys=True, default=str)
+        f.write("\n")
+
+
 def gate_command(args: argparse.Namespace) -> int:
     """Run ``gate``: print the table, write ``--json`` and ``--summary``; the exit status."""
     from . import report
 
     if not os.path.isfile(args.config):
         raise ConfigError(f"CONFIG: {args.config} does not exist")
-    results = run_config(args.config, args.judge_replay, args.judge_recording)
+    results = run_config(args.config, args.judge_replay, args.judge_recording, args.plan)
+    if args.plan:
+        for r in results:
+            print(f"{r['name']}: n {r['n']}, sd {r['sd']:.4g} ({r['sd_source']}), smallest drop found with 80% "
+                  f"power: {r['mde']:.4g}")
+        if args.json:
+            write_json(args.json, results, EXIT_PASS)
+        return EXIT_PASS
     rows = report.rows_of([(r["name"], r) for r in results])
     print(report.text(rows))
     status = exit_status(results)
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump({"results": results, "exit_status": status}, f, indent=2, sort_keys=True, default=str)
-            f.write("\n")
+        write_json(args.json, results, status)
     report.write_summary(report.markdown(rows), args.summary)
     return status
 
@@ -229,5 +244,8 @@ def add_gate_parser(sub: Any) -> None:
     g.add_argument("--json", default=None, metavar="OUT", help="write every result as JSON")
     g.add_argument("--summary", default=None, metavar="OUT",
                    help="write a Markdown table (also appended to $GITHUB_STEP_SUMMARY when set)")
+    g.add_argument("--plan", action="store_true",
+                   help="print each regression's minimum detectable drop (80%% power) before any judge call; "
+                        "run nothing else")
     g.add_argument("--debug", action="store_true", help="show the traceback of an error")
     g.set_defaults(run=gate_command)
