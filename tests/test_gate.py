@@ -129,6 +129,14 @@ def test_bertscore_gates_on_the_packaged_model():
     assert result.verdict == "pass" and result.key == "f1" and 0.5 < result.score <= 1.0
 
 
+@pytest.mark.parametrize("name", ["bleu", "chrf", "ter"])
+def test_a_corpus_metric_keeps_its_corpus_score_and_its_own_interval(name):
+    result = tm.gate(name, 0.0, confidence_level=0.9, n_resamples=300, seed=7, **LEXICAL_INPUTS)
+    plain = METRICS[name].function()(**LEXICAL_INPUTS, confidence_level=0.9, n_resamples=300, seed=7)
+    assert result.score == plain[result.key] and list(result.ci) == plain[f"{result.key}_ci"]
+    assert result.ci[0] < result.ci[1]
+
+
 def test_the_result_dict_has_specs_fields():
     result = tm.gate("rouge", 0.2, key="rougeL", **LEXICAL_INPUTS)
     assert list(result.as_dict())[:13] == ["metric", "key", "verdict", "score", "ci", "threshold", "n", "repeats",

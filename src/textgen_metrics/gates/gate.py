@@ -105,9 +105,9 @@ def _verdict(target: Any, means: list[float | None], level: float, threshold: fl
     scored = [v for v in means if v is not None]
     reasons: list[str] = []
     score: float | None
-    if corpus is not None:
+    if corpus is not None:  # a corpus metric: its score of summed statistics and its own interval
         score, interval = corpus
-        low, high = (interval[0], interval[1]) if interval else (score, score)
+        low, high = (interval[0], interval[1]) if interval else (None, None)
     else:
         score = sum(scored) / len(scored) if scored else None
         low, high = S.mean_interval(scored, level, n_resamples, seed)
@@ -148,7 +148,8 @@ def gate(metric: Any, threshold: float, *, judge: Any = None, key: str | None = 
     if unscored not in UNSCORED_POLICIES:
         raise ValueError(f"unscored: {unscored!r} is not one of {list(UNSCORED_POLICIES)}")
     adaptive, most = _check_repeats(repeats, max_repeats)
-    target = make_target(metric, key, inputs, options, judge, judge_replay, judge_recording)
+    target = make_target(metric, key, inputs, options, judge, judge_replay, judge_recording,
+                         (confidence_level, n_resamples, seed))
     if lower_is_better is not None:
         if not isinstance(lower_is_better, bool):
             raise ValueError(f"lower_is_better: {lower_is_better!r} must be True, False or None")

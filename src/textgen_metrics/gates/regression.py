@@ -94,7 +94,8 @@ def regression(metrics: Any, *, baseline: Sequence[Any], candidate: Sequence[Any
         name = getattr(metric, "name", metric)
         given = {c: v for c, v in inputs.items()}
         made = [make_target(metric, key, _side_inputs(given, side), per_metric_options.get(name), judge,
-                            judge_replay, judge_recording) for side in (baseline, candidate)]
+                            judge_replay, judge_recording, (confidence_level, n_resamples, seed))
+                for side in (baseline, candidate)]
         targets.append(made)
     if plan:
         return _plan(targets, len(baseline), alpha, len(pairs), sd, margin)

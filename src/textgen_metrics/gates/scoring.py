@@ -18,6 +18,7 @@ from typing import Any
 from ..judges.base import Judge
 from ..metric import Metric
 from ..registry import METRICS
+from ..significance import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
 from . import replay as R
 
 __all__ = ["Target", "Scored", "make_target", "UNSCORED_POLICIES"]
@@ -100,8 +101,11 @@ def _spec(metric: Any) -> type[Metric]:
 
 
 def make_target(metric: Any, key: str | None, inputs: Mapping[str, Any], options: Mapping[str, Any] | None,
-                judge: Any, judge_replay: str, judge_recording: Any) -> Target:
-    """The metric, its key, its options and inputs checked once; its judge ready for replay."""
+                judge: Any, judge_replay: str, judge_recording: Any,
+                interval: tuple[float, int, int | None] = (DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED)
+                ) -> Target:
+    """The metric, its key, its options and inputs checked once; its judge ready for replay.
+    ``interval``: (confidence level, resamples, seed) of a corpus metric's own interval."""
     spec = _spec(metric)
     given = dict(options or {})
     for reserved in ("judge", "confidence_level", "use_aggregator"):
@@ -109,7 +113,11 @@ def make_target(metric: Any, key: str | None, inputs: Mapping[str, Any], options
             raise ValueError(f"options: {reserved!r} is set by the gate itself (pass judge= and "
                              "confidence_level= to the gate)")
     spec.check_options(given)
-    if not spec.corpus:  # a mean's interval is the gate's, over item means
+    if spec.corpus:  # the interval of its own resampling, at the gate's level
+        level, resamples, seed = interval
+        given.update(confidence_level=level, n_resamples=given.get("n_resamples", resamples),
+                     seed=given.get("seed", seed))
+    else:  # a mean's interval is the gate's, over item means
         given["confidence_level"] = None
     columns = {*spec.columns, *spec.optional_columns}
     for name in inputs:
