@@ -114,6 +114,7 @@ def test_assert_no_regression_fails_only_on_a_regression_unless_strict():
     ({"repeats": "auto"}, ValueError, "repeats: 'auto' must be a positive integer"),
     ({"predictions": ["a", "b"]}, TypeError, "predictions: pass baseline= and candidate="),
     ({"metrics": []}, ValueError, "metrics: name at least one metric"),
+    ({"options": {"use_stemmer": True}}, ValueError, "options: 'use_stemmer' is not a metric of this regression"),
 ])
 def test_bad_arguments_name_the_argument(arguments, error, match):
     given = {"metrics": "rouge", "baseline": ["a", "b"], "candidate": ["a", "b"], "references": ["a", "b"],

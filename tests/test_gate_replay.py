@@ -123,6 +123,15 @@ def test_a_recording_of_another_judge_fingerprint_names_both(tmp_path, other, bl
     assert "k-replay" not in message and opened == []
 
 
+def test_judge_options_reach_the_judge_of_a_judge_string(tmp_path):
+    true = G.true_scores(10, 0.9)
+    with served(true) as srv:
+        result = tm.gate("g_eval", 50, judge="openai:sim-model", judge_options={"base_url": srv.url, "api_key": "k"},
+                         options=G.G_EVAL, predictions=G.predictions(10), repeats=1)
+        assert result.verdict == "pass" and srv.count == 10 == result.requests
+    assert result.judge_fingerprint["decoding"]["base_url"] == srv.url
+
+
 def test_strict_replay_without_a_recording_is_an_error_naming_it(tmp_path):
     with pytest.raises(ValueError, match="judge_recording: .*missing.jsonl does not exist"):
         gate(G.schema_judge(), tmp_path / "missing.jsonl", "strict")

@@ -20,6 +20,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+from ..run import resolve_judge
 from ..significance import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, check_interval_options
 from . import stats as S
 from .scoring import UNSCORED_POLICIES, make_target
@@ -135,19 +136,23 @@ def gate(metric: Any, threshold: float, *, judge: Any = None, key: str | None = 
          max_repeats: int = 5, confidence_level: float = DEFAULT_CONFIDENCE, unscored: str = "inconclusive",
          max_unscored: float = 0.1, seed: int = DEFAULT_SEED, options: Mapping[str, Any] | None = None,
          n_resamples: int = DEFAULT_RESAMPLES, judge_replay: str = "off", judge_recording: Any = None,
-         lower_is_better: bool | None = None, **inputs: Any) -> GateResult:
+         lower_is_better: bool | None = None, judge_options: Mapping[str, Any] | None = None,
+         **inputs: Any) -> GateResult:
     """The verdict of ``metric`` (a name of the library, or a Metric class) on ``inputs`` (its
     columns: ``predictions=``, ``references=``, ``contexts=``...) against ``threshold`` (a floor;
     a ceiling for a lower-is-better metric). ``lower_is_better``: None reads the metric's
     declaration (TER's); True gates a metric whose declaration does not say so (bias, toxicity,
-    hallucination: a rate of a fault) on a ceiling. See the module's docstring and SPEC
-    "Quality gates"."""
+    hallucination: a rate of a fault) on a ceiling. ``judge_options`` go to the judge's
+    constructor when ``judge`` is a string (``base_url``, ``concurrency``, ``cache``...). See the
+    module's docstring and SPEC "Quality gates"."""
     threshold = _check_number("threshold", threshold)
     check_interval_options(confidence_level, n_resamples, seed)
     max_unscored = _check_number("max_unscored", max_unscored, 0.0, 1.0)
     if unscored not in UNSCORED_POLICIES:
         raise ValueError(f"unscored: {unscored!r} is not one of {list(UNSCORED_POLICIES)}")
     adaptive, most = _check_repeats(repeats, max_repeats)
+    if judge_options:
+        judge = resolve_judge(judge, judge_options)
     target = make_target(metric, key, inputs, options, judge, judge_replay, judge_recording,
                          (confidence_level, n_resamples, seed))
     if lower_is_better is not None:

@@ -25,6 +25,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..run import resolve_judge
 from ..significance import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, DEFAULT_TRIALS, check_interval_options
 from . import stats as S
 from .scoring import make_target
@@ -71,12 +72,14 @@ def regression(metrics: Any, *, baseline: Sequence[Any], candidate: Sequence[Any
                judge: Any = None, keys: Any = None, repeats: int = 1, confidence_level: float = DEFAULT_CONFIDENCE,
                n_resamples: int = DEFAULT_RESAMPLES, n_permutations: int = DEFAULT_TRIALS, seed: int = DEFAULT_SEED,
                options: Mapping[str, Mapping[str, Any]] | None = None, plan: bool = False, sd: float | None = None,
-               judge_replay: str = "off", judge_recording: Any = None, **inputs: Any) -> dict[str, Any]:
+               judge_replay: str = "off", judge_recording: Any = None, judge_options: Mapping[str, Any] | None = None,
+               **inputs: Any) -> dict[str, Any]:
     """The regression test of ``candidate`` against ``baseline`` (predictions of the same items)
     on one or several ``metrics`` (see the module's docstring). Returns ``{"verdict", "results":
     [per metric and key: {"metric", "key", "verdict", "delta", "ci", "p_value", "p_adjusted", "n",
     "mde", "requests", "unscored"}], "margin", "alpha"}``; with one metric and key its figures
-    are at the top level too."""
+    are at the top level too. ``judge_options`` go to the judge's constructor when ``judge`` is a
+    string (``base_url``, ``concurrency``, ``cache``...)."""
     check_interval_options(confidence_level, n_resamples, seed)
     if isinstance(margin, bool) or not isinstance(margin, (int, float)) or margin < 0:
         raise ValueError(f"margin: {margin!r} must be a number >= 0 (the drop that still counts as none)")
@@ -87,8 +90,15 @@ def regression(metrics: Any, *, baseline: Sequence[Any], candidate: Sequence[Any
     if "predictions" in inputs:
         raise TypeError("predictions: pass baseline= and candidate= (the predictions of each side)")
     alpha = round(1.0 - confidence_level, 12)
+    if judge_options:
+        judge = resolve_judge(judge, judge_options)
     pairs = _pairs(_names(metrics), keys)
     per_metric_options = dict(options or {})
+    names = {getattr(m, "name", m) for m, _ in pairs}
+    for name in per_metric_options:
+        if name not in names:
+            raise ValueError(f"options: {name!r} is not a metric of this regression ({', '.join(map(str, names))}); "
+                             "give the options per metric: {metric: {option: value}}")
     targets = []
     for metric, key in pairs:
         name = getattr(metric, "name", metric)
