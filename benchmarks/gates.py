@@ -9,8 +9,10 @@ The tables of docs/gating.md come from this script (issue 47, item 5).
    whose mean is the true mean (the suite's own mean varies around it): false fail
    (true mean = threshold + 0.05), false pass (threshold - 0.05), for ``gate`` (``repeats="auto"``,
    up to 5, and fixed K), a one-run point gate (the mean of one run >= threshold) and deepeval's
-   ``assert_test`` rule, simulated: deepeval is not installed here (its install pulls an LLM
-   client stack); its rule is the point gate's, one run's score against the threshold;
+   ``assert_test`` rule, simulated: deepeval is not installed here (``pip install deepeval``
+   would add 20 packages, three pytest plugins that would load in the whole suite and a
+   telemetry client among them); its rule is the point gate's, one run's score against the
+   threshold;
    and at the threshold itself (every pass and every fail is wrong there: each at most 2.5%),
    against the adaptive rule without spending the error over the looks;
 2. reruns of an unchanged suite (true mean threshold + 0.02, ``--suites`` suites of 100 items,
