@@ -74,6 +74,7 @@ TEST_TIERS = {
     # the Space's answer to a silent judge, timed against the clock: alone, as the rate tests
     "test_spaces.py::test_a_judge_that_does_not_answer_is_an_error_within_15_s": ("serial",),
     "test_spaces.py::test_playground_a_judge_that_does_not_answer_is_an_error_within_15_s": ("serial",),
+    "test_gate.py::test_bertscore_gates_on_the_packaged_model": ("real_model",),
     "test_native.py::test_wordnet_index_synonyms_equal_nltk_synsets_lemma_names": ("slow",),
     "test_native.py::test_treebank_tokenizer_equals_nltk_word_tokenize_and_the_python_rules": ("slow",),
     "test_audit_probes.py::test_position_and_repeat_audits_on_the_real_smollm2_behind_the_real_server":

@@ -8,6 +8,10 @@ from .audit.run import audit as audit
 from .audit.stats import position_audit as position_audit
 from .comparison import compare as compare
 from .cost import estimate_cost as estimate_cost
+from .gates import assert_gate as assert_gate
+from .gates import assert_no_regression as assert_no_regression
+from .gates import gate as gate
+from .gates import regression as regression
 from .human_agreement import agreement as agreement
 from .judges import get_judge as get_judge
 from .judges.anthropic import AnthropicJudge as AnthropicJudge
@@ -33,4 +37,6 @@ from .semantic.bertscore import BertScorer as BertScorer
 from .significance import bootstrap_ci as bootstrap_ci
 from .tokenizers import get_tokenizer as get_tokenizer
 
-_NAMES = tuple(name for name in dir() if not name.startswith("_"))
+# identifiers only: pytest's assertion rewriting adds names such as "@py_builtins" to the modules of
+# a package that registers a pytest11 plugin (this one does: the quality gates' fixture)
+_NAMES = tuple(name for name in dir() if name.isidentifier() and not name.startswith("_"))

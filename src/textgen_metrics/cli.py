@@ -429,13 +429,20 @@ def _add_audit(sub: Any) -> None:
     add_audit_parser(sub)
 
 
+def _add_gate(sub: Any) -> None:
+    from .gates.config import add_gate_parser
+
+    add_gate_parser(sub)
+
+
 def _add_options(sub: Any) -> None:
     from .option_docs import add_options_parser
 
     add_options_parser(sub)
 
 
-SUBCOMMANDS: list[Callable[[Any], None]] = [_add_score, _add_compare, _add_meta_eval, _add_audit, _add_options]
+SUBCOMMANDS: list[Callable[[Any], None]] = [_add_score, _add_compare, _add_meta_eval, _add_audit, _add_gate,
+                                            _add_options]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,230 @@
+"""Exact replay of a judge for CI, built on the judge cache.
+
+A recording is the judge cache's entries a gate used, exported as text: one JSON line per
+request, sorted by the request's cache key (the judge engine's
+:func:`~textgen_metrics.judges.cache.cache_key`: backend, model, messages as first asked, every
+decoding setting, the repeat number), each with the cached answer (the entry as the cache holds
+it) and the judge fingerprint it was made with. The file is meant to be committed and reviewed
+in a pull request: sorted lines diff cleanly.
+
+- ``record``: the judge runs as usual (its own cache too); every answer it used, from the cache
+  or from the judge, is written to the recording: the other metrics' lines kept, the metric's
+  replaced by the first gate of the process that records it and added to by the next (the
+  gates of one test session or config file share a recording).
+- ``strict``: a :class:`RecordingCache` holding the recording's entries is the judge's only
+  cache, and the judge's backend is replaced by one that refuses: nothing is sent, no socket is
+  opened (no session either), and a request the recording lacks is an error naming the metric,
+  the item and the repeat (:class:`ReplayMissError`).
+- ``off``: no recording.
+
+The judge fingerprint is the metric, the judge's backend and model, the metric's prompts version
+and the decoding settings (the judge's settings of a request, without the per-request ones):
+replaying a recording made with another fingerprint is an error that names both
+(:class:`ReplayFingerprintError`). The model is the one the judge was configured with, which
+the engine records as ``judge_model``; a server that runs another model under that name is not
+detected here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from ..judges.base import Judge, JudgeError, JudgeRequest
+
+__all__ = ["REPLAY_MODES", "ReplayError", "ReplayMissError", "ReplayFingerprintError", "RecordingCache",
+           "judge_fingerprint", "read_recording", "write_recording", "check_fingerprint", "strict_judge",
+           "MISSING_NOTE", "check_replay"]
+
+REPLAY_MODES = ("off", "record", "strict")
+MISSING_NOTE = "not in the judge recording"  # the error text of a request strict replay refuses
+_PER_REQUEST = ("schema", "logprobs", "top_logprobs", "repeat")
+
+
+class ReplayError(ValueError):
+    """A replay that cannot go on: a request the recording lacks, another judge fingerprint."""
+
+
+class ReplayMissError(ReplayError):
+    """Strict replay met a request the recording lacks (``metric``, ``item``, ``repeat``)."""
+
+    def __init__(self, metric: str, items: list[int], repeat: int, path: str) -> None:
+        self.metric, self.items, self.repeat, self.path = metric, items, repeat, path
+        shown = ", ".join(str(i) for i in items[:10]) + (f" (and {len(items) - 10} more)" if len(items) > 10 else "")
+        super().__init__(f"judge_recording {path}: metric {metric!r}, item {shown}, repeat {repeat}: the request "
+                         f"is not in the recording (strict replay sends nothing); record it again with "
+                         f"judge_replay='record'")
+
+
+class ReplayFingerprintError(ReplayError):
+    """The recording was made with another judge fingerprint."""
+
+
+def check_replay(judge_replay: Any, judge_recording: Any) -> tuple[str, str | None]:
+    """The replay mode and the recording's path, checked (argument names in the messages)."""
+    if judge_replay not in REPLAY_MODES:
+        raise ValueError(f"judge_replay: {judge_replay!r} is not one of {list(REPLAY_MODES)}")
+    if judge_replay == "off":
+        return "off", None
+    if not isinstance(judge_recording, (str, os.PathLike)) or not os.fspath(judge_recording):
+        raise ValueError(f"judge_recording: judge_replay={judge_replay!r} needs the recording's path, got "
+                         f"{judge_recording!r}")
+    path = os.fspath(judge_recording)
+    if judge_replay == "strict" and not os.path.isfile(path):
+        raise ValueError(f"judge_recording: {path} does not exist; make it with judge_replay='record'")
+    return str(judge_replay), path
+
+
+def judge_fingerprint(metric: str, prompts_version: str, judge: Judge) -> dict[str, Any]:
+    """What makes a judge answer as it did: metric, backend, model, prompts, decoding settings."""
+    settings = judge.settings(JudgeRequest(messages=[]))
+    decoding = {k: v for k, v in sorted(settings.items()) if k not in _PER_REQUEST}
+    return {"metric": metric, "backend": judge.backend, "model": str(judge.model), "prompts": prompts_version,
+            "decoding": json.loads(json.dumps(decoding, default=str))}
+
+
+# the recordings read by this process, by (path, modification time, size): the gates of a test
+# session read their shared recording once
+_READ: dict[tuple[str, int, int], list[dict[str, Any]]] = {}
+
+
+def read_recording(path: str) -> list[dict[str, Any]]:
+    """The recording's lines (``{"key", "answer", "judge"}``), each checked, the line named
+    (read once per version of the file in a process; the lines are not to be changed)."""
+    status = os.stat(path)
+    version = (os.path.abspath(path), status.st_mtime_ns, status.st_size)
+    if version not in _READ:
+        _READ.clear()  # one recording at a time is the common case: no growth over a session
+        _READ[version] = _read_lines(path)
+    return _READ[version]
+
+
+def _read_lines(path: str) -> list[dict[str, Any]]:
+    lines: list[dict[str, Any]] = []
+    with open(path, encoding="utf-8") as f:
+        for number, text in enumerate(f, 1):
+            if not text.strip():
+                continue
+            try:
+                line = json.loads(text)
+            except json.JSONDecodeError as e:
+                raise ReplayError(f"judge_recording {path}, line {number}: not JSON ({e.msg})") from None
+            if not isinstance(line, dict) or not {"key", "answer", "judge"} <= set(line):
+                raise ReplayError(f"judge_recording {path}, line {number}: expected an object with key, answer "
+                                  "and judge")
+            lines.append(line)
+    return lines
+
+
+# (recording path, metric) pairs this process has written: the first write of a run replaces the
+# metric's lines (stale requests leave the file), the later ones add to them (several gates, tests
+# or config entries of one metric share one recording)
+_WRITTEN: set[tuple[str, str]] = set()
+
+
+def write_recording(path: str, metric: str, entries: Mapping[str, Any], fingerprint: dict[str, Any]) -> None:
+    """Write ``entries`` of ``metric`` into the recording at ``path``, every line sorted by key
+    (written whole, then renamed). The other metrics' lines are kept; this metric's are replaced
+    by the first write of this process and added to by the next ones."""
+    where = (os.path.abspath(path), metric)
+    lines = read_recording(path) if os.path.isfile(path) else []
+    if where not in _WRITTEN:
+        lines = [line for line in lines if line["judge"].get("metric") != metric]
+        _WRITTEN.add(where)
+    new = {(k, json.dumps(fingerprint, sort_keys=True)) for k in entries}
+    lines = [line for line in lines if (line["key"], json.dumps(line["judge"], sort_keys=True)) not in new]
+    lines += [{"key": k, "answer": v, "judge": fingerprint} for k, v in entries.items()]
+    lines.sort(key=lambda line: (line["key"], json.dumps(line["judge"], sort_keys=True)))
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    temporary = f"{path}.tmp{os.getpid()}"
+    with open(temporary, "w", encoding="utf-8") as f:
+        for line in lines:
+            f.write(json.dumps(line, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n")
+    os.replace(temporary, path)
+
+
+def check_fingerprint(path: str, lines: list[dict[str, Any]], fingerprint: dict[str, Any]) -> dict[str, Any]:
+    """The entries recorded for the gate's metric with ``fingerprint``; a recording that holds
+    the metric only with other fingerprints is an error naming them and this one."""
+    metric = fingerprint["metric"]
+    entries: dict[str, Any] = {}
+    others: list[dict[str, Any]] = []
+    for line in lines:
+        recorded = line["judge"]
+        if recorded.get("metric") != metric:
+            continue
+        if recorded == fingerprint:
+            entries[line["key"]] = line["answer"]
+        elif recorded not in others:
+            others.append(recorded)
+    if not entries and others:
+        shown = " and ".join(json.dumps(o, sort_keys=True) for o in others)
+        raise ReplayFingerprintError(
+            f"judge_recording {path}: metric {metric!r} was recorded with the judge {shown}, and is replayed with "
+            f"the judge {json.dumps(fingerprint, sort_keys=True)}; record it again with judge_replay='record'")
+    return entries
+
+
+class RecordingCache:
+    """An :class:`~textgen_metrics.judges.cache.AnswerCache` over a recording's entries.
+
+    Strict (``inner`` None): the entries only, nothing written. Recording: every answer got from
+    ``inner`` (the judge's own cache) or put by the engine is kept in :attr:`entries` too."""
+
+    def __init__(self, entries: Mapping[str, Any], inner: Any = None, recording: bool = False) -> None:
+        self.entries: dict[str, Any] = dict(entries)
+        self.inner = inner
+        self.recording = recording
+
+    def get(self, key: str) -> Any | None:
+        if key in self.entries:
+            return self.entries[key]
+        if not self.recording or self.inner is None:
+            return None
+        value = self.inner.get(key)
+        if value is not None:
+            self.entries[key] = value
+        return value
+
+    def put(self, key: str, value: Any) -> None:
+        if self.recording:
+            self.entries[key] = value
+            if self.inner is not None:
+                self.inner.put(key, value)
+
+    def stage(self, key: str, value: Any) -> None:
+        if self.recording:
+            self.entries[key] = value
+            if self.inner is not None:
+                self.inner.stage(key, value)
+
+    def flush(self) -> None:
+        if self.inner is not None:
+            self.inner.flush()
+
+
+async def _refuse(messages: Any, request: JudgeRequest, ctx: Any, tally: Any) -> Any:
+    raise JudgeError(f"{request.task}: {MISSING_NOTE}")
+
+
+def strict_judge(judge: Judge, entries: Mapping[str, Any]) -> Judge:
+    """A copy of ``judge`` that answers from ``entries`` only: its backend refuses every request
+    (an error of that request, named afterwards by item and repeat) and opens no session."""
+    out = judge.share(cache=None)
+    out.cache = RecordingCache(entries)
+    out._acomplete = _refuse  # type: ignore[method-assign]
+    out._open = lambda: contextlib.nullcontext(None)  # type: ignore[method-assign]
+    out.first_answer_timeout = None
+    return out
+
+
+def recording_judge(judge: Judge) -> tuple[Judge, RecordingCache]:
+    """A copy of ``judge`` whose cache keeps every answer it uses (its own cache beneath)."""
+    cache = RecordingCache({}, inner=judge.cache, recording=True)
+    out = judge.share(cache=None)
+    out.cache = cache
+    return out, cache

@@ -1,0 +1,158 @@
+"""Exact replay for CI (SPEC "Quality gates"): a recording is the judge cache's entries as sorted
+JSON lines with the judge fingerprint; strict replay sends nothing (no socket opened), a missing
+request names metric, item and repeat, another fingerprint names both."""
+
+import json
+import socket
+
+import pytest
+
+import gate_sim as G
+import textgen_metrics as tm
+from chat_server import ChatServer
+from textgen_metrics import CallableJudge, OpenAIJudge
+from textgen_metrics.gates import ReplayFingerprintError, ReplayMissError
+
+N = 40
+
+
+def served(true, sd=0.1):
+    stand_in = G.NoisyJudge(true, sd, seed=5)
+    return ChatServer(lambda body, task: stand_in(body["messages"], task))
+
+
+def openai_judge(url, **kw):
+    return OpenAIJudge("sim-model", base_url=url, api_key="k-replay", backoff=0.01, concurrency=8, **kw)
+
+
+def gate(judge, recording, mode, threshold=70, n=N, **kw):
+    return tm.gate("g_eval", threshold, judge=judge, options=G.G_EVAL, predictions=G.predictions(n),
+                   judge_replay=mode, judge_recording=recording, max_repeats=3, **kw)
+
+
+@pytest.fixture
+def block(monkeypatch):
+    """``block()`` blocks the network from then on: every socket connected fails, and is
+    counted in the list it returns."""
+    opened = []
+
+    def refuse(*args, **kwargs):
+        opened.append(args)
+        raise OSError("the network is blocked in this test")
+
+    def start():
+        monkeypatch.setattr(socket.socket, "connect", refuse)
+        monkeypatch.setattr(socket, "create_connection", refuse)
+        return opened
+
+    return start
+
+
+def test_strict_replay_sends_nothing_and_gives_the_recorded_verdict_byte_for_byte(tmp_path, block):
+    recording = tmp_path / "judge.jsonl"
+    n = 20  # HTTP requests are the slow part
+    true = G.true_scores(n, 0.7, seed=2)
+    with served(true) as srv:
+        recorded = gate(openai_judge(srv.url), recording, "record", n=n)
+        url, sent = srv.url, srv.count
+    assert recorded.verdict == "inconclusive" and recorded.repeats == 3 and sent == 3 * n
+    opened = block()
+    replays = [gate(openai_judge(url), recording, "strict", n=n) for _ in range(2)]
+    assert opened == [] and all(r.requests == 0 for r in replays)
+    texts = [json.dumps(r.as_dict(), sort_keys=True) for r in replays]
+    assert texts[0] == texts[1]
+    assert {k: v for k, v in replays[0].as_dict().items() if k != "requests"} == \
+        {k: v for k, v in recorded.as_dict().items() if k != "requests"}
+
+
+def test_a_recording_is_sorted_json_lines_of_cache_entries_with_the_judge_fingerprint(tmp_path):
+    recording = tmp_path / "judge.jsonl"
+    judge = CallableJudge(G.NoisyJudge(G.true_scores(N, 0.9), 0.1, 1), model="noisy-sim")
+    gate(judge, recording, "record", threshold=50)
+    lines = [json.loads(line) for line in recording.read_text().splitlines()]
+    assert len(lines) == N and [x["key"] for x in lines] == sorted(x["key"] for x in lines)
+    assert set(lines[0]) == {"key", "answer", "judge"} and "score" in lines[0]["answer"]["text"]
+    assert lines[0]["judge"] == {"metric": "g_eval", "backend": "callable", "model": "noisy-sim",
+                                 "prompts": lines[0]["judge"]["prompts"], "decoding": {}}
+    # another metric recorded into the same file keeps the first metric's lines
+    tm.gate("bias", 0.9, judge=G.schema_judge(), predictions=["x"] * 3, judge_replay="record",
+            judge_recording=recording, lower_is_better=True)
+    metrics = [json.loads(line)["judge"]["metric"] for line in recording.read_text().splitlines()]
+    assert metrics.count("g_eval") == N and metrics.count("bias") >= 1
+
+
+def test_record_serves_from_and_fills_the_judge_cache(tmp_path):
+    cache = tmp_path / "cache.sqlite"
+    stand_in = G.NoisyJudge(G.true_scores(N, 0.9), 0.1, 1)
+    gate(CallableJudge(stand_in, model="noisy-sim", cache=str(cache)), None, "off", threshold=50)
+    calls = sum(stand_in.calls.values())
+    recorded = gate(CallableJudge(stand_in, model="noisy-sim", cache=str(cache)), tmp_path / "r.jsonl", "record",
+                    threshold=50)
+    assert sum(stand_in.calls.values()) == calls and recorded.requests == 0  # every answer from the cache
+    assert len((tmp_path / "r.jsonl").read_text().splitlines()) == N
+
+
+def test_a_request_missing_from_the_recording_names_metric_item_and_repeat(tmp_path, block):
+    recording = tmp_path / "judge.jsonl"
+    judge = CallableJudge(G.NoisyJudge(G.true_scores(N, 0.9), 0.1, 1), model="noisy-sim")
+    gate(judge, recording, "record", threshold=50)
+    opened = block()
+    with pytest.raises(ReplayMissError, match=r"metric 'g_eval', item 40, repeat 0: the request is not in the "):
+        gate(judge, recording, "strict", threshold=50, n=N + 1)
+    with pytest.raises(ReplayMissError, match=r"metric 'g_eval', item 0, .*repeat 1"):  # only repeat 0 recorded
+        gate(judge, recording, "strict", threshold=90, repeats=2)
+    assert opened == []
+
+
+@pytest.mark.parametrize("other", [{"model": "another-model"}, {"temperature": 0.7}])
+def test_a_recording_of_another_judge_fingerprint_names_both(tmp_path, other, block):
+    recording = tmp_path / "judge.jsonl"
+    true = G.true_scores(N, 0.9)
+    with served(true) as srv:
+        gate(openai_judge(srv.url), recording, "record", threshold=50)
+        url = srv.url
+    opened = block()
+    settings = {"model": "sim-model", **other}
+    judge = OpenAIJudge(settings.pop("model"), base_url=url, api_key="k-replay", **settings)
+    with pytest.raises(ReplayFingerprintError) as info:
+        gate(judge, recording, "strict", threshold=50)
+    message = str(info.value)
+    assert "recorded with the judge" in message and "replayed with the judge" in message
+    key, value = next(iter(other.items()))
+    assert json.dumps(value) in message and ('"sim-model"' in message)
+    assert "k-replay" not in message and opened == []
+
+
+def test_judge_options_reach_the_judge_of_a_judge_string(tmp_path):
+    true = G.true_scores(10, 0.9)
+    with served(true) as srv:
+        result = tm.gate("g_eval", 50, judge="openai:sim-model", judge_options={"base_url": srv.url, "api_key": "k"},
+                         options=G.G_EVAL, predictions=G.predictions(10), repeats=1)
+        assert result.verdict == "pass" and srv.count == 10 == result.requests
+    assert result.judge_fingerprint["decoding"]["base_url"] == srv.url
+
+
+def test_strict_replay_without_a_recording_is_an_error_naming_it(tmp_path):
+    with pytest.raises(ValueError, match="judge_recording: .*missing.jsonl does not exist"):
+        gate(G.schema_judge(), tmp_path / "missing.jsonl", "strict")
+
+
+def test_gates_of_one_metric_share_a_recording_and_a_new_session_drops_stale_requests(tmp_path, monkeypatch):
+    from textgen_metrics.gates import replay
+
+    monkeypatch.setattr(replay, "_WRITTEN", set())
+    recording = tmp_path / "judge.jsonl"
+    judge = CallableJudge(G.NoisyJudge(G.true_scores(2 * N, 0.9), 0.1, 1), model="noisy-sim")
+    first, second = G.predictions(2 * N)[:N], G.predictions(2 * N)[N:]
+    for predictions in (first, second):
+        tm.gate("g_eval", 50, judge=judge, options=G.G_EVAL, predictions=predictions, judge_replay="record",
+                judge_recording=recording)
+    assert len(recording.read_text().splitlines()) == 2 * N
+    for predictions in (first, second):  # both replay from the one file
+        replayed = tm.gate("g_eval", 50, judge=CallableJudge(G.NoisyJudge([], 0, 0), model="noisy-sim"),
+                           options=G.G_EVAL, predictions=predictions, judge_replay="strict", judge_recording=recording)
+        assert replayed.verdict == "pass" and replayed.requests == 0
+    monkeypatch.setattr(replay, "_WRITTEN", set())  # a new process records the first gate only
+    tm.gate("g_eval", 50, judge=judge, options=G.G_EVAL, predictions=first, judge_replay="record",
+            judge_recording=recording)
+    assert len(recording.read_text().splitlines()) == N
