@@ -21,7 +21,7 @@ from typing import Any
 
 class _CallablePackage(types.ModuleType):
     """This package, callable as :func:`~textgen_metrics.audit.run.audit`: ``textgen_metrics.audit``
-    names both the function (SPEC: ``textgen_metrics.audit(...)``) and this package, and which of
+    names both the function (the public ``textgen_metrics.audit(...)``) and this package, and which of
     the two the package attribute holds depends on what was imported first (importing a submodule
     sets the attribute to the package). Either way ``textgen_metrics.audit(...)`` runs the audit."""
 

@@ -1,5 +1,5 @@
-"""The ``audit`` subcommand: ``textgen-metrics audit SOURCE --metrics NAME --judge ...`` (SPEC
-"Judge audits"). :func:`add_audit_parser` builds its parser on the command line's subparsers
+"""The ``audit`` subcommand: ``textgen-metrics audit SOURCE --metrics NAME --judge ...``
+(docs/audit.md). :func:`add_audit_parser` builds its parser on the command line's subparsers
 (``parents=[common_options()]``, ``run=`` the function that returns the exit status), reading
 metric options, judge options and columns with the ``score`` command's own helpers.
 
@@ -13,7 +13,7 @@ import argparse
 import json
 from typing import Any
 
-from ..significance import DEFAULT_RESAMPLES
+from ..significance import DEFAULT_RESAMPLES, DEFAULT_SEED
 
 __all__ = ["add_audit_parser", "audit_command"]
 
@@ -115,7 +115,8 @@ def add_audit_parser(sub: Any) -> None:
                    help=f"of the intervals (default {DEFAULT_CONFIDENCE})")
     a.add_argument("--n-resamples", type=int, default=DEFAULT_RESAMPLES,
                    help=f"bootstrap resamples (default {DEFAULT_RESAMPLES}; 0: no intervals)")
-    a.add_argument("--seed", type=int, default=None, help="the random seed of the resamples (default: fresh)")
+    a.add_argument("--seed", type=int, default=DEFAULT_SEED,
+                   help=f"the random seed of the resamples (default {DEFAULT_SEED})")
     a.add_argument("--json", metavar="OUT", help="write the audit as JSON here")
     a.add_argument("--html", metavar="OUT", help="write the judge card (HTML with charts) here")
     a.set_defaults(run=audit_command)

@@ -1,11 +1,12 @@
 """The statistics of a judge audit, on verdicts and scores already made: no judge is needed, so
 stored answers (LLMBar's) are audited as a live judge's are. Each statistic is ``{"value",
 "ci"}``: the value on the rows given and a percentile bootstrap interval over pairs or examples
-(``confidence_level``, ``n_resamples``, ``seed``; ``seed=None`` draws fresh resamples,
+(``confidence_level``, ``n_resamples``, ``seed``: 12345 by default, as everywhere in the package;
+``seed=None`` draws fresh resamples,
 ``n_resamples=0`` gives ``ci`` None). A value that is undefined (no row, kappa without expected
 disagreement) is None; a resample on which it is undefined is left out of the interval.
 
-- :func:`position_audit` (SPEC "Judge audits", position): ``first[i]`` and ``second[i]`` are the
+- :func:`position_audit` (docs/audit.md, position): ``first[i]`` and ``second[i]`` are the
   verdicts on pair ``i`` asked in the original order and in the swapped order, both read against
   the original order (``"a"``, ``"b"``, ``"tie"``; None: no usable answer); ``gold[i]`` is
   ``"a"`` or ``"b"``. ``positional_agreement``: the share of pairs with the same verdict in both
@@ -71,7 +72,7 @@ from typing import Any
 import numpy as np
 
 from ..meta.resample import interval as _interval
-from ..significance import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES
+from ..significance import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
 
 __all__ = ["position_audit", "verbosity_audit", "repeat_audit", "calibration_audit", "alt_test", "isotonic_fit",
            "isotonic_predict", "icc_1_1", "repeats_needed", "to_unit", "benjamini_yekutieli", "MISSING",
@@ -257,7 +258,7 @@ def _kappa(start: int, k: int) -> Features:
 # -- position ---------------------------------------------------------------------------------------
 def position_audit(first: Sequence[str | None], second: Sequence[str | None], gold: Sequence[str | None] | None = None,
                    *, missing: str = "omit", confidence_level: float = DEFAULT_CONFIDENCE,
-                   n_resamples: int = DEFAULT_RESAMPLES, seed: int | None = None) -> dict[str, Any]:
+                   n_resamples: int = DEFAULT_RESAMPLES, seed: int | None = DEFAULT_SEED) -> dict[str, Any]:
     """The position audit of pairwise verdicts (module docstring): ``{"positional_agreement",
     "first_position_rate", "accuracy_first", "accuracy_second", "kappa"}`` each ``{"value",
     "ci"}``, ``"flagged"`` (the interval of ``first_position_rate`` excludes 0.5), ``"pairs"``
@@ -297,7 +298,7 @@ def position_audit(first: Sequence[str | None], second: Sequence[str | None], go
 # -- verbosity --------------------------------------------------------------------------------------
 def verbosity_audit(original: Sequence[float | None], padded: Sequence[float | None], *, threshold: float = 0.5,
                     score_range: tuple[float, float] = (0.0, 1.0), confidence_level: float = DEFAULT_CONFIDENCE,
-                    n_resamples: int = DEFAULT_RESAMPLES, seed: int | None = None) -> dict[str, Any]:
+                    n_resamples: int = DEFAULT_RESAMPLES, seed: int | None = DEFAULT_SEED) -> dict[str, Any]:
     """The verbosity audit: ``original[i]`` and ``padded[i]`` are example ``i``'s scores without
     and with the filler (None: unscored). ``{"mean_shift", "changed_share"}`` each ``{"value",
     "ci"}``, ``"flagged"`` (the interval of ``mean_shift`` excludes 0), ``"examples"`` (used) and
@@ -369,7 +370,7 @@ def repeats_needed(positive_shares: Sequence[float], stable: float = STABLE) -> 
 
 def repeat_audit(scores: Sequence[Sequence[float | None]], *, threshold: float = 0.5,
                  score_range: tuple[float, float] = (0.0, 1.0), confidence_level: float = DEFAULT_CONFIDENCE,
-                 n_resamples: int = DEFAULT_RESAMPLES, seed: int | None = None) -> dict[str, Any]:
+                 n_resamples: int = DEFAULT_RESAMPLES, seed: int | None = DEFAULT_SEED) -> dict[str, Any]:
     """The repeat audit: ``scores[i]`` holds example ``i``'s ``K`` scores, one per repeat (None:
     unscored). ``{"icc", "flip_rate", "spread"}`` each ``{"value", "ci"}``, ``"repeats_needed"``,
     ``"flagged"`` (the interval of ``flip_rate`` excludes 0), ``"examples"`` (those scored in
@@ -472,7 +473,7 @@ def _labels(values: Sequence[Any]) -> np.ndarray:
 
 def calibration_audit(probabilities: Sequence[float | None], labels: Sequence[Any], *,
                       confidence_level: float = DEFAULT_CONFIDENCE, n_resamples: int = DEFAULT_RESAMPLES,
-                      seed: int | None = None) -> dict[str, Any]:
+                      seed: int | None = DEFAULT_SEED) -> dict[str, Any]:
     """The calibration audit: ``probabilities[i]`` in [0, 1] (None: unscored), ``labels[i]``
     0 or 1 (None: no label). ``{"brier", "ece", "ece_recalibrated"}`` each ``{"value", "ci"}``,
     ``"bins"`` (per bin: ``range``, ``count``, ``mean_p``, ``share``: None where empty),
@@ -649,7 +650,7 @@ def alt_test(judge: Sequence[Any], annotations: Sequence[Sequence[Any]], *, epsi
              alpha: float = 0.05, kind: str = "auto", annotators: Sequence[str] | None = None,
              min_rows: int = ALT_MIN_ROWS, min_annotators_per_row: int = 2,
              confidence_level: float = DEFAULT_CONFIDENCE, n_resamples: int = DEFAULT_RESAMPLES,
-             seed: int | None = None) -> dict[str, Any]:
+             seed: int | None = DEFAULT_SEED) -> dict[str, Any]:
     """The alternative annotator test (Calderon, Reichart and Dror, ACL 2025, arXiv 2501.10970),
     as the authors' ``alt_test`` computes it (github.com/nitaytech/AltTest,
     ``alt_test_example.ipynb``): can the judge stand in for an annotator?
