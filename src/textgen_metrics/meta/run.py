@@ -28,6 +28,7 @@ from typing import Any
 from .._version import __version__
 from ..run import Run
 from ..signature import signature
+from ..significance import DEFAULT_SEED
 
 __all__ = ["meta_eval", "MetaTable", "read_source", "LABEL_STATISTICS", "DEFAULT_STATISTICS", "score_names"]
 
@@ -233,6 +234,47 @@ _MEMO_SIZE = 64
 Scored = tuple[dict[str, list[float | None]], dict[str, Any]]
 
 
+def _records_for(table: MetaTable, run: Run, name: str) -> list[dict[str, Any]]:
+    """The table's records as metric ``name`` reads them. A bundled set keeps each row's references
+    as a list (SummEval's 11, LLMBar's none); a metric whose optional input is one text (an
+    LLM-guided metric's reference) goes without it, unless ``columns`` maps it: the set has no
+    single reference to give."""
+    from ..registry import get_metric
+
+    records = table.records
+    if table.info is None:
+        return records
+    spec = get_metric(name)
+    drop = {c for c, kind in spec.optional_columns.items()
+            if kind == "text" and c not in run.columns and any(isinstance(r.get(c), list) for r in records)}
+    return [{k: v for k, v in r.items() if k not in drop} for r in records] if drop else records
+
+
+def _estimate(table: MetaTable, run: Run) -> dict[str, Any]:
+    """What scoring the table with the run's LLM-guided metrics would cost (``estimate_cost``'s
+    dict, one call per metric since each reads its own records), no request sent."""
+    from ..cost import estimate_cost
+
+    judged = [spec.name for spec in run.specs() if spec.judge]
+    if not judged:
+        raise ValueError(f"dry_run: none of {', '.join(run.metrics)} sends a judge request; nothing to estimate")
+    out: dict[str, Any] = {}
+    for name in judged:
+        source = table.source if table.info is None else None  # a file's cells are named by its lines
+        inputs: dict[str, Any] = run.inputs(_records_for(table, run, name), source=source, lines=table.lines,
+                                            only=[name])[name]
+        one = estimate_cost([name], judge=run.judge, judge_options=run.judge_options, options=run.options, **inputs)
+        if not out:
+            out = one
+            continue
+        out["metrics"].update(one["metrics"])
+        for key, value in one["total"].items():
+            out["total"][key] = None if value is None or out["total"][key] is None else out["total"][key] + value
+    out["source"], out["rows"] = table.source, len(table.records)
+    out["not_estimated"] = [n for n in run.metrics if n not in judged]
+    return out
+
+
 def _one_metric(table: MetaTable, run: Run, progress: Callable[..., Any] | None) -> Scored:
     """One metric's per-row scores (one list per key) and what its run reported beside them
     (options, signature, judge, usage, rows it could not score)."""
@@ -240,17 +282,7 @@ def _one_metric(table: MetaTable, run: Run, progress: Callable[..., Any] | None)
     from ..scoring import score_records
 
     name = run.metrics[0]
-    records = table.records
-    if table.info is not None:
-        # a bundled set keeps each row's references as a list (SummEval's 11, LLMBar's none); a metric
-        # whose optional input is one text (an LLM-guided metric's reference) goes without it, unless
-        # --column maps it: the set has no single reference to give
-        spec = get_metric(name)
-        drop = {c for c, kind in spec.optional_columns.items()
-                if kind == "text" and c not in run.columns and any(isinstance(r.get(c), list) for r in records)}
-        if drop:
-            records = [{k: v for k, v in r.items() if k not in drop} for r in records]
-    report = score_records(records, [name], run=run, progress=progress, source=table.source)
+    report = score_records(_records_for(table, run, name), [name], run=run, progress=progress, source=table.source)
     entry = report["metrics"][name]
     keys = [k for k in entry["scores"]
             if all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
@@ -301,6 +333,22 @@ def _metric_scores(table: MetaTable, run: Run,
     return scores, runs
 
 
+def _default_exclusions(info: Any, metrics: Sequence[str], include: Sequence[str]) -> list[str]:
+    """The bundled set's reference systems that a reference-based metric would score against
+    themselves, less those ``include`` keeps (each of which must be one of them)."""
+    from ..registry import get_metric
+
+    own = list(info.reference_systems) if info is not None else []
+    for name in include:
+        if name not in own:
+            where = f"the set {info.name!r} leaves out by default: {', '.join(own)}" if own else \
+                "the source leaves no system out by default"
+            raise ValueError(f"include_systems: {name!r} is not a system left out by default ({where})")
+    if not any("references" in get_metric(m).columns for m in metrics):
+        return []
+    return [s for s in own if s not in include]
+
+
 def _is_plumbing_judge(runs: Mapping[str, Any]) -> bool:
     return any(str(r.get("judge_model", "")).startswith("tiny:") or "smollm2" in str(r.get("judge_model", "")).lower()
                or "gemma" in str(r.get("judge_model", "")).lower() and "270m" in str(r.get("judge_model", "")).lower()
@@ -312,8 +360,9 @@ def meta_eval(source: str, *, metrics: Sequence[str] = (), score_columns: Sequen
               system_column: str | None = None, level: str | None = None, group_by: str | None = None,
               statistics: Sequence[str] | None = None, options: Mapping[str, Mapping[str, Any]] | None = None,
               columns: Mapping[str, str] | None = None, judge: Any = None, split: str | None = None,
-              confidence_level: float = 0.95, n_resamples: int = 1000, seed: int | None = None,
-              compare: bool = True, exclude_systems: Sequence[str] = (),
+              confidence_level: float = 0.95, n_resamples: int = 1000, n_permutations: int = 1000,
+              seed: int | None = DEFAULT_SEED, compare: bool = True, exclude_systems: Sequence[str] = (),
+              include_systems: Sequence[str] = (), dry_run: bool = False,
               progress: Callable[..., Any] | None = None, run: Run | None = None) -> dict[str, Any]:
     """Meta-evaluate scores against people's on ``source`` (a bundled set's name, or a file).
 
@@ -324,9 +373,16 @@ def meta_eval(source: str, *, metrics: Sequence[str] = (), score_columns: Sequen
     published baselines, UniEval's predictions) are taken. ``human_columns``: the human
     dimensions (a bundled set's by default). ``level``, ``group_by``, ``statistics``: a bundled
     set's defaults, else ``segment``, ``none`` and Pearson, Spearman and Kendall.
-    ``exclude_systems``: systems whose rows are left out (an MQM set's human references, which
-    would be scored against themselves). A metric whose lower scores are better (TER) is
-    meta-evaluated negated, named ``-ter``.
+    ``exclude_systems``: systems whose rows are left out. A bundled set's systems that are its
+    references (the WMT sets' human translations ``ref-A``, ``ref-B``) are left out by default
+    when a computed metric reads the references, as mt-metrics-eval leaves them out (each would
+    be scored against itself or its sibling); ``include_systems`` keeps them. Both are in the
+    result's ``excluded_systems``. A metric whose lower scores are better (TER) is
+    meta-evaluated negated, named ``-ter``. ``n_permutations``: ``spa``'s permutation count;
+    ``seed``: 12345 by default, None asks for fresh randomness. ``dry_run``: send no request and
+    return instead what the LLM-guided metrics would cost on these rows
+    (:func:`textgen_metrics.cost.estimate_cost`'s dict with ``source``, ``rows`` and
+    ``not_estimated``).
 
     Returns :func:`~textgen_metrics.meta.evaluate.meta_evaluate`'s dict with ``source``,
     ``rows``, ``signature``, ``set`` (a bundled set's licence and citation) and ``runs`` (per
@@ -353,11 +409,16 @@ def meta_eval(source: str, *, metrics: Sequence[str] = (), score_columns: Sequen
                          "the score columns the source has (--score-column NAME)")
     level = level or "segment"
     group_by = group_by or "none"
+    excluded = list(dict.fromkeys([*exclude_systems, *_default_exclusions(info, metrics, include_systems)]))
     stats = list(statistics or DEFAULT_STATISTICS)
     labels = all(s in LABEL_STATISTICS for s in stats)
     table = read_source(source, split=split, human_columns=human_columns, item_column=item_column,
                         system_column=system_column, score_columns=score_columns, labels=labels,
-                        exclude_systems=exclude_systems)
+                        exclude_systems=excluded)
+    if dry_run:
+        if run is None:
+            raise ValueError("dry_run: name the LLM-guided metrics to estimate (metrics)")
+        return _estimate(table, run)
     score_lists: dict[str, list[float | None]] = dict(table.scores)
     runs: dict[str, Any] = {}
     if metrics:
@@ -369,12 +430,13 @@ def meta_eval(source: str, *, metrics: Sequence[str] = (), score_columns: Sequen
         score_lists.update(computed)
     result = meta_evaluate(score_lists, table.human, items=table.items, systems=table.systems, level=level,
                            group_by=group_by, statistics=tuple(stats), confidence_level=confidence_level,
-                           n_resamples=n_resamples, seed=seed, compare=compare)
+                           n_resamples=n_resamples, n_permutations=n_permutations, seed=seed, compare=compare)
     sig = signature("meta-eval", level=level, group=group_by, resample="item" if table.items else "row",
                     bs=n_resamples, seed=seed, ci=confidence_level, version=__version__)
     out: dict[str, Any] = {"source": table.source, "split": table.split, "rows": len(table.records),
-                           "excluded_systems": list(exclude_systems), "signature": sig,
-                           "confidence_level": confidence_level, "n_resamples": n_resamples, "seed": seed, **result}
+                           "excluded_systems": excluded, "signature": sig,
+                           "confidence_level": confidence_level, "n_resamples": n_resamples,
+                           "n_permutations": n_permutations, "seed": seed, **result}
     if info is not None:
         out["set"] = {"name": info.name, "title": info.title, "licence": info.licence, "citation": info.citation,
                       "source": info.source}
