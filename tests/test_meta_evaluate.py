@@ -13,8 +13,8 @@ import pytest
 import scipy.stats
 
 import textgen_metrics
-from textgen_metrics.meta import resample
 from textgen_metrics.meta.evaluate import meta_evaluate
+from textgen_metrics.stats import resample
 
 sys.path.insert(0, str(Path(__file__).parent / "reference"))
 from mt_metrics_eval import stats as ref  # noqa: E402

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from textgen_metrics.meta import resample
-from textgen_metrics.meta import stats as S
 from textgen_metrics.meta.evaluate import assign_ranks, meta_evaluate, williams_p_value
+from textgen_metrics.stats import agreement as S
+from textgen_metrics.stats import resample
 
 sys.path.insert(0, str(Path(__file__).parent / "reference"))
 from mt_metrics_eval import pce as ref_pce  # noqa: E402

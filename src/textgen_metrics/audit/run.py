@@ -9,7 +9,7 @@ gold verdicts ``"a"``/``"b"`` for a comparison (position accuracies; calibration
 0/1 labels otherwise (calibration). Calibration without ``human_column`` is skipped and says so,
 as position on a metric that compares nothing. ``annotator_columns`` name the fields of several
 annotators who rated the same rows (one field each, empty where one did not rate a row): the
-alt-test (``probes["alt_test"]``, :func:`~textgen_metrics.audit.stats.alt_test`) runs whenever
+alt-test (``probes["alt_test"]``, :func:`~textgen_metrics.stats.audit.alt_test`) runs whenever
 they are given, on the plain run's values, with no request of its own.
 
 The result (docs/audit.md)::
@@ -34,8 +34,8 @@ from typing import Any
 from ..judges import Judge, JudgeFatalError
 from ..llm.metrics import JudgedMetric
 from ..significance import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
+from ..stats.audit import MISSING, alt_test
 from . import probes as P
-from .stats import MISSING, alt_test
 
 __all__ = ["audit", "read_rows", "estimate_audit"]
 

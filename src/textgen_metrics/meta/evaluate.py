@@ -2,8 +2,8 @@
 (Google's mt-metrics-eval), with a bootstrap interval on every number, a paired permutation test
 between every two metrics, and WMT's significance ranks.
 
-The statistics are :mod:`textgen_metrics.meta.stats` (each names its reference); the resampling
-is :mod:`textgen_metrics.meta.resample`. Input checks are all here, before any computation.
+The statistics are :mod:`textgen_metrics.stats.agreement` (each names its reference); the resampling
+is :mod:`textgen_metrics.stats.resample`. Input checks are all here, before any computation.
 
 Levels and grouping (docs/meta_evaluation.md): at ``segment`` level rows are correlated, pooled
 (``group_by="none"``) or within each item / system with the mean over groups (mt-metrics-eval's
@@ -32,11 +32,12 @@ from typing import Any
 
 import numpy as np
 
-from ..human_agreement import pearson as _pearson1
-from ..human_agreement import spearman as _spearman1
 from ..significance import DEFAULT_SEED
-from . import resample, stats
-from .stats import LABEL_STATISTICS, SEGMENT_NONE_ONLY, STATISTICS, SYSTEM_ONLY
+from ..stats import agreement as stats
+from ..stats import resample
+from ..stats.agreement import LABEL_STATISTICS, SEGMENT_NONE_ONLY, STATISTICS, SYSTEM_ONLY
+from ..stats.correlation import pearson as _pearson1
+from ..stats.correlation import spearman as _spearman1
 
 __all__ = ["meta_evaluate", "assign_ranks", "williams_p_value"]
 
@@ -397,7 +398,7 @@ def meta_evaluate(scores: Mapping[str, Sequence[Any]], human: Sequence[Any] | Ma
     ``items`` / ``systems``: each row's item (the source segment, document or prompt) and
     system; ``group_by="item"`` and the bootstrap's item resampling need ``items``,
     ``group_by="system"`` and ``partial_*`` need ``systems``, ``level="system"`` needs both.
-    ``statistics``: names from :data:`textgen_metrics.meta.stats.STATISTICS`.
+    ``statistics``: names from :data:`textgen_metrics.stats.agreement.STATISTICS`.
     ``n_resamples``: bootstrap resamples (0: no intervals), also the draws of the comparisons'
     permutation tests; ``n_permutations``: ``spa``'s own permutation count (part of its value, as
     WMT's 1,000), so ``spa``'s value needs no interval; ``seed`` (default 12345, as the command
@@ -437,15 +438,9 @@ def meta_evaluate(scores: Mapping[str, Sequence[Any]], human: Sequence[Any] | Ma
     if group_by not in GROUPINGS:
         raise ValueError(f"group_by: {group_by!r} is not one of {list(GROUPINGS)}")
     names = _check_statistics(statistics)
-    if isinstance(confidence_level, bool) or not isinstance(confidence_level, (int, float)) \
-            or not 0 < confidence_level < 1:
-        raise ValueError(f"confidence_level: {confidence_level!r} must lie strictly between 0 and 1")
-    if not isinstance(n_resamples, int) or isinstance(n_resamples, bool) or n_resamples < 0:
-        raise ValueError(f"n_resamples: {n_resamples!r} must be a non-negative integer")
+    resample.check_interval(confidence_level, n_resamples, seed)
     if not isinstance(n_permutations, int) or isinstance(n_permutations, bool) or n_permutations < 1:
         raise ValueError(f"n_permutations: {n_permutations!r} must be a positive integer (spa's permutation count)")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
-        raise TypeError(f"seed: expected an integer or None, got {type(seed).__name__}")
     for s in names:
         if level == "segment" and s in SYSTEM_ONLY:
             raise ValueError(f"statistics: {s!r} is a system-level statistic; pass level='system'")
@@ -730,7 +725,7 @@ def _pearson_permutations(named: list[str], rows_of: dict[str, _Rows], k: int,
     products with the centred human scores, and each of those is the unswapped one plus the
     swapped rows' share, which is linear in the metric: one product of the swap draws with each
     metric's three per-row features gives them for every pair (the same draws and z-scores as
-    :func:`textgen_metrics.meta.resample.permutation_p`; the values agree with its per-draw
+    :func:`textgen_metrics.stats.resample.permutation_p`; the values agree with its per-draw
     Pearson to rounding, ~1e-15)."""
     first = rows_of[named[0]]
     order = np.argsort(first.group, kind="stable")  # mt-metrics-eval's row layout

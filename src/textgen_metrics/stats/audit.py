@@ -60,7 +60,7 @@ rows are of few kinds (verdicts, pairwise scores) the counts are drawn so, which
 for 10,000 pairs as for 100; otherwise resample ``r`` draws row ``r`` of
 ``numpy.random.default_rng(seed).integers(0, n, size=(n_resamples, n))`` (in chunks) and costs
 one matrix product. The interval is ``numpy.quantile`` (linear) at ``(1 - level) / 2`` and
-``1 - (1 - level) / 2`` of the defined resampled values, as ``meta.resample.interval``.
+``1 - (1 - level) / 2`` of the defined resampled values, as ``stats.resample.interval``.
 """
 
 from __future__ import annotations
@@ -71,8 +71,9 @@ from typing import Any
 
 import numpy as np
 
-from ..meta.resample import interval as _interval
 from ..significance import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
+from .resample import check_interval, item_counts
+from .resample import interval as _interval
 
 __all__ = ["position_audit", "verbosity_audit", "repeat_audit", "calibration_audit", "alt_test", "isotonic_fit",
            "isotonic_predict", "icc_1_1", "repeats_needed", "to_unit", "benjamini_yekutieli", "MISSING",
@@ -88,22 +89,11 @@ _NONE = 3
 _GOLD_CODES = {"a": 0, "b": 1}
 _NO_GOLD = 2
 _MULTINOMIAL_KINDS = 512  # rows of at most this many kinds are resampled as multinomial counts
-_MAX_CELLS = 1 << 22  # resamples x rows of counts held at once (32 MiB of float64)
 
 Features = Callable[[np.ndarray], np.ndarray]  # sums (resamples x features) -> values (resamples,)
 
 
 # -- checks ----------------------------------------------------------------------------------------
-def _check_interval(confidence_level: Any, n_resamples: Any, seed: Any) -> None:
-    if (isinstance(confidence_level, bool) or not isinstance(confidence_level, (int, float))
-            or not 0 < confidence_level < 1):
-        raise ValueError(f"confidence_level: {confidence_level!r} must be a number strictly between 0 and 1")
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 0:
-        raise ValueError(f"n_resamples: {n_resamples!r} must be 0 (no intervals) or a positive integer")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
-        raise ValueError(f"seed: {seed!r} must be a non-negative integer or None")
-
-
 def _check_threshold(threshold: Any) -> float:
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1:
         raise ValueError(f"threshold: {threshold!r} must be a number in [0, 1] (on the score mapped to [0, 1])")
@@ -197,15 +187,8 @@ def _resampled_sums(rows: np.ndarray, n_resamples: int, seed: int | None) -> np.
             counts = rng.multinomial(n, freq, size=n_resamples).astype(np.float64)
             out: np.ndarray = counts @ kinds
             return out
-    out = np.empty((n_resamples, width), dtype=np.float64)
-    step = max(1, _MAX_CELLS // n)
-    for start in range(0, n_resamples, step):
-        count = min(step, n_resamples - start)
-        idx = rng.integers(0, n, size=(count, n))
-        offsets = (np.arange(count) * n)[:, None]
-        counts = np.bincount((idx + offsets).ravel(), minlength=count * n).reshape(count, n).astype(np.float64)
-        out[start:start + count] = counts @ rows
-    return out
+    chunks = [counts @ rows for counts in item_counts(n, n_resamples, seed)]  # the one resampler's draws
+    return np.concatenate(chunks) if chunks else np.empty((0, width))
 
 
 def _value(x: float) -> float | None:
@@ -266,7 +249,7 @@ def position_audit(first: Sequence[str | None], second: Sequence[str | None], go
     kept under ``"as_verdict"``). Without ``gold`` the accuracies are None."""
     if missing not in MISSING:
         raise ValueError(f"missing: {missing!r} is not one of {list(MISSING)}")
-    _check_interval(confidence_level, n_resamples, seed)
+    check_interval(confidence_level, n_resamples, seed)
     if len(first) != len(second):
         raise ValueError(f"first and second: {len(first)} and {len(second)} verdicts; give one of each per pair")
     f, s = _verdict_codes(first, "first"), _verdict_codes(second, "second")
@@ -303,7 +286,7 @@ def verbosity_audit(original: Sequence[float | None], padded: Sequence[float | N
     and with the filler (None: unscored). ``{"mean_shift", "changed_share"}`` each ``{"value",
     "ci"}``, ``"flagged"`` (the interval of ``mean_shift`` excludes 0), ``"examples"`` (used) and
     ``"missing"`` (left out: a score missing in either run)."""
-    _check_interval(confidence_level, n_resamples, seed)
+    check_interval(confidence_level, n_resamples, seed)
     t, span = _check_threshold(threshold), _check_range(score_range)
     if len(original) != len(padded):
         raise ValueError(f"original and padded: {len(original)} and {len(padded)} scores; give one of each "
@@ -375,7 +358,7 @@ def repeat_audit(scores: Sequence[Sequence[float | None]], *, threshold: float =
     unscored). ``{"icc", "flip_rate", "spread"}`` each ``{"value", "ci"}``, ``"repeats_needed"``,
     ``"flagged"`` (the interval of ``flip_rate`` excludes 0), ``"examples"`` (those scored in
     every repeat), ``"missing"`` (left out) and ``"repeats"`` (``K``)."""
-    _check_interval(confidence_level, n_resamples, seed)
+    check_interval(confidence_level, n_resamples, seed)
     t, span = _check_threshold(threshold), _check_range(score_range)
     widths = {len(r) for r in scores}
     if len(widths) > 1:
@@ -479,7 +462,7 @@ def calibration_audit(probabilities: Sequence[float | None], labels: Sequence[An
     ``"bins"`` (per bin: ``range``, ``count``, ``mean_p``, ``share``: None where empty),
     ``"examples"``, ``"missing"`` and ``"recalibration"`` (``{"fitted", "measured"}``: rows of each
     half). ``ece_recalibrated`` needs 2 rows or more (None below)."""
-    _check_interval(confidence_level, n_resamples, seed)
+    check_interval(confidence_level, n_resamples, seed)
     if len(probabilities) != len(labels):
         raise ValueError(f"probabilities and labels: {len(probabilities)} and {len(labels)} values")
     p, y = _scores(probabilities, "probabilities"), _labels(labels)
@@ -542,7 +525,7 @@ def benjamini_yekutieli(p_values: Sequence[float] | np.ndarray, alpha: float) ->
 
 def _p_less(t: float, df: float) -> float:
     """``P(T < t)`` for Student's t with ``df`` degrees of freedom (``scipy.stats.t.cdf``)."""
-    from ..meta.stats import t_sf
+    from .agreement import t_sf
 
     if math.isnan(t) or df < 1:
         return math.nan
@@ -686,7 +669,7 @@ def alt_test(judge: Sequence[Any], annotations: Sequence[Sequence[Any]], *, epsi
     "alignment"`` (``"accuracy"`` or ``"neg_rmse"``), ``"rows"`` (used), ``"missing"`` (rows
     without a judge value) and ``"min_rows"``.
     """
-    _check_interval(confidence_level, n_resamples, seed)
+    check_interval(confidence_level, n_resamples, seed)
     for name, value, low, high in (("epsilon", epsilon, 0.0, 1.0), ("alpha", alpha, 0.0, 1.0)):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value < high \
                 or (name == "alpha" and value == 0):

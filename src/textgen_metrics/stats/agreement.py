@@ -37,7 +37,7 @@ Each statistic follows Google's mt-metrics-eval (commit 68a481a; ``stats.py``, `
   score its system's mean, the mean taken as ``math.fsum(values) / n`` (correctly rounded
   sum, as ``statistics.fmean``), so the residuals do not depend on the order of the rows.
 - ``accuracy``, ``kappa``: the share of equal labels; Cohen's kappa as
-  :func:`textgen_metrics.human_agreement.cohen_kappa` (scikit-learn's).
+  :func:`textgen_metrics.stats.correlation.cohen_kappa` (scikit-learn's).
 - ``williams_test``: ``stats.WilliamsTest``, with Student's t tail from the regularised
   incomplete beta function (continued fraction), so that SciPy is not needed.
 
@@ -55,7 +55,7 @@ from typing import Any
 import numpy as np
 
 from .._native import PERM_BITS, pair_counts, perm_counts
-from ..human_agreement import cohen_kappa
+from .correlation import cohen_kappa, tied_pairs
 
 __all__ = ["STATISTICS", "SYSTEM_ONLY", "SEGMENT_NONE_ONLY", "LABEL_STATISTICS", "PAIR_COUNT_STATISTICS",
            "Layout", "layout", "pad", "group_values", "kendall_counts", "acc_eq_pairs", "acc_eq_sweep",
@@ -237,11 +237,6 @@ def _inversions(r: np.ndarray) -> int:
     return total
 
 
-def _tied_pairs(values: np.ndarray) -> int:
-    _, counts = np.unique(values, return_counts=True, axis=0)
-    return int((counts * (counts - 1) // 2).sum())
-
-
 def kendall_counts(h: np.ndarray, m: np.ndarray) -> np.ndarray:
     """The five pair counts of one group (any size), in ``O(n log^2 n)``: rows sorted by the
     metric then the human score, the discordant pairs are the inversions of the human ranks
@@ -250,8 +245,8 @@ def kendall_counts(h: np.ndarray, m: np.ndarray) -> np.ndarray:
     order = np.lexsort((h, m))
     _, ranks = np.unique(h[order], return_inverse=True)
     dis = _inversions(ranks.reshape(-1))
-    mtie, htie = _tied_pairs(m), _tied_pairs(h)
-    both = _tied_pairs(np.column_stack((m, h)))
+    mtie, htie = tied_pairs(m), tied_pairs(h)
+    both = tied_pairs(np.column_stack((m, h)))
     tot = n * (n - 1) // 2
     con = tot - dis - mtie - htie + both
     return np.array([con, dis, mtie - both, htie - both, both], dtype=np.int64)
