@@ -38,6 +38,7 @@ from .cli_args import (
     common_options,
     names,
     write,
+    write_outputs,
 )
 from .numbers import format_number
 from .registry import METRICS
@@ -373,12 +374,7 @@ def meta_eval_command(args: argparse.Namespace) -> int:
     if args.dry_run:
         return _meta_eval_estimate(args, result)
     print(format_table(result))
-    if args.json:
-        write(args.json, json.dumps(result, indent=2, ensure_ascii=False))
-        print(f"json: {args.json}")
-    if args.html:
-        write(args.html, meta_eval_html(result))
-        print(f"html report: {args.html}")
+    write_outputs(result, args.json, args.html, meta_eval_html)
     return EXIT_OK
 
 
@@ -390,9 +386,7 @@ def _meta_eval_estimate(args: argparse.Namespace, estimate: dict[str, Any]) -> i
     print(format_estimate(estimate))
     if estimate["not_estimated"]:
         print(f"not estimated (no judge requests): {', '.join(estimate['not_estimated'])}")
-    if args.json:
-        write(args.json, json.dumps(estimate, indent=2, ensure_ascii=False))
-        print(f"json: {args.json}")
+    write_outputs(estimate, args.json)
     return EXIT_OK
 
 

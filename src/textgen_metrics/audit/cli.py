@@ -10,7 +10,6 @@ failure), 2 for a usage error; a judge that cannot be reached stops with 1, as `
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from ..significance import DEFAULT_RESAMPLES, DEFAULT_SEED
@@ -24,7 +23,7 @@ def _probes(text: str | None) -> list[str] | None:
 
 def audit_command(args: argparse.Namespace) -> int:
     """Run ``audit``: print the judge card's text, write the JSON and HTML; the exit status."""
-    from ..cli_args import EXIT_OK, UsageError, build_run, write
+    from ..cli_args import EXIT_OK, UsageError, build_run, write_outputs
     from ..cost import format_estimate
     from .probes import PROBES
     from .report import format_summary, judge_card_html
@@ -52,12 +51,7 @@ def audit_command(args: argparse.Namespace) -> int:
         print(format_estimate(result))
     else:
         print(format_summary(result))
-    if args.json:
-        write(args.json, json.dumps(result, indent=2, ensure_ascii=False))
-        print(f"json: {args.json}")
-    if args.html and not args.dry_run:
-        write(args.html, judge_card_html(result))
-        print(f"html judge card: {args.html}")
+    write_outputs(result, args.json, None if args.dry_run else args.html, judge_card_html, "html judge card")
     return EXIT_OK
 
 
