@@ -35,7 +35,7 @@ import numpy as np
 from ..significance import DEFAULT_SEED
 from ..stats import agreement as stats
 from ..stats import resample
-from ..stats.agreement import LABEL_STATISTICS, SEGMENT_NONE_ONLY, STATISTICS, SYSTEM_ONLY
+from ..stats.agreement import LABEL_STATISTICS, SEGMENT_NONE_ONLY, STATISTICS
 from ..stats.correlation import pearson as _pearson1
 from ..stats.correlation import spearman as _spearman1
 
@@ -442,13 +442,13 @@ def meta_evaluate(scores: Mapping[str, Sequence[Any]], human: Sequence[Any] | Ma
     if not isinstance(n_permutations, int) or isinstance(n_permutations, bool) or n_permutations < 1:
         raise ValueError(f"n_permutations: {n_permutations!r} must be a positive integer (spa's permutation count)")
     for s in names:
-        if level == "segment" and s in SYSTEM_ONLY:
-            raise ValueError(f"statistics: {s!r} is a system-level statistic; pass level='system'")
-        if level == "system" and (s in LABEL_STATISTICS or s in SEGMENT_NONE_ONLY):
-            raise ValueError(f"statistics: {s!r} is a segment-level statistic; pass level='segment'")
-        if s in SEGMENT_NONE_ONLY and group_by != "none":
+        declared = STATISTICS[s]
+        if level not in declared.levels:
+            other = declared.levels[0]
+            raise ValueError(f"statistics: {s!r} is a {other}-level statistic; pass level={other!r}")
+        if declared.pooled_only and group_by != "none":
             raise ValueError(f"statistics: {s!r} controls for the system itself; pass group_by='none'")
-        if s in SEGMENT_NONE_ONLY and systems is None:
+        if declared.pooled_only and systems is None:
             raise ValueError(f"systems: {s!r} controls for the system; pass systems (one per row)")
     if level == "system":
         if group_by != "none":
@@ -555,7 +555,8 @@ def _baseline(stat: str, dim: str, level: str, group_by: str, const: _Rows, n_sy
         _system_entry(stat, const, n_systems, scratch, 0.95, 0, n_permutations, seed, {})
         entry["value"] = scratch["value"]
     if entry["value"] is None:
-        entry["reason"] = "undefined for a constant metric"
+        declared = STATISTICS[stat].baseline
+        entry["reason"] = declared if declared.startswith("undefined") else "undefined for a constant metric"
     return entry
 
 

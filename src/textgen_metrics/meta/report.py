@@ -14,26 +14,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..numbers import format_number
+from ..stats.agreement import STATISTICS
 
 __all__ = ["format_table", "meta_eval_html", "STATISTIC_TEXT", "blocks", "baseline_of"]
 
-# what each statistic measures, in a line (the report and --help show them)
-STATISTIC_TEXT: dict[str, str] = {
-    "pearson": "Pearson's r: linear correlation of the scores",
-    "spearman": "Spearman's rho: correlation of the ranks",
-    "kendall": "Kendall's tau-b: share of concordant minus discordant pairs, ties corrected",
-    "kendall_c": "Kendall's tau-c (Stuart's), for tables with few distinct values",
-    "kendall_23": "WMT23's Kendall variant (ties in the human scores count as neither)",
-    "acc23": "pairwise accuracy with ties (WMT23): share of pairs the metric orders (or ties) as people do",
-    "acc_eq": "tie-calibrated pairwise accuracy (WMT23-25): acc23 at the metric tie threshold that maximises it",
-    "pdp": "Pairwise Difference Pearson: Pearson's r of the score differences of every pair in a group",
-    "spa": "soft pairwise accuracy (WMT24): agreement of the metric's and people's p-values for every system pair",
-    "pairwise_accuracy": "system-level pairwise accuracy (Kocmi et al. 2021): share of system pairs ordered as people",
-    "partial_pearson": "partial Pearson's r controlling for the system (FRANK)",
-    "partial_spearman": "partial Spearman's rho controlling for the system (FRANK)",
-    "accuracy": "share of rows whose label equals people's",
-    "kappa": "Cohen's kappa: agreement beyond chance",
-}
+# what each statistic measures, in a line (the report and --help show them): its declaration's
+STATISTIC_TEXT: dict[str, str] = {s.name: s.text for s in STATISTICS.values()}
 _GROUPING = {"none": "all rows pooled", "item": "per item, then the mean over items",
              "system": "per system, then the mean over systems"}
 

@@ -29,11 +29,11 @@ from .._version import __version__
 from ..run import Run
 from ..signature import signature
 from ..significance import DEFAULT_SEED
+from ..stats.agreement import LABEL_STATISTICS
 
 __all__ = ["meta_eval", "MetaTable", "read_source", "LABEL_STATISTICS", "DEFAULT_STATISTICS", "score_names"]
 
 DEFAULT_STATISTICS = ("pearson", "spearman", "kendall")
-LABEL_STATISTICS = frozenset({"accuracy", "kappa"})
 _FILE_TYPES = (".jsonl", ".ndjson", ".json", ".csv", ".tsv", ".parquet")
 # the fields of a bundled set's rows that the metrics' input columns read (``score``'s names)
 _INPUT_FIELDS = ("prediction", "references", "source")
