@@ -130,3 +130,15 @@ def test_meta_eval_dry_run_estimates_judged_metrics_and_sends_nothing(tmp_path):
     assert estimate["metrics"]["summary_coherence"]["requests"] == 239
     assert estimate["total"]["prompt_tokens"] > 0 and not math.isnan(estimate["total"]["prompt_tokens"])
     assert main(["meta-eval", "qags_xsum", "--metrics", "rouge", "--dry-run"]) == 2
+
+
+def test_a_blank_text_cell_of_a_file_is_an_error_naming_line_and_column(tmp_path, capsys):
+    from textgen_metrics.cli import main
+
+    path = tmp_path / "rated.csv"
+    path.write_text("item,system,prediction,references,rating\n1,a,the cat sat,the cat sat on the mat,3\n"
+                    "1,b,,the cat sat on the mat,2\n2,a,a dog,a dog ran,4\n2,b,the dog,a dog ran,1\n")
+    args = ["meta-eval", str(path), "--metrics", "bleu", "--human-column", "rating", "--n-resamples", "0"]
+    assert main(args) == 2
+    assert "line 3, column 'prediction': empty" in capsys.readouterr().err
+    assert main([*args, "--allow-empty"]) == 0

@@ -370,7 +370,8 @@ def meta_eval_command(args: argparse.Namespace) -> int:
                        compare=not args.no_compare,
                        exclude_systems=[x for item in args.exclude_system or [] for x in names(item)],
                        include_systems=[x for item in args.include_system or [] for x in names(item)],
-                       dry_run=args.dry_run, progress=_progress(args.progress, metrics) if metrics else None)
+                       dry_run=args.dry_run, allow_empty=args.allow_empty,
+                       progress=_progress(args.progress, metrics) if metrics else None)
     if args.dry_run:
         return _meta_eval_estimate(args, result)
     print(format_table(result))
@@ -438,6 +439,9 @@ def _add_meta_eval(sub: Any) -> None:
     m.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"the random seed (default {DEFAULT_SEED})")
     m.add_argument("--dry-run", action="store_true",
                    help="send no request: print what the LLM-guided metrics would cost on the rows (--json writes it)")
+    m.add_argument("--allow-empty", action="store_true",
+                   help="score a blank text cell of a file as an empty text (default: an error naming its line and "
+                        "column, as score)")
     m.add_argument("--no-compare", action="store_true", help="skip the pairwise tests between metrics (and ranks)")
     m.add_argument("--json", help="write the result as JSON here")
     m.add_argument("--html", help="write an HTML report with a chart per statistic here")

@@ -275,14 +275,17 @@ def _estimate(table: MetaTable, run: Run) -> dict[str, Any]:
     return out
 
 
-def _one_metric(table: MetaTable, run: Run, progress: Callable[..., Any] | None) -> Scored:
+def _one_metric(table: MetaTable, run: Run, progress: Callable[..., Any] | None, allow_empty: bool) -> Scored:
     """One metric's per-row scores (one list per key) and what its run reported beside them
     (options, signature, judge, usage, rows it could not score)."""
     from ..registry import get_metric
     from ..scoring import score_records
 
     name = run.metrics[0]
-    report = score_records(_records_for(table, run, name), [name], run=run, progress=progress, source=table.source)
+    # a file's rows as score reads them: a blank required cell is an error naming its line and column
+    in_file = table.info is None
+    report = score_records(_records_for(table, run, name), [name], run=run, progress=progress, source=table.source,
+                           lines=table.lines if in_file else None, allow_empty=allow_empty or not in_file)
     entry = report["metrics"][name]
     keys = [k for k in entry["scores"]
             if all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
@@ -303,8 +306,8 @@ def _one_metric(table: MetaTable, run: Run, progress: Callable[..., Any] | None)
     return scores, report_run
 
 
-def _metric_scores(table: MetaTable, run: Run,
-                   progress: Callable[..., Any] | None) -> tuple[dict[str, list[float | None]], dict[str, Any]]:
+def _metric_scores(table: MetaTable, run: Run, progress: Callable[..., Any] | None,
+                   allow_empty: bool) -> tuple[dict[str, list[float | None]], dict[str, Any]]:
     """The per-row scores of each metric (one list per key) and each metric's run report. On a
     bundled set, a metric scored without a judge is computed once per process for the same
     rows and options."""
@@ -323,7 +326,7 @@ def _metric_scores(table: MetaTable, run: Run,
             got, entry = _MEMO[key]
             got = {k: list(v) for k, v in got.items()}
         else:
-            got, entry = _one_metric(table, run.only([name]), progress)
+            got, entry = _one_metric(table, run.only([name]), progress, allow_empty)
             if key is not None:
                 if len(_MEMO) >= _MEMO_SIZE:
                     _MEMO.pop(next(iter(_MEMO)))
@@ -362,7 +365,7 @@ def meta_eval(source: str, *, metrics: Sequence[str] = (), score_columns: Sequen
               columns: Mapping[str, str] | None = None, judge: Any = None, split: str | None = None,
               confidence_level: float = 0.95, n_resamples: int = 1000, n_permutations: int = 1000,
               seed: int | None = DEFAULT_SEED, compare: bool = True, exclude_systems: Sequence[str] = (),
-              include_systems: Sequence[str] = (), dry_run: bool = False,
+              include_systems: Sequence[str] = (), dry_run: bool = False, allow_empty: bool = False,
               progress: Callable[..., Any] | None = None, run: Run | None = None) -> dict[str, Any]:
     """Meta-evaluate scores against people's on ``source`` (a bundled set's name, or a file).
 
@@ -382,7 +385,8 @@ def meta_eval(source: str, *, metrics: Sequence[str] = (), score_columns: Sequen
     ``seed``: 12345 by default, None asks for fresh randomness. ``dry_run``: send no request and
     return instead what the LLM-guided metrics would cost on these rows
     (:func:`textgen_metrics.cost.estimate_cost`'s dict with ``source``, ``rows`` and
-    ``not_estimated``).
+    ``not_estimated``). In a file, a blank cell of a metric's required text is an error naming its
+    line and column, as ``score`` reads files (``allow_empty=True`` scores it as an empty text).
 
     Returns :func:`~textgen_metrics.meta.evaluate.meta_evaluate`'s dict with ``source``,
     ``rows``, ``signature``, ``set`` (a bundled set's licence and citation) and ``runs`` (per
@@ -423,7 +427,7 @@ def meta_eval(source: str, *, metrics: Sequence[str] = (), score_columns: Sequen
     runs: dict[str, Any] = {}
     if metrics:
         assert run is not None
-        computed, runs = _metric_scores(table, run, progress)
+        computed, runs = _metric_scores(table, run, progress, allow_empty)
         clash = sorted(set(computed) & set(score_lists))
         if clash:
             raise ValueError(f"--score-column {clash[0]}: a computed metric's score has the same name")
