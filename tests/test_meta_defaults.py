@@ -142,3 +142,13 @@ def test_a_blank_text_cell_of_a_file_is_an_error_naming_line_and_column(tmp_path
     assert main(args) == 2
     assert "line 3, column 'prediction': empty" in capsys.readouterr().err
     assert main([*args, "--allow-empty"]) == 0
+
+
+def test_the_library_names_its_arguments_and_the_command_line_its_flags(capsys):
+    from textgen_metrics.cli import main
+    from textgen_metrics.meta.run import MetaArgumentError
+
+    with pytest.raises(MetaArgumentError, match=r"^human_columns: the set 'summeval' has no human column 'x'"):
+        textgen_metrics.meta_eval("summeval", metrics=["bleu"], human_columns=["x"])
+    assert main(["meta-eval", "summeval", "--metrics", "bleu", "--human-column", "x"]) == 2
+    assert "error: --human-column: the set 'summeval' has no human column 'x'" in capsys.readouterr().err

@@ -359,24 +359,34 @@ def meta_eval_command(args: argparse.Namespace) -> int:
     if args.dry_run and run is None:
         raise UsageError("--dry-run: name the LLM-guided metrics to estimate (--metrics)")
     from .meta.report import format_table, meta_eval_html
-    from .meta.run import meta_eval
+    from .meta.run import MetaArgumentError
 
-    result = meta_eval(args.source, metrics=metrics, score_columns=args.score_column or [],
-                       human_columns=[c for item in args.human_column or [] for c in names(item)] or None,
-                       item_column=args.item_column, system_column=args.system_column, level=args.level,
-                       group_by=args.group_by, statistics=[s for item in args.statistic or [] for s in names(item)]
-                       or None, run=run, split=args.split, confidence_level=args.confidence_level,
-                       n_resamples=args.n_resamples, n_permutations=args.n_permutations, seed=args.seed,
-                       compare=not args.no_compare,
-                       exclude_systems=[x for item in args.exclude_system or [] for x in names(item)],
-                       include_systems=[x for item in args.include_system or [] for x in names(item)],
-                       dry_run=args.dry_run, allow_empty=args.allow_empty,
-                       progress=_progress(args.progress, metrics) if metrics else None)
+    try:
+        result = _meta_eval(args, metrics, run)
+    except MetaArgumentError as e:  # the library names its argument; the command line, its flag
+        raise UsageError(e.for_cli()) from None
     if args.dry_run:
         return _meta_eval_estimate(args, result)
     print(format_table(result))
     write_outputs(result, args.json, args.html, meta_eval_html)
     return EXIT_OK
+
+
+def _meta_eval(args: argparse.Namespace, metrics: list[str], run: Run | None) -> dict[str, Any]:
+    """``meta_eval`` called with the command line's flags."""
+    from .meta.run import meta_eval
+
+    return meta_eval(args.source, metrics=metrics, score_columns=args.score_column or [],
+                     human_columns=[c for item in args.human_column or [] for c in names(item)] or None,
+                     item_column=args.item_column, system_column=args.system_column, level=args.level,
+                     group_by=args.group_by, statistics=[s for item in args.statistic or [] for s in names(item)]
+                     or None, run=run, split=args.split, confidence_level=args.confidence_level,
+                     n_resamples=args.n_resamples, n_permutations=args.n_permutations, seed=args.seed,
+                     compare=not args.no_compare,
+                     exclude_systems=[x for item in args.exclude_system or [] for x in names(item)],
+                     include_systems=[x for item in args.include_system or [] for x in names(item)],
+                     dry_run=args.dry_run, allow_empty=args.allow_empty,
+                     progress=_progress(args.progress, metrics) if metrics else None)
 
 
 def _meta_eval_estimate(args: argparse.Namespace, estimate: dict[str, Any]) -> int:

@@ -31,10 +31,31 @@ from ..signature import signature
 from ..significance import DEFAULT_SEED
 from ..stats.agreement import LABEL_STATISTICS
 
-__all__ = ["meta_eval", "MetaTable", "read_source", "LABEL_STATISTICS", "DEFAULT_STATISTICS", "score_names"]
+__all__ = ["meta_eval", "MetaArgumentError", "CLI_FLAGS", "MetaTable", "read_source", "LABEL_STATISTICS",
+           "DEFAULT_STATISTICS", "score_names"]
 
 DEFAULT_STATISTICS = ("pearson", "spearman", "kendall")
 _FILE_TYPES = (".jsonl", ".ndjson", ".json", ".csv", ".tsv", ".parquet")
+# each argument of meta_eval as the command line names it: the library's errors name the argument,
+# the command line's the flag
+CLI_FLAGS = {"source": "SOURCE", "metrics": "--metrics", "human_columns": "--human-column",
+             "score_columns": "--score-column", "item_column": "--item-column", "system_column": "--system-column",
+             "exclude_systems": "--exclude-system", "include_systems": "--include-system", "dry_run": "--dry-run"}
+
+
+class MetaArgumentError(ValueError):
+    """A meta-evaluation that cannot be made as asked: ``argument`` (one of :data:`CLI_FLAGS`)
+    names what is wrong, ``detail`` says how; the message starts with the argument's name, and
+    :meth:`for_cli` with its flag."""
+
+    def __init__(self, argument: str, detail: str) -> None:
+        self.argument, self.detail = argument, detail
+        super().__init__(f"{argument}: {detail}")
+
+    def for_cli(self) -> str:
+        return f"{CLI_FLAGS.get(self.argument, self.argument)}: {self.detail}"
+
+
 # the fields of a bundled set's rows that the metrics' input columns read (``score``'s names)
 _INPUT_FIELDS = ("prediction", "references", "source")
 
@@ -102,12 +123,12 @@ def _bundled(name: str, split: str | None, human_columns: Sequence[str] | None,
     dims = list(human_columns or info.default_human)
     for dim in dims:
         if dim not in info.human_columns:
-            raise ValueError(f"--human-column: the set {name!r} has no human column {dim!r} "
-                             f"(it has: {', '.join(info.human_columns)})")
+            raise MetaArgumentError("human_columns", f"the set {name!r} has no human column {dim!r} "
+                                    f"(it has: {', '.join(info.human_columns)})")
     for col in score_columns:
         if col not in info.score_columns:
             have = ", ".join(info.score_columns) or "none"
-            raise ValueError(f"--score-column: the set {name!r} has no score column {col!r} (it has: {have})")
+            raise MetaArgumentError("score_columns", f"the set {name!r} has no score column {col!r} (it has: {have})")
     records = []
     for row in rows:
         record = {k: row[k] for k in _INPUT_FIELDS if row.get(k) is not None}
@@ -134,40 +155,40 @@ def _from_file(path: str, split: str | None, human_columns: Sequence[str] | None
     if not rows:
         raise ValueError(f"{path}: no rows")
     if not human_columns:
-        raise ValueError("--human-column: name the column(s) holding people's scores in "
-                         f"{os.path.basename(path)} (e.g. --human-column coherence)")
+        raise MetaArgumentError("human_columns", "name the column(s) holding people's scores in "
+                                f"{os.path.basename(path)} (e.g. coherence)")
 
-    def column(name: str, flag: str) -> list[Any]:
+    def column(name: str, argument: str) -> list[Any]:
         out = []
         for row, line in zip(rows, lines, strict=True):
             if name not in row:
                 have = ", ".join(sorted(map(str, row))) or "no fields"
-                raise ValueError(f"{flag}: {path}: line {line} has no column {name!r} (it has: {have})")
+                raise MetaArgumentError(argument, f"{path}: line {line} has no column {name!r} (it has: {have})")
             out.append(row[name])
         return out
 
-    def keys(name: str | None, flag: str, default: str) -> list[str] | None:
+    def keys(name: str | None, argument: str, default: str) -> list[str] | None:
         if name is None:
             if not all(default in row for row in rows):
                 return None
             name = default
-        values = column(name, flag)
+        values = column(name, argument)
         out = []
         for value, line in zip(values, lines, strict=True):
             if value is None or (isinstance(value, str) and not value.strip()):
-                raise ValueError(f"{flag}: {path}: line {line}: column {name!r} is empty; every row needs its "
-                                 f"{default}")
+                raise MetaArgumentError(argument, f"{path}: line {line}: column {name!r} is empty; every row "
+                                        f"needs its {default}")
             out.append(str(value))
         return out
 
     human = {dim: [_cell_number(v, f"{path}: line {line}: column {dim!r}", labels)
-                   for v, line in zip(column(dim, "--human-column"), lines, strict=True)]
+                   for v, line in zip(column(dim, "human_columns"), lines, strict=True)]
              for dim in human_columns}
     scores = {col: [_cell_number(v, f"{path}: line {line}: column {col!r}", False)
-                    for v, line in zip(column(col, "--score-column"), lines, strict=True)]
+                    for v, line in zip(column(col, "score_columns"), lines, strict=True)]
               for col in score_columns}
-    return MetaTable(source=path, records=rows, lines=lines, items=keys(item_column, "--item-column", "item"),
-                     systems=keys(system_column, "--system-column", "system"), human=human, scores=scores,
+    return MetaTable(source=path, records=rows, lines=lines, items=keys(item_column, "item_column", "item"),
+                     systems=keys(system_column, "system_column", "system"), human=human, scores=scores,
                      split=split)
 
 
@@ -176,12 +197,12 @@ def _without_systems(table: MetaTable, exclude: Sequence[str]) -> MetaTable:
     if not exclude:
         return table
     if table.systems is None:
-        raise ValueError("--exclude-system: the source names no systems (give --system-column)")
+        raise MetaArgumentError("exclude_systems", "the source names no systems (name its system column)")
     known = set(table.systems)
     for name in exclude:
         if name not in known:
-            raise ValueError(f"--exclude-system: no system {name!r} in {table.source} "
-                             f"(it has: {', '.join(sorted(known))})")
+            raise MetaArgumentError("exclude_systems", f"no system {name!r} in {table.source} "
+                                    f"(it has: {', '.join(sorted(known))})")
     keep = [i for i, s in enumerate(table.systems) if s not in set(exclude)]
 
     def pick(values: list[Any]) -> list[Any]:
@@ -205,7 +226,8 @@ def read_source(source: str, *, split: str | None = None, human_columns: Sequenc
         raise ValueError(f"source: expected a bundled set's name or a file's path, got {source!r}")
     if source in bundled_sets():
         if item_column or system_column:
-            raise ValueError("--item-column/--system-column: a bundled set names its items and systems itself")
+            raise MetaArgumentError("item_column" if item_column else "system_column",
+                                    "a bundled set names its items and systems itself")
         table = _bundled(source, split, human_columns, score_columns, labels)
     elif os.path.splitext(source)[1].lower() not in _FILE_TYPES and not os.path.isdir(source):
         raise ValueError(f"source: {source!r} is neither a bundled set ({', '.join(bundled_sets())}) nor a "
@@ -257,7 +279,8 @@ def _estimate(table: MetaTable, run: Run) -> dict[str, Any]:
 
     judged = [spec.name for spec in run.specs() if spec.judge]
     if not judged:
-        raise ValueError(f"dry_run: none of {', '.join(run.metrics)} sends a judge request; nothing to estimate")
+        raise MetaArgumentError("dry_run", f"none of {', '.join(run.metrics)} sends a judge request; nothing to "
+                                "estimate")
     out: dict[str, Any] = {}
     for name in judged:
         source = table.source if table.info is None else None  # a file's cells are named by its lines
@@ -346,7 +369,7 @@ def _default_exclusions(info: Any, metrics: Sequence[str], include: Sequence[str
         if name not in own:
             where = f"the set {info.name!r} leaves out by default: {', '.join(own)}" if own else \
                 "the source leaves no system out by default"
-            raise ValueError(f"include_systems: {name!r} is not a system left out by default ({where})")
+            raise MetaArgumentError("include_systems", f"{name!r} is not a system left out by default ({where})")
     if not any("references" in get_metric(m).columns for m in metrics):
         return []
     return [s for s in own if s not in include]
@@ -405,12 +428,12 @@ def meta_eval(source: str, *, metrics: Sequence[str] = (), score_columns: Sequen
         statistics = statistics or [info.default_statistic]
         if not metrics and not score_columns:
             if not info.score_columns:
-                raise ValueError(f"--metrics: the set {source!r} has no score columns of its own; name the metrics "
-                                 "to meta-evaluate (e.g. --metrics rouge,bleu)")
+                raise MetaArgumentError("metrics", f"the set {source!r} has no score columns of its own; name the "
+                                        "metrics to meta-evaluate (e.g. rouge,bleu)")
             score_columns = list(info.score_columns)
     elif not metrics and not score_columns:
-        raise ValueError("--metrics: name the metrics to meta-evaluate (e.g. --metrics rouge,bleu) or "
-                         "the score columns the source has (--score-column NAME)")
+        raise MetaArgumentError("metrics", "name the metrics to meta-evaluate (e.g. rouge,bleu) or the score "
+                                "columns the source has (score_columns)")
     level = level or "segment"
     group_by = group_by or "none"
     excluded = list(dict.fromkeys([*exclude_systems, *_default_exclusions(info, metrics, include_systems)]))
@@ -421,7 +444,7 @@ def meta_eval(source: str, *, metrics: Sequence[str] = (), score_columns: Sequen
                         exclude_systems=excluded)
     if dry_run:
         if run is None:
-            raise ValueError("dry_run: name the LLM-guided metrics to estimate (metrics)")
+            raise MetaArgumentError("dry_run", "name the LLM-guided metrics to estimate (metrics)")
         return _estimate(table, run)
     score_lists: dict[str, list[float | None]] = dict(table.scores)
     runs: dict[str, Any] = {}
@@ -430,7 +453,7 @@ def meta_eval(source: str, *, metrics: Sequence[str] = (), score_columns: Sequen
         computed, runs = _metric_scores(table, run, progress, allow_empty)
         clash = sorted(set(computed) & set(score_lists))
         if clash:
-            raise ValueError(f"--score-column {clash[0]}: a computed metric's score has the same name")
+            raise MetaArgumentError("score_columns", f"{clash[0]}: a computed metric's score has the same name")
         score_lists.update(computed)
     result = meta_evaluate(score_lists, table.human, items=table.items, systems=table.systems, level=level,
                            group_by=group_by, statistics=tuple(stats), confidence_level=confidence_level,
