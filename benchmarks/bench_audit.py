@@ -54,7 +54,7 @@ def _inputs(continuous):
 
 
 def _audit(inputs, span):
-    from textgen_metrics.audit.stats import calibration_audit, position_audit, repeat_audit, verbosity_audit
+    from textgen_metrics.stats.audit import calibration_audit, position_audit, repeat_audit, verbosity_audit
 
     first, second, gold, original, padded, repeats, probs, labels = inputs
     kw = {"n_resamples": RESAMPLES, "seed": 1}
@@ -87,7 +87,7 @@ def main():
         rows.append([f"4 probes, {label}", f"{seconds:.3f}", ""])
         out[label] = seconds
     inputs = _inputs(False)
-    from textgen_metrics.audit.stats import position_audit
+    from textgen_metrics.stats.audit import position_audit
 
     ours, _ = timed(lambda: position_audit(inputs[0], inputs[1], inputs[2], n_resamples=RESAMPLES, seed=1), repeat=5)
     loop, _ = timed(lambda: _loop_position(inputs[0], inputs[1], inputs[2]), repeat=1)

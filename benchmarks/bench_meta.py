@@ -11,7 +11,7 @@ scores are coarse). One thread each (threadpoolctl), as "on one core" asks.
   ``compute_one_minus_pce``, on the full table and on each resample of items (mt-metrics-eval has
   no interval: its time is the value's plus 1,000 times a resample's, measured on 5; ours: the
   value from pce's own float32 product, bit for bit, each resample's from the compiled core's
-  sign-flip counts, ``meta.stats.spa_resampled``); and the value alone (``meta.stats.spa_values``,
+  sign-flip counts, ``stats.agreement.spa_resampled``); and the value alone (``stats.agreement.spa_values``,
   the code meta_evaluate runs) against the same pce calls;
 - the pairwise significance tests between all 10 metrics (45 pairs, 1,000 draws): ours
   ``compare=True`` against ``stats.PermutationSigDiff`` for Pearson (pooled and grouped by item)
@@ -68,9 +68,9 @@ def _per_unit(fn, units):
 
 
 def _spa_values_only(mats, draws):
-    """The value path of spa in meta_evaluate (meta.stats): the signs and the human p-values once,
+    """The value path of spa in meta_evaluate (stats.agreement): the signs and the human p-values once,
     every metric's p-values in one batched product."""
-    from textgen_metrics.meta import stats
+    from textgen_metrics.stats import agreement as stats
 
     signs = stats.spa_signs(N_ITEMS, draws, 1)
     metrics = np.stack([mats[f"m{k}"] for k in range(K)])

@@ -1,5 +1,5 @@
 """The alt-test (Calderon, Reichart and Dror, "The Alternative Annotator Test for LLM-as-a-Judge",
-ACL 2025, arXiv 2501.10970): ``audit.stats.alt_test`` against an independent transcription of the
+ACL 2025, arXiv 2501.10970): ``stats.audit.alt_test`` against an independent transcription of the
 authors' reference algorithm (``alt_test`` in ``alt_test_example.ipynb`` of
 github.com/nitaytech/AltTest, commit 18428b1) on many generated tables, labels and scores, with
 annotations and judge values missing; its behaviour on simulated annotators (a judge as good as
@@ -25,8 +25,8 @@ from textgen_metrics import cli
 from textgen_metrics.audit.cli import add_audit_parser
 from textgen_metrics.audit.report import format_summary, judge_card_html
 from textgen_metrics.audit.run import audit
-from textgen_metrics.audit.stats import alt_test, benjamini_yekutieli
 from textgen_metrics.judges import CallableJudge
+from textgen_metrics.stats.audit import alt_test, benjamini_yekutieli
 
 
 # -- the reference, transcribed --------------------------------------------------------------------

@@ -14,7 +14,8 @@ import pytest
 from sklearn.isotonic import IsotonicRegression
 from sklearn.metrics import cohen_kappa_score
 
-from textgen_metrics.audit.stats import (
+from textgen_metrics.meta.data import load_set
+from textgen_metrics.stats.audit import (
     calibration_audit,
     icc_1_1,
     isotonic_fit,
@@ -24,7 +25,6 @@ from textgen_metrics.audit.stats import (
     repeats_needed,
     verbosity_audit,
 )
-from textgen_metrics.meta.data import load_set
 
 LLMBAR_SETS = ("llmbar_natural", "llmbar_adversarial", "mtbench_llmbar")
 
@@ -125,7 +125,7 @@ def test_position_audit_intervals_are_seeded_and_flag_a_first_position_preferenc
 def test_the_multinomial_resampling_is_the_index_resampling():
     """Rows of few kinds are resampled as multinomial counts, others by index: the same
     bootstrap distribution (here: the same interval to within Monte Carlo error)."""
-    from textgen_metrics.audit import stats
+    from textgen_metrics.stats import audit as stats
 
     rng = np.random.default_rng(11)
     rows = np.column_stack([np.ones(500), rng.integers(0, 2, 500).astype(float)])

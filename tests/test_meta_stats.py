@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from textgen_metrics.meta import resample
-from textgen_metrics.meta import stats as S
 from textgen_metrics.meta.evaluate import assign_ranks, meta_evaluate, williams_p_value
+from textgen_metrics.stats import agreement as S
+from textgen_metrics.stats import resample
 
 sys.path.insert(0, str(Path(__file__).parent / "reference"))
 from mt_metrics_eval import pce as ref_pce  # noqa: E402
@@ -168,7 +168,8 @@ def test_spa_systems_in_sorted_order_and_pce_seed():
     names = ["zeta", "alpha", "mid", "beta", "omega"]
     rows = [(names[s], i) for s in range(5) for i in range(6)]
     out = meta_evaluate({"m": m.ravel().tolist()}, h.ravel().tolist(), items=[i for _, i in rows],
-                        systems=[s for s, _ in rows], level="system", statistics="spa", n_resamples=500, seed=11,
+                        systems=[s for s, _ in rows], level="system", statistics="spa", n_resamples=0,
+                        n_permutations=500, seed=11,
                         compare=False)
     order = np.argsort(names)
     expected = ref_pce.compute_one_minus_pce(ref_pce.compute_pairwise_p_values(h[order], 500, seed=11),
@@ -356,7 +357,8 @@ def test_spa_interval_is_the_percentile_of_pce_on_the_resamples():
     items = [i for _ in range(n_sys) for i in range(n_items)]
     systems = [f"s{s}" for s in range(n_sys) for _ in range(n_items)]
     out = meta_evaluate({"a": ms[0].ravel().tolist(), "b": ms[1].ravel().tolist()}, h.ravel().tolist(), items=items,
-                        systems=systems, level="system", statistics="spa", n_resamples=200, seed=4, compare=False)
+                        systems=systems, level="system", statistics="spa", n_resamples=200, n_permutations=200,
+                        seed=4, compare=False)
     boot = _pce_on_resamples(h, ms, 200, 200, 4)
     for k, name in enumerate("ab"):
         entry = next(e for e in out["results"] if e["metric"] == name)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from .significance import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, percentile_interval
+from .significance import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, percentile_interval
 
 __all__ = ["mean", "bootstrap_interval", "RunningMean"]
 
@@ -54,7 +54,7 @@ class RunningMean:
 
 
 def bootstrap_interval(values: Iterable[float | None], samples: int = DEFAULT_RESAMPLES,
-                       confidence_level: float = DEFAULT_CONFIDENCE, seed: int | None = None
+                       confidence_level: float = DEFAULT_CONFIDENCE, seed: int | None = DEFAULT_SEED
                        ) -> tuple[float, float] | tuple[None, None]:
     """Percentile bootstrap interval of the mean: ``(low, high)``; deterministic for a seed.
 

@@ -5,7 +5,6 @@ type checkers read as a re-export.
 """
 
 from .audit.run import audit as audit
-from .audit.stats import position_audit as position_audit
 from .comparison import compare as compare
 from .cost import estimate_cost as estimate_cost
 from .gates import assert_gate as assert_gate
@@ -35,6 +34,7 @@ from .metric import Stats as Stats
 from .registry import get_metric as get_metric
 from .semantic.bertscore import BertScorer as BertScorer
 from .significance import bootstrap_ci as bootstrap_ci
+from .stats.audit import position_audit as position_audit
 from .tokenizers import get_tokenizer as get_tokenizer
 
 # identifiers only: pytest's assertion rewriting adds names such as "@py_builtins" to the modules of

@@ -38,6 +38,7 @@ from .cli_args import (
     common_options,
     names,
     write,
+    write_outputs,
 )
 from .numbers import format_number
 from .registry import METRICS
@@ -349,27 +350,54 @@ def meta_eval_command(args: argparse.Namespace) -> int:
     metrics = names(args.metrics)
     if not metrics and (args.option or args.column or args.judge):
         raise UsageError("--metrics: name the metrics that --option, --column and --judge are for")
-    run = build_run(args, metrics, resolve=True) if metrics else None
+    # a dry run resolves no judge: the estimate needs neither its key nor its server
+    run = build_run(args, metrics, resolve=not args.dry_run) if metrics else None
     if args.n_resamples < 0:
         raise UsageError(f"--n-resamples: {args.n_resamples} must be 0 (no intervals) or more")
+    if args.n_permutations < 1:
+        raise UsageError(f"--n-permutations: {args.n_permutations} must be 1 or more (spa's permutation count)")
+    if args.dry_run and run is None:
+        raise UsageError("--dry-run: name the LLM-guided metrics to estimate (--metrics)")
     from .meta.report import format_table, meta_eval_html
+    from .meta.run import MetaArgumentError
+
+    try:
+        result = _meta_eval(args, metrics, run)
+    except MetaArgumentError as e:  # the library names its argument; the command line, its flag
+        raise UsageError(e.for_cli()) from None
+    if args.dry_run:
+        return _meta_eval_estimate(args, result)
+    print(format_table(result))
+    write_outputs(result, args.json, args.html, meta_eval_html)
+    return EXIT_OK
+
+
+def _meta_eval(args: argparse.Namespace, metrics: list[str], run: Run | None) -> dict[str, Any]:
+    """``meta_eval`` called with the command line's flags."""
     from .meta.run import meta_eval
 
-    result = meta_eval(args.source, metrics=metrics, score_columns=args.score_column or [],
-                       human_columns=[c for item in args.human_column or [] for c in names(item)] or None,
-                       item_column=args.item_column, system_column=args.system_column, level=args.level,
-                       group_by=args.group_by, statistics=[s for item in args.statistic or [] for s in names(item)]
-                       or None, run=run, split=args.split, confidence_level=args.confidence_level,
-                       n_resamples=args.n_resamples, seed=args.seed, compare=not args.no_compare,
-                       exclude_systems=[x for item in args.exclude_system or [] for x in names(item)],
-                       progress=_progress(args.progress, metrics) if metrics else None)
-    print(format_table(result))
-    if args.json:
-        write(args.json, json.dumps(result, indent=2, ensure_ascii=False))
-        print(f"json: {args.json}")
-    if args.html:
-        write(args.html, meta_eval_html(result))
-        print(f"html report: {args.html}")
+    return meta_eval(args.source, metrics=metrics, score_columns=args.score_column or [],
+                     human_columns=[c for item in args.human_column or [] for c in names(item)] or None,
+                     item_column=args.item_column, system_column=args.system_column, level=args.level,
+                     group_by=args.group_by, statistics=[s for item in args.statistic or [] for s in names(item)]
+                     or None, run=run, split=args.split, confidence_level=args.confidence_level,
+                     n_resamples=args.n_resamples, n_permutations=args.n_permutations, seed=args.seed,
+                     compare=not args.no_compare,
+                     exclude_systems=[x for item in args.exclude_system or [] for x in names(item)],
+                     include_systems=[x for item in args.include_system or [] for x in names(item)],
+                     dry_run=args.dry_run, allow_empty=args.allow_empty,
+                     progress=_progress(args.progress, metrics) if metrics else None)
+
+
+def _meta_eval_estimate(args: argparse.Namespace, estimate: dict[str, Any]) -> int:
+    """``meta-eval --dry-run``: what the judged metrics would cost on the set's rows."""
+    from .cost import format_estimate
+
+    print(f"{estimate['rows']} rows from {estimate['source']}")
+    print(format_estimate(estimate))
+    if estimate["not_estimated"]:
+        print(f"not estimated (no judge requests): {', '.join(estimate['not_estimated'])}")
+    write_outputs(estimate, args.json)
     return EXIT_OK
 
 
@@ -392,7 +420,10 @@ def _add_meta_eval(sub: Any) -> None:
                                          "default: item)")
     m.add_argument("--system-column", help="the column naming each row's system (default: system)")
     m.add_argument("--exclude-system", action="append", metavar="NAME[,NAME...]",
-                   help="leave out this system's rows (e.g. an MQM set's human references: ref-A,ref-B)")
+                   help="leave out this system's rows (repeatable)")
+    m.add_argument("--include-system", action="append", metavar="NAME[,NAME...]",
+                   help="keep a bundled set's system that is one of its references (the WMT sets' ref-A, ref-B), "
+                        "which reference-based metrics leave out by default")
     m.add_argument("--level", choices=["segment", "system"], help="segment (rows) or system (each system's mean)")
     m.add_argument("--group-by", choices=["none", "item", "system"],
                    help="at segment level: pool all rows (none), per item then the mean (item: G-Eval's and "
@@ -413,7 +444,14 @@ def _add_meta_eval(sub: Any) -> None:
                    help=f"of the intervals (default {DEFAULT_CONFIDENCE})")
     m.add_argument("--n-resamples", type=int, default=DEFAULT_RESAMPLES,
                    help=f"bootstrap resamples over items (default {DEFAULT_RESAMPLES}; 0: no intervals)")
+    m.add_argument("--n-permutations", type=int, default=DEFAULT_RESAMPLES,
+                   help=f"spa's permutation count, part of its value (default {DEFAULT_RESAMPLES}, WMT's)")
     m.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"the random seed (default {DEFAULT_SEED})")
+    m.add_argument("--dry-run", action="store_true",
+                   help="send no request: print what the LLM-guided metrics would cost on the rows (--json writes it)")
+    m.add_argument("--allow-empty", action="store_true",
+                   help="score a blank text cell of a file as an empty text (default: an error naming its line and "
+                        "column, as score)")
     m.add_argument("--no-compare", action="store_true", help="skip the pairwise tests between metrics (and ranks)")
     m.add_argument("--json", help="write the result as JSON here")
     m.add_argument("--html", help="write an HTML report with a chart per statistic here")

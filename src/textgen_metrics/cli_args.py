@@ -7,7 +7,10 @@ the command line's main module)."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
+from collections.abc import Callable
+from typing import Any
 
 from .run import CLI_WORDS, Run, RunError
 
@@ -104,6 +107,17 @@ def write(path: str, text: str) -> None:
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:
         f.write(mask_url_credentials(text))
+
+
+def write_outputs(result: Any, json_path: str | None, html_path: str | None = None,
+                  html: Callable[[Any], str] | None = None, html_label: str = "html report") -> None:
+    """A subcommand's ``--json`` file and, with ``html``, its ``--html`` page, each said once written."""
+    if json_path:
+        write(json_path, json.dumps(result, indent=2, ensure_ascii=False))
+        print(f"json: {json_path}")
+    if html_path and html is not None:
+        write(html_path, html(result))
+        print(f"{html_label}: {html_path}")
 
 
 def common_options() -> argparse.ArgumentParser:

@@ -735,7 +735,7 @@ class MeanMetric(Metric):
         if level is not None and intervals_asked:
             for key in self.keys():
                 low, high = percentile_interval(per_example[key], level, self.options.n_resamples,
-                                                self.options.seed)
+                                                self.options.seed, bounds=self.score_range)
                 intervals[key] = [low, high]
         sign, per_sign = self._bootstrap_signatures(stats)
         return Result(self.name, self.keys(), stats.count, aggregate, lambda: dict(per_example), dict(extras or {}),
@@ -777,7 +777,8 @@ class CorpusMetric(Metric):
         aggregate = self.aggregate(stats)
         if level is not None:  # (examples all alike: the aggregate for both bounds)
             low, high = corpus_interval(self.resampling(stats), level, self.options.n_resamples, self.options.seed,
-                                        self.options.interval, score=aggregate[self.main_key])
+                                        self.options.interval, score=aggregate[self.main_key],
+                                        bounds=self.score_range)
             intervals[self.main_key] = [low, high]
         sign, per_sign = self._bootstrap_signatures(stats)
         return Result(self.name, self.keys(), stats.count, aggregate,

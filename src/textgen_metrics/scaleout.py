@@ -39,7 +39,7 @@ def shared_judge(run: Run, on: str, share: bool = True, host: str = "127.0.0.1")
     """The run whose workers hold one judge budget for all of them, for the block.
 
     The judge's ``requests_per_minute``, ``tokens_per_minute`` and ``concurrency`` are the
-    cluster's (SPEC: held for the sum of all workers): the driver resolves the judge and
+    cluster's (held for the sum of all workers): the driver resolves the judge and
     :func:`~textgen_metrics.judges.cluster.cluster_judge` (``on``: ``"ray"``, a named actor, or
     ``"server"``, a budget server in the driver) hands the workers a copy wired to that budget.
     A run without an LLM-guided metric, or ``share=False`` (each worker holds the limits on

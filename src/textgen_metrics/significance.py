@@ -69,7 +69,7 @@ __all__ = ["DEFAULT_SEED", "DEFAULT_RESAMPLES", "DEFAULT_TRIALS", "DEFAULT_CONFI
            "CorpusStatistics", "Interval",
            "PairedResult", "check_interval_options", "check_interval_method", "corpus_interval",
            "bootstrap_ci", "paired_bootstrap", "paired_randomization", "paired_test", "sum_statistics",
-           "percentile_interval"]
+           "percentile_interval", "held_in_range"]
 
 DEFAULT_SEED = 12345       # sacrebleu's SACREBLEU_SEED default
 DEFAULT_RESAMPLES = 1000   # sacrebleu's --confidence-n and --paired-bs-n defaults
@@ -251,6 +251,34 @@ def _percentile_interval(scores: Any, confidence_level: float) -> tuple[float, f
     return float(s[lo]), float(s[n - lo - 1])
 
 
+Bounds = tuple[float, float] | None
+# how far past its range a bound may be and still be rounding: a score's sums and ratios in float64
+# leave the range by a few units in the last place (BLEU's 100.00000000000004), a score that is
+# really out of a declared range (TER above 100, a BERTScore below 0) by far more
+_ROUNDING = 1e-12
+
+
+def held_in_range(low: float, high: float, bounds: Bounds) -> tuple[float, float]:
+    """The interval ``(low, high)`` with each bound that leaves ``bounds`` (the metric's
+    ``score_range``) by rounding alone (at most 1e-12 of the range's width) put back on it: the
+    one rule every metric's interval follows, so that a score that cannot pass 1 has no interval
+    that does. A bound further out is left as it is: some metrics' declared range is their usual
+    one, not a hard one (TER passes 100 when the prediction is longer than the reference)."""
+    if bounds is None:
+        return low, high
+    floor, ceiling = bounds
+    slack = _ROUNDING * max(1.0, abs(ceiling - floor))
+
+    def held(v: float) -> float:
+        if floor - slack <= v < floor:
+            return float(floor)
+        if ceiling < v <= ceiling + slack:
+            return float(ceiling)
+        return v
+
+    return held(low), held(high)
+
+
 def check_interval_method(name: str, value: Any) -> str:
     """``value`` if it is one of :data:`INTERVALS`, else a ValueError naming ``name``."""
     if value not in INTERVALS:
@@ -260,7 +288,8 @@ def check_interval_method(name: str, value: Any) -> str:
 
 def corpus_interval(stats: CorpusStatistics, confidence_level: float = DEFAULT_CONFIDENCE,
                     n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
-                    interval: str = DEFAULT_INTERVAL, score: float | None = None) -> tuple[float, float]:
+                    interval: str = DEFAULT_INTERVAL, score: float | None = None,
+                    bounds: Bounds = None) -> tuple[float, float]:
     """The bootstrap interval of ``stats``' score, on the metric's own scale.
 
     A mean metric: the percentile interval of the resampled means. A corpus metric, by default
@@ -271,6 +300,8 @@ def corpus_interval(stats: CorpusStatistics, confidence_level: float = DEFAULT_C
     Examples all alike (one example, identical ones): every resample is the sample, and the
     interval is its score for both bounds (``score``, the metric's own number where it has one;
     else the statistics'), except in sacrebleu's interval of BLEU, chrF and TER (its numbers).
+    ``bounds``: the metric's range, on the reported scale (:func:`held_in_range`; not applied to
+    sacrebleu's interval, whose numbers are sacrebleu's).
     """
     check_interval_options(confidence_level, n_resamples, seed)
     check_interval_method("interval", interval)
@@ -285,15 +316,17 @@ def corpus_interval(stats: CorpusStatistics, confidence_level: float = DEFAULT_C
         low, high = _sacrebleu_interval(stats.resample(n_resamples, seed), confidence_level)
     else:
         low, high = _percentile_interval(stats.resample(n_resamples, seed, "float64"), confidence_level)
-    return low / stats.divisor, high / stats.divisor
+    if interval == "sacrebleu" and stats.kind == "corpus":
+        return low / stats.divisor, high / stats.divisor
+    return held_in_range(low / stats.divisor, high / stats.divisor, bounds)
 
 
 def percentile_interval(values: Sequence[float | None], confidence_level: float = DEFAULT_CONFIDENCE,
-                        n_resamples: int = DEFAULT_RESAMPLES, seed: int | None = DEFAULT_SEED
-                        ) -> tuple[float, float] | tuple[None, None]:
+                        n_resamples: int = DEFAULT_RESAMPLES, seed: int | None = DEFAULT_SEED,
+                        bounds: Bounds = None) -> tuple[float, float] | tuple[None, None]:
     """The percentile bootstrap interval of the mean of ``values`` (None left out; ``(None,
     None)`` when none is left), unchecked: ``seed=None`` draws a fresh one. What every mean's
-    interval in the package is."""
+    interval in the package is; ``bounds``: the metric's range (:func:`held_in_range`)."""
     kept = [float(v) for v in values if v is not None]
     if not kept:
         return None, None
@@ -301,7 +334,7 @@ def percentile_interval(values: Sequence[float | None], confidence_level: float 
     if stats.alike():  # every resample is the sample: its mean, as the metric reports it
         score = stats.corpus_score()
         return score, score
-    return _percentile_interval(stats.resample(n_resamples, seed), confidence_level)
+    return held_in_range(*_percentile_interval(stats.resample(n_resamples, seed), confidence_level), bounds)
 
 
 def bootstrap_ci(scores: Sequence[float | None], confidence_level: float = DEFAULT_CONFIDENCE,

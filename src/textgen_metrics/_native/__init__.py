@@ -73,9 +73,9 @@ __all__ = [
 ]
 
 RougeCore = _core.RougeCore
-perm_counts = _core.perm_counts  # meta.stats.spa_resampled: sign-flip permutation counts (perm.hpp)
+perm_counts = _core.perm_counts  # stats.agreement.spa_resampled: sign-flip permutation counts (perm.hpp)
 PERM_BITS: int = _core.PERM_BITS  # items per block of perm_counts' sign patterns
-pair_counts = _core.pair_counts  # meta.stats.p_values: pce's counts from its own product's sums
+pair_counts = _core.pair_counts  # stats.agreement.p_values: pce's counts from its own product's sums
 RougeTokenizer = _core.RougeTokenizer
 
 # The codes of the core's arguments are its enumerations (pybind11 enums defined in _core.cpp

@@ -176,7 +176,7 @@ static py::array_t<int32_t> zero_counts(size_t groups, size_t systems) {
     return out;
 }
 
-// The counts of pce's rule from given signed sums (meta.stats.p_values: the sums are pce's own float32
+// The counts of pce's rule from given signed sums (stats.agreement.p_values: the sums are pce's own float32
 // product): sums (rows, P) float32, row by row; test (groups, systems, systems) float32, the observed
 // differences (upper triangle read). Returns counts (groups, systems, systems), upper triangle filled. The
 // same float32 subtraction and comparison as pce's NumPy, so the same counts to the bit.

@@ -1,4 +1,4 @@
-// Sign-flip permutation counts for soft pairwise accuracy's bootstrap (meta/stats.py, spa_resampled).
+// Sign-flip permutation counts for soft pairwise accuracy's bootstrap (stats/agreement.py, spa_resampled).
 //
 // pce (mt-metrics-eval) draws, for each of P permutations, one +-1 sign per item and takes each system's
 // signed sum of its item scores; a pair's p-value is the share of permutations whose difference of signed

@@ -1,9 +1,8 @@
 """Judge audits: is a judge fit to trust? Position, verbosity, repeat variance and calibration,
 each with a percentile bootstrap interval, run through the judge engine like any scoring run
 (``run.audit``, ``textgen-metrics audit``) or computed on verdicts already made
-(``stats.position_audit`` and the other probe statistics).
+(:mod:`textgen_metrics.stats.audit`: ``position_audit`` and the other probe statistics).
 
-- ``stats``: the probe statistics on verdicts and scores already made (NumPy, vectorised);
 - ``probes``: the probes run through a real judge (the metric's own runs: plain, padded,
   repeated, swapped);
 - ``run``: ``audit(...)``, the probes chosen, the JSON result, the dry-run estimate;
@@ -21,7 +20,7 @@ from typing import Any
 
 class _CallablePackage(types.ModuleType):
     """This package, callable as :func:`~textgen_metrics.audit.run.audit`: ``textgen_metrics.audit``
-    names both the function (SPEC: ``textgen_metrics.audit(...)``) and this package, and which of
+    names both the function (the public ``textgen_metrics.audit(...)``) and this package, and which of
     the two the package attribute holds depends on what was imported first (importing a submodule
     sets the attribute to the package). Either way ``textgen_metrics.audit(...)`` runs the audit."""
 

@@ -1,5 +1,5 @@
-"""The ``audit`` subcommand: ``textgen-metrics audit SOURCE --metrics NAME --judge ...`` (SPEC
-"Judge audits"). :func:`add_audit_parser` builds its parser on the command line's subparsers
+"""The ``audit`` subcommand: ``textgen-metrics audit SOURCE --metrics NAME --judge ...``
+(docs/audit.md). :func:`add_audit_parser` builds its parser on the command line's subparsers
 (``parents=[common_options()]``, ``run=`` the function that returns the exit status), reading
 metric options, judge options and columns with the ``score`` command's own helpers.
 
@@ -10,10 +10,9 @@ failure), 2 for a usage error; a judge that cannot be reached stops with 1, as `
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
-from ..significance import DEFAULT_RESAMPLES
+from ..significance import DEFAULT_RESAMPLES, DEFAULT_SEED
 
 __all__ = ["add_audit_parser", "audit_command"]
 
@@ -24,7 +23,7 @@ def _probes(text: str | None) -> list[str] | None:
 
 def audit_command(args: argparse.Namespace) -> int:
     """Run ``audit``: print the judge card's text, write the JSON and HTML; the exit status."""
-    from ..cli_args import EXIT_OK, UsageError, build_run, write
+    from ..cli_args import EXIT_OK, UsageError, build_run, write_outputs
     from ..cost import format_estimate
     from .probes import PROBES
     from .report import format_summary, judge_card_html
@@ -52,12 +51,7 @@ def audit_command(args: argparse.Namespace) -> int:
         print(format_estimate(result))
     else:
         print(format_summary(result))
-    if args.json:
-        write(args.json, json.dumps(result, indent=2, ensure_ascii=False))
-        print(f"json: {args.json}")
-    if args.html and not args.dry_run:
-        write(args.html, judge_card_html(result))
-        print(f"html judge card: {args.html}")
+    write_outputs(result, args.json, None if args.dry_run else args.html, judge_card_html, "html judge card")
     return EXIT_OK
 
 
@@ -115,7 +109,8 @@ def add_audit_parser(sub: Any) -> None:
                    help=f"of the intervals (default {DEFAULT_CONFIDENCE})")
     a.add_argument("--n-resamples", type=int, default=DEFAULT_RESAMPLES,
                    help=f"bootstrap resamples (default {DEFAULT_RESAMPLES}; 0: no intervals)")
-    a.add_argument("--seed", type=int, default=None, help="the random seed of the resamples (default: fresh)")
+    a.add_argument("--seed", type=int, default=DEFAULT_SEED,
+                   help=f"the random seed of the resamples (default {DEFAULT_SEED})")
     a.add_argument("--json", metavar="OUT", help="write the audit as JSON here")
     a.add_argument("--html", metavar="OUT", help="write the judge card (HTML with charts) here")
     a.set_defaults(run=audit_command)

@@ -1,7 +1,7 @@
 """The probes of a judge audit, run through a real judge: each probe is one or more runs of the
 metric itself (its ``statistics`` over the rows, with the judge's concurrency, cache, rate
 budget, batch mode, re-asks and usage, like any scoring run), then a statistic of
-:mod:`textgen_metrics.audit.stats` over what the runs gave.
+:mod:`textgen_metrics.stats.audit` over what the runs gave.
 
 - the plain run: the metric over the rows as given. Every probe starts from it, so after a
   scoring run with the same judge cache it sends nothing.
@@ -24,7 +24,7 @@ budget, batch mode, re-asks and usage, like any scoring run), then a statistic o
 - calibration: the plain run's scores mapped to [0, 1] over the metric's range against people's
   0/1 labels (for a comparison: gold "a" is 1, "b" 0).
 - alt_test (several annotators rated the same rows, one column each): the plain run's values
-  against theirs, by :func:`textgen_metrics.audit.stats.alt_test` (Calderon et al. 2025): for a
+  against theirs, by :func:`textgen_metrics.stats.audit.alt_test` (Calderon et al. 2025): for a
   comparison the judge's verdict ("a", "b" or "tie", read from the score as the position probe
   reads it) against each annotator's ("a"/"b"/"tie", 1/0), alignment by accuracy; otherwise the
   judge's score in the metric's own units against the annotators' scores on the same scale,
@@ -44,7 +44,7 @@ from typing import Any
 from ..judges import Judge
 from ..llm.metrics import JudgedMetric
 from ..llm.pairwise import PairwisePreference
-from . import stats
+from ..stats import audit as stats
 
 __all__ = ["FILLER", "PROBES", "ALT_TEST", "ALL_PROBES", "Target", "Run", "position_probe", "verbosity_probe",
            "repeat_probe", "calibration_probe", "alt_test_probe", "annotator_values", "padded", "swapped",

@@ -3,7 +3,7 @@ the terminal and as one HTML page with charts (inline SVG, no script): bars with
 for the rates, the score shift on an axis through zero, and a reliability diagram for the
 calibration. As TruLens' alignment report, the findings are computed once (:func:`findings`)
 and rendered twice; each says what was found, how sure it is (the interval) and whether the
-probe is flagged by its rule (SPEC "Judge audits").
+probe is flagged by its rule (docs/audit.md).
 """
 
 from __future__ import annotations

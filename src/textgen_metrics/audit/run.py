@@ -9,10 +9,10 @@ gold verdicts ``"a"``/``"b"`` for a comparison (position accuracies; calibration
 0/1 labels otherwise (calibration). Calibration without ``human_column`` is skipped and says so,
 as position on a metric that compares nothing. ``annotator_columns`` name the fields of several
 annotators who rated the same rows (one field each, empty where one did not rate a row): the
-alt-test (``probes["alt_test"]``, :func:`~textgen_metrics.audit.stats.alt_test`) runs whenever
+alt-test (``probes["alt_test"]``, :func:`~textgen_metrics.stats.audit.alt_test`) runs whenever
 they are given, on the plain run's values, with no request of its own.
 
-The result (SPEC "Judge audits")::
+The result (docs/audit.md)::
 
     {"probes": {"position": {...}, "verbosity": {...}, "repeat": {...}, "calibration": {...},
                 "alt_test": {...}},
@@ -33,9 +33,9 @@ from typing import Any
 
 from ..judges import Judge, JudgeFatalError
 from ..llm.metrics import JudgedMetric
-from ..significance import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES
+from ..significance import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
+from ..stats.audit import MISSING, alt_test
 from . import probes as P
-from .stats import MISSING, alt_test
 
 __all__ = ["audit", "read_rows", "estimate_audit"]
 
@@ -149,13 +149,13 @@ def audit(source_rows_or_path: Any, *, metrics: Any, judge: Any, judge_options: 
           columns: Mapping[str, str] | None = None, options: Mapping[str, Mapping[str, Any]] | None = None,
           probes: Sequence[str] | str = P.PROBES, repeats: int = 3, threshold: float = 0.5,
           human_column: str | None = None, dry_run: bool = False, confidence_level: float = DEFAULT_CONFIDENCE,
-          n_resamples: int = DEFAULT_RESAMPLES, seed: int | None = None, missing: str = "omit",
+          n_resamples: int = DEFAULT_RESAMPLES, seed: int | None = DEFAULT_SEED, missing: str = "omit",
           split: str | None = None, annotator_columns: Sequence[str] | None = None, epsilon: float = 0.2,
           alt_alpha: float = 0.05) -> dict[str, Any]:
     """Audit ``judge`` on the LLM-guided metric ``metrics`` (one name, or a ``JudgedMetric``
     class) over the rows of ``source_rows_or_path``: the ``probes`` chosen (position,
     verbosity, repeat, calibration), each statistic with a percentile bootstrap interval
-    (``confidence_level``, ``n_resamples``, ``seed``), each probe ``flagged`` by SPEC's rule.
+    (``confidence_level``, ``n_resamples``, ``seed``), each probe ``flagged`` by its rule (docs/audit.md).
     ``repeats``: requests asked ``K`` times in all by the repeat probe; ``threshold``: the
     verdict cut on the score mapped to [0, 1]; ``human_column``: people's labels; ``missing``:
     the position audit's handling of unusable verdicts (``"omit"`` or ``"as_verdict"``);

@@ -59,7 +59,7 @@ class Study:
 
 
 _SUMMEVAL_ROUGE = {"use_stemmer": True, "multi_ref": "mean", "split_summaries": True,
-                   "rouge_types": ["rouge1", "rouge2", "rougeLsum"]}
+                   "rouge_types": ["rouge1", "rouge2", "rougeL", "rougeLsum"]}
 _MT: dict[str, dict[str, Any]] = {"bleu": {}, "google_bleu": {}, "chrf": {}, "ter": {}}
 _REFS_ZHEN = ("ref-A", "ref-B")  # the human translations: systems of their own, and the references
 _REFS_ENDE = ("ref-A",)

@@ -52,7 +52,9 @@ class SetInfo:
     ``default_human``, ``default_statistic``, ``default_level`` and ``default_group_by`` are what a
     meta-evaluation of the set uses unless told otherwise; ``references_per_item`` is None where
     the count varies; ``published`` holds the figures the authors published, each entry with its
-    ``source`` (where it was read from) and the figures as printed."""
+    ``source`` (where it was read from) and the figures as printed; ``reference_systems``: the
+    systems whose every output is one of its row's references (the WMT sets' human translations
+    ``ref-A`` and ``ref-B``), which a reference-based metric would score against themselves."""
 
     name: str
     title: str
@@ -75,6 +77,7 @@ class SetInfo:
     kind: Literal["scores", "labels", "pairs"]
     extra_keys: tuple[str, ...]
     published: dict[str, Any] = field(hash=False, compare=False)
+    reference_systems: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -150,7 +153,19 @@ def describe_set(name: str) -> SetInfo:
         default_group_by=info["default_group_by"], score_columns=tuple(info["score_columns"]),
         splits=tuple(info["splits"]), rows=info["rows"], items=info["items"], systems=info["systems"],
         references_per_item=info["references_per_item"], kind=info["kind"],
-        extra_keys=tuple(info["extra_keys"]), published=info["published"])
+        extra_keys=tuple(info["extra_keys"]), published=info["published"],
+        reference_systems=_reference_systems(_raw(name)))
+
+
+def _reference_systems(data: dict[str, Any]) -> tuple[str, ...]:
+    """The systems whose output on every one of their rows is one of that row's references."""
+    items, cols = data["items"], data["rows"]
+    own = cols.get("references") or [None] * len(cols["system"])
+    verdict: dict[str, bool] = {}
+    for i, (system, prediction) in enumerate(zip(cols["system"], cols["prediction"], strict=True)):
+        refs = own[i] if own[i] is not None else items["references"][cols["item"][i]]
+        verdict[system] = verdict.get(system, True) and prediction is not None and prediction in refs
+    return tuple(sorted(s for s, is_ref in verdict.items() if is_ref))
 
 
 _CODES: dict[str, Verdict] = {"a": "a", "b": "b", "-": None}

@@ -2,10 +2,10 @@
 (Google's mt-metrics-eval), with a bootstrap interval on every number, a paired permutation test
 between every two metrics, and WMT's significance ranks.
 
-The statistics are :mod:`textgen_metrics.meta.stats` (each names its reference); the resampling
-is :mod:`textgen_metrics.meta.resample`. Input checks are all here, before any computation.
+The statistics are :mod:`textgen_metrics.stats.agreement` (each names its reference); the resampling
+is :mod:`textgen_metrics.stats.resample`. Input checks are all here, before any computation.
 
-Levels and grouping (SPEC "Meta-evaluation"): at ``segment`` level rows are correlated, pooled
+Levels and grouping (docs/meta_evaluation.md): at ``segment`` level rows are correlated, pooled
 (``group_by="none"``) or within each item / system with the mean over groups (mt-metrics-eval's
 ``average_by``); a group on which the statistic is undefined is left out and counted. At
 ``system`` level each system's score is its mean over the items on which every system has both
@@ -32,10 +32,12 @@ from typing import Any
 
 import numpy as np
 
-from ..human_agreement import pearson as _pearson1
-from ..human_agreement import spearman as _spearman1
-from . import resample, stats
-from .stats import LABEL_STATISTICS, SEGMENT_NONE_ONLY, STATISTICS, SYSTEM_ONLY
+from ..significance import DEFAULT_SEED
+from ..stats import agreement as stats
+from ..stats import resample
+from ..stats.agreement import LABEL_STATISTICS, SEGMENT_NONE_ONLY, STATISTICS
+from ..stats.correlation import pearson as _pearson1
+from ..stats.correlation import spearman as _spearman1
 
 __all__ = ["meta_evaluate", "assign_ranks", "williams_p_value"]
 
@@ -387,8 +389,8 @@ def meta_evaluate(scores: Mapping[str, Sequence[Any]], human: Sequence[Any] | Ma
                   items: Sequence[Any] | None = None, systems: Sequence[Any] | None = None,
                   level: str = "segment", group_by: str = "none",
                   statistics: Sequence[str] = ("pearson", "spearman", "kendall"),
-                  confidence_level: float = 0.95, n_resamples: int = 1000, seed: int | None = None,
-                  compare: bool = True) -> dict[str, Any]:
+                  confidence_level: float = 0.95, n_resamples: int = 1000, n_permutations: int = 1000,
+                  seed: int | None = DEFAULT_SEED, compare: bool = True) -> dict[str, Any]:
     """How well each score in ``scores`` (name -> one value per row; None or NaN: missing)
     agrees with ``human`` (one value per row, or dimension name -> one value per row; None: the
     row is not used for that dimension).
@@ -396,14 +398,20 @@ def meta_evaluate(scores: Mapping[str, Sequence[Any]], human: Sequence[Any] | Ma
     ``items`` / ``systems``: each row's item (the source segment, document or prompt) and
     system; ``group_by="item"`` and the bootstrap's item resampling need ``items``,
     ``group_by="system"`` and ``partial_*`` need ``systems``, ``level="system"`` needs both.
-    ``statistics``: names from :data:`textgen_metrics.meta.stats.STATISTICS`.
-    ``n_resamples``: bootstrap resamples (0: no intervals), also the permutation count of the
-    comparisons and of ``spa``; ``seed`` makes every random draw repeatable.
+    ``statistics``: names from :data:`textgen_metrics.stats.agreement.STATISTICS`.
+    ``n_resamples``: bootstrap resamples (0: no intervals), also the draws of the comparisons'
+    permutation tests; ``n_permutations``: ``spa``'s own permutation count (part of its value, as
+    WMT's 1,000), so ``spa``'s value needs no interval; ``seed`` (default 12345, as the command
+    line and the reports) makes every random draw repeatable, None asks for fresh randomness.
 
-    Returns ``{"rows", "results": [...], "comparisons": [...]}``: one result per human
+    Returns ``{"rows", "results": [...], "baselines": [...], "comparisons": [...]}`` (and
+    ``incomplete_systems`` at system level: each system that lacks some of the table's items,
+    with how many): one result per human
     dimension, statistic and metric (``value`` and ``ci`` plain floats or None with a
     ``reason``; ``n`` rows used, ``groups``, ``groups_skipped``, ``missing`` rows without this
-    metric's score, ``rank``; ``threshold`` for ``acc_eq``), and one comparison per pair of
+    metric's score, ``rank``; ``threshold`` for ``acc_eq``; ``includes_baseline``: whether the
+    interval holds the baseline's value), one baseline per human dimension and statistic (the
+    value of a constant metric, None with a ``reason`` where it is undefined), and one comparison per pair of
     metrics with a value (``a`` the higher, ``delta`` >= 0, one-sided ``p_value``).
     """
     if not isinstance(scores, Mapping):
@@ -430,21 +438,17 @@ def meta_evaluate(scores: Mapping[str, Sequence[Any]], human: Sequence[Any] | Ma
     if group_by not in GROUPINGS:
         raise ValueError(f"group_by: {group_by!r} is not one of {list(GROUPINGS)}")
     names = _check_statistics(statistics)
-    if isinstance(confidence_level, bool) or not isinstance(confidence_level, (int, float)) \
-            or not 0 < confidence_level < 1:
-        raise ValueError(f"confidence_level: {confidence_level!r} must lie strictly between 0 and 1")
-    if not isinstance(n_resamples, int) or isinstance(n_resamples, bool) or n_resamples < 0:
-        raise ValueError(f"n_resamples: {n_resamples!r} must be a non-negative integer")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
-        raise TypeError(f"seed: expected an integer or None, got {type(seed).__name__}")
+    resample.check_interval(confidence_level, n_resamples, seed)
+    if not isinstance(n_permutations, int) or isinstance(n_permutations, bool) or n_permutations < 1:
+        raise ValueError(f"n_permutations: {n_permutations!r} must be a positive integer (spa's permutation count)")
     for s in names:
-        if level == "segment" and s in SYSTEM_ONLY:
-            raise ValueError(f"statistics: {s!r} is a system-level statistic; pass level='system'")
-        if level == "system" and (s in LABEL_STATISTICS or s in SEGMENT_NONE_ONLY):
-            raise ValueError(f"statistics: {s!r} is a segment-level statistic; pass level='segment'")
-        if s in SEGMENT_NONE_ONLY and group_by != "none":
+        declared = STATISTICS[s]
+        if level not in declared.levels:
+            other = declared.levels[0]
+            raise ValueError(f"statistics: {s!r} is a {other}-level statistic; pass level={other!r}")
+        if declared.pooled_only and group_by != "none":
             raise ValueError(f"statistics: {s!r} controls for the system itself; pass group_by='none'")
-        if s in SEGMENT_NONE_ONLY and systems is None:
+        if declared.pooled_only and systems is None:
             raise ValueError(f"systems: {s!r} controls for the system; pass systems (one per row)")
     if level == "system":
         if group_by != "none":
@@ -476,10 +480,12 @@ def meta_evaluate(scores: Mapping[str, Sequence[Any]], human: Sequence[Any] | Ma
     group_codes = {"none": np.zeros(n_rows, dtype=np.int64), "item": item_codes, "system": system_codes}[group_by]
 
     results: list[dict[str, Any]] = []
+    baselines: list[dict[str, Any]] = []
     comparisons: list[dict[str, Any]] = []
     n_items = int(item_codes.max()) + 1 if n_rows else 0
     for dim, hv in human_values.items():
         present_h = np.array([not _missing(v) for v in hv], dtype=bool)
+        const = _constant_rows(hv, present_h, labels_only, item_codes, system_codes, group_codes)
         rows_of: dict[str, _Rows] = {}
         missing: dict[str, int] = {}
         masks: dict[str, np.ndarray] = {}
@@ -494,19 +500,80 @@ def meta_evaluate(scores: Mapping[str, Sequence[Any]], human: Sequence[Any] | Ma
             rows_of[name] = _Rows(h, m, item_codes[idx], system_codes[idx], group_codes[idx])
         for stat in names:
             block = _evaluate_statistic(stat, dim, level, group_by, rows_of, masks, missing, len(system_names),
-                                        n_items, confidence_level, n_resamples, seed, compare)
+                                        n_items, confidence_level, n_resamples, n_permutations, seed, compare)
+            baseline = _baseline(stat, dim, level, group_by, const, len(system_names), n_permutations, seed)
+            for entry in block[0]:
+                entry["includes_baseline"] = _includes(entry["ci"], baseline["value"])
             results.extend(block[0])
+            baselines.append(baseline)
             comparisons.extend(block[1])
-    return {"rows": n_rows, "results": results, "comparisons": comparisons}
+    out: dict[str, Any] = {"rows": n_rows, "results": results, "baselines": baselines, "comparisons": comparisons}
+    if level == "system":
+        out["incomplete_systems"] = _incomplete_systems(item_codes, system_codes, system_names)
+    return out
+
+
+def _incomplete_systems(item_codes: np.ndarray, system_codes: np.ndarray, names: list[Any]) -> dict[str, int]:
+    """Each system that lacks some of the table's items, with how many it lacks: at system level
+    every system is averaged over the items all share, so one short system cuts every other."""
+    n_items = np.unique(item_codes).size
+    have = np.zeros(len(names), dtype=np.int64)
+    for code in np.unique(np.stack([system_codes, item_codes]), axis=1)[0]:
+        have[code] += 1
+    return {str(names[i]): int(n_items - have[i]) for i in range(len(names)) if have[i] < n_items}
+
+
+def _constant_rows(hv: Any, present: np.ndarray, labels: bool, item: np.ndarray, system: np.ndarray,
+                   group: np.ndarray) -> _Rows:
+    """The rows with a human score, scored by a constant metric: 0, or for labels the most common
+    human label (the majority-class baseline)."""
+    idx = np.flatnonzero(present)
+    if labels:
+        h = [hv[i] for i in idx]
+        counts: dict[Any, int] = {}
+        for v in h:
+            counts[v] = counts.get(v, 0) + 1
+        top = max(counts, key=lambda v: counts[v]) if counts else None
+        return _Rows(h, [top] * len(h), item[idx], system[idx], group[idx])
+    h_arr = np.asarray(hv)[idx]
+    return _Rows(h_arr, np.zeros(idx.size), item[idx], system[idx], group[idx])
+
+
+def _baseline(stat: str, dim: str, level: str, group_by: str, const: _Rows, n_systems: int, n_permutations: int,
+              seed: int | None) -> dict[str, Any]:
+    """The statistic's value for a constant metric (every row the same score), the level a metric
+    must beat to say anything: the share of tied human pairs for ``acc23``/``acc_eq``, every system
+    tied for ``spa``/``pairwise_accuracy``; None with a ``reason`` where it is undefined
+    (correlations of a constant)."""
+    entry: dict[str, Any] = {"human": dim, "level": level, "group_by": group_by, "statistic": stat, "value": None}
+    if level == "segment":
+        value = _segment_point(stat, const)["value"] if len(const.item) else math.nan
+        if not math.isnan(value):
+            entry["value"] = float(value)
+    else:
+        scratch: dict[str, Any] = {"value": None}
+        _system_entry(stat, const, n_systems, scratch, 0.95, 0, n_permutations, seed, {})
+        entry["value"] = scratch["value"]
+    if entry["value"] is None:
+        declared = STATISTICS[stat].baseline
+        entry["reason"] = declared if declared.startswith("undefined") else "undefined for a constant metric"
+    return entry
+
+
+def _includes(ci: list[float] | None, value: float | None) -> bool | None:
+    """Whether the interval holds the baseline's value (None: no interval or no baseline)."""
+    if ci is None or value is None:
+        return None
+    return bool(ci[0] <= value <= ci[1])
 
 
 def _evaluate_statistic(stat: str, dim: str, level: str, group_by: str, rows_of: dict[str, _Rows],
                         masks: dict[str, np.ndarray], missing: dict[str, int], n_systems: int, n_items: int,
-                        confidence_level: float, n_resamples: int, seed: int | None,
+                        confidence_level: float, n_resamples: int, n_permutations: int, seed: int | None,
                         compare: bool) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     out: dict[str, dict[str, Any]] = {}
     human_cache: dict[bytes, list[np.ndarray]] = {}  # spa: the signs and human p-values, per item set
-    spa_boot = _spa_boots(rows_of, n_systems, n_resamples, seed, human_cache) \
+    spa_boot = _spa_boots(rows_of, n_systems, n_resamples, n_permutations, seed, human_cache) \
         if stat == "spa" and level == "system" and n_resamples else {}
     for name, r in rows_of.items():
         entry: dict[str, Any] = {"metric": name, "human": dim, "level": level, "group_by": group_by,
@@ -529,16 +596,16 @@ def _evaluate_statistic(stat: str, dim: str, level: str, group_by: str, rows_of:
                                            for c in resample.item_counts(n_items, n_resamples, seed)])
                     entry["ci"] = resample.interval(boot, confidence_level)
         else:
-            _system_entry(stat, r, n_systems, entry, confidence_level, n_resamples, seed, human_cache,
-                          spa_boot.get(name))
+            _system_entry(stat, r, n_systems, entry, confidence_level, n_resamples, n_permutations, seed,
+                          human_cache, spa_boot.get(name))
         out[name] = entry
-    comps = _compare(stat, dim, level, group_by, rows_of, masks, out, n_systems, n_resamples, seed) \
+    comps = _compare(stat, dim, level, group_by, rows_of, masks, out, n_systems, n_resamples, n_permutations, seed) \
         if compare and n_resamples else []
     return list(out.values()), comps
 
 
-def _spa_boots(rows_of: dict[str, _Rows], n_systems: int, n_resamples: int, seed: int | None,
-               human_cache: dict[bytes, list[np.ndarray]]) -> dict[str, np.ndarray]:
+def _spa_boots(rows_of: dict[str, _Rows], n_systems: int, n_resamples: int, n_permutations: int,
+               seed: int | None, human_cache: dict[bytes, list[np.ndarray]]) -> dict[str, np.ndarray]:
     """Each metric's spa on every resample of its common items (:func:`stats.spa_resampled`), the
     metrics that share their items and human matrix in one pass (the resamples and the human
     counts are theirs in common). The signs drawn here, and the human p-values, go into
@@ -551,7 +618,7 @@ def _spa_boots(rows_of: dict[str, _Rows], n_systems: int, n_resamples: int, seed
         shared.setdefault(common.tobytes() + hmat.tobytes(), (hmat, []))[1].append((name, mmat))
     out: dict[str, np.ndarray] = {}
     for key, (hmat, named) in shared.items():
-        signs = stats.spa_signs(hmat.shape[1], n_resamples, seed)
+        signs = stats.spa_signs(hmat.shape[1], n_permutations, seed)
         human_cache[key] = [signs, stats.p_values(hmat, signs)]
         boot = stats.spa_resampled(hmat, np.stack([m for _, m in named]), signs, n_resamples, seed)
         out.update((name, boot[k]) for k, (name, _) in enumerate(named))
@@ -559,21 +626,18 @@ def _spa_boots(rows_of: dict[str, _Rows], n_systems: int, n_resamples: int, seed
 
 
 def _system_entry(stat: str, r: _Rows, n_systems: int, entry: dict[str, Any], confidence_level: float,
-                  n_resamples: int, seed: int | None, human_cache: dict[bytes, list[np.ndarray]],
-                  spa_boot: np.ndarray | None = None) -> None:
+                  n_resamples: int, n_permutations: int, seed: int | None,
+                  human_cache: dict[bytes, list[np.ndarray]], spa_boot: np.ndarray | None = None) -> None:
     hmat, mmat, common = _system_matrix(r, n_systems)
     if common.size == 0 or n_systems < 2:
         entry.update(reason="fewer than two systems share an item on which all have both scores")
-        return
-    if stat == "spa" and not n_resamples:
-        entry.update(reason="spa needs n_resamples > 0 (its permutation count)")
         return
     signs = None
     if stat == "spa":
         # the signs and the human p-values are the same for every metric on these items: once
         key = common.tobytes() + hmat.tobytes()
         if key not in human_cache:
-            signs = stats.spa_signs(common.size, n_resamples, seed)
+            signs = stats.spa_signs(common.size, n_permutations, seed)
             human_cache[key] = [signs, stats.p_values(hmat, signs)]
         signs, human_p = human_cache[key]
         value = float(1.0 - np.abs(human_p - stats.p_values(mmat, signs)).mean())
@@ -605,7 +669,7 @@ def _system_entry(stat: str, r: _Rows, n_systems: int, entry: dict[str, Any], co
 
 def _compare(stat: str, dim: str, level: str, group_by: str, rows_of: dict[str, _Rows],
              masks: dict[str, np.ndarray], out: dict[str, dict[str, Any]], n_systems: int, k: int,
-             seed: int | None) -> list[dict[str, Any]]:
+             n_permutations: int, seed: int | None) -> list[dict[str, Any]]:
     """Every pair of metrics with a value: one-sided permutation p-values; sets ``rank``."""
     named = sorted((n for n, e in out.items() if e["value"] is not None), key=lambda n: (-out[n]["value"], n))
     comps: list[dict[str, Any]] = []
@@ -629,8 +693,10 @@ def _compare(stat: str, dim: str, level: str, group_by: str, rows_of: dict[str, 
             b = named[j]
             common = masks[a] & masks[b]
             ra, rb = _restrict(rows_of[a], masks[a], common), _restrict(rows_of[b], masks[b], common)
-            va = out[a]["value"] if (common == masks[a]).all() else _value_on(stat, level, ra, n_systems, k, seed)
-            vb = out[b]["value"] if (common == masks[b]).all() else _value_on(stat, level, rb, n_systems, k, seed)
+            va = out[a]["value"] if (common == masks[a]).all() else _value_on(stat, level, ra, n_systems,
+                                                                                n_permutations, seed)
+            vb = out[b]["value"] if (common == masks[b]).all() else _value_on(stat, level, rb, n_systems,
+                                                                                n_permutations, seed)
             hi, lo, ri, rl = (a, b, ra, rb) if (va >= vb or math.isnan(vb)) else (b, a, rb, ra)
             delta = abs(va - vb) if not (math.isnan(va) or math.isnan(vb)) else None
             if delta is None:
@@ -640,7 +706,7 @@ def _compare(stat: str, dim: str, level: str, group_by: str, rows_of: dict[str, 
             elif (hi, lo) in fast:
                 p = fast[(hi, lo)]
             else:
-                p = _permutation(stat, level, ri, rl, n_systems, k, seed, draws_for)
+                p = _permutation(stat, level, ri, rl, n_systems, n_permutations, seed, draws_for)
             if p is not None and hi == a:
                 p_matrix[i, j] = p
             comps.append({"human": dim, "level": level, "group_by": group_by, "statistic": stat, "a": hi, "b": lo,
@@ -660,7 +726,7 @@ def _pearson_permutations(named: list[str], rows_of: dict[str, _Rows], k: int,
     products with the centred human scores, and each of those is the unswapped one plus the
     swapped rows' share, which is linear in the metric: one product of the swap draws with each
     metric's three per-row features gives them for every pair (the same draws and z-scores as
-    :func:`textgen_metrics.meta.resample.permutation_p`; the values agree with its per-draw
+    :func:`textgen_metrics.stats.resample.permutation_p`; the values agree with its per-draw
     Pearson to rounding, ~1e-15)."""
     first = rows_of[named[0]]
     order = np.argsort(first.group, kind="stable")  # mt-metrics-eval's row layout
@@ -712,19 +778,19 @@ def _restrict(r: _Rows, mask: np.ndarray, common: np.ndarray) -> _Rows:
     return r.take(np.flatnonzero(keep))
 
 
-def _value_on(stat: str, level: str, r: _Rows, n_systems: int, k: int, seed: int | None) -> float:
+def _value_on(stat: str, level: str, r: _Rows, n_systems: int, n_permutations: int, seed: int | None) -> float:
     if level == "segment":
         return float(_segment_point(stat, r)["value"])
     hmat, mmat, common = _system_matrix(r, n_systems)
     if common.size == 0:
         return math.nan
     if stat == "spa":
-        return float(_system_values(stat, hmat, mmat, stats.spa_signs(common.size, k, seed)))
+        return float(_system_values(stat, hmat, mmat, stats.spa_signs(common.size, n_permutations, seed)))
     return float(_system_values(stat, hmat.mean(axis=1), mmat.mean(axis=1), None))
 
 
-def _permutation(stat: str, level: str, hi: _Rows, lo: _Rows, n_systems: int, k: int, seed: int | None,
-                 draws_for: Callable[[int], Callable[[], Iterator[np.ndarray]]]) -> float:
+def _permutation(stat: str, level: str, hi: _Rows, lo: _Rows, n_systems: int, n_permutations: int,
+                 seed: int | None, draws_for: Callable[[int], Callable[[], Iterator[np.ndarray]]]) -> float:
     labels = stat in LABEL_STATISTICS
     if level == "segment":
         # rows in group order (table order within a group), the order in which mt-metrics-eval's
@@ -748,7 +814,7 @@ def _permutation(stat: str, level: str, hi: _Rows, lo: _Rows, n_systems: int, k:
     hmat, ma, _ = _system_matrix(hi, n_systems)
     _, mb, _ = _system_matrix(lo, n_systems)
     if stat == "spa":
-        signs = stats.spa_signs(hmat.shape[1], k, seed)
+        signs = stats.spa_signs(hmat.shape[1], n_permutations, seed)
         shape = hmat.shape
 
         def spa_fn(batch: np.ndarray) -> np.ndarray:

@@ -14,26 +14,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..numbers import format_number
+from ..stats.agreement import STATISTICS
 
-__all__ = ["format_table", "meta_eval_html", "STATISTIC_TEXT", "blocks"]
+__all__ = ["format_table", "meta_eval_html", "STATISTIC_TEXT", "blocks", "baseline_of"]
 
-# what each statistic measures, in a line (the report and --help show them)
-STATISTIC_TEXT: dict[str, str] = {
-    "pearson": "Pearson's r: linear correlation of the scores",
-    "spearman": "Spearman's rho: correlation of the ranks",
-    "kendall": "Kendall's tau-b: share of concordant minus discordant pairs, ties corrected",
-    "kendall_c": "Kendall's tau-c (Stuart's), for tables with few distinct values",
-    "kendall_23": "WMT23's Kendall variant (ties in the human scores count as neither)",
-    "acc23": "pairwise accuracy with ties (WMT23): share of pairs the metric orders (or ties) as people do",
-    "acc_eq": "tie-calibrated pairwise accuracy (WMT23-25): acc23 at the metric tie threshold that maximises it",
-    "pdp": "Pairwise Difference Pearson: Pearson's r of the score differences of every pair in a group",
-    "spa": "soft pairwise accuracy (WMT24): agreement of the metric's and people's p-values for every system pair",
-    "pairwise_accuracy": "system-level pairwise accuracy (Kocmi et al. 2021): share of system pairs ordered as people",
-    "partial_pearson": "partial Pearson's r controlling for the system (FRANK)",
-    "partial_spearman": "partial Spearman's rho controlling for the system (FRANK)",
-    "accuracy": "share of rows whose label equals people's",
-    "kappa": "Cohen's kappa: agreement beyond chance",
-}
+# what each statistic measures, in a line (the report and --help show them): its declaration's
+STATISTIC_TEXT: dict[str, str] = {s.name: s.text for s in STATISTICS.values()}
 _GROUPING = {"none": "all rows pooled", "item": "per item, then the mean over items",
              "system": "per system, then the mean over systems"}
 
@@ -47,6 +33,33 @@ def blocks(result: Mapping[str, Any]) -> list[tuple[tuple[str, str, str, str], l
     for rows in out.values():
         rows.sort(key=lambda r: (r["value"] is None, r.get("rank") or 0, -(r["value"] or 0.0), r["metric"]))
     return list(out.items())
+
+
+def baseline_of(result: Mapping[str, Any], key: tuple[str, str, str, str]) -> dict[str, Any] | None:
+    """The block's baseline (the value of a constant metric), None where the result has none."""
+    for b in result.get("baselines") or []:
+        if (b["human"], b["level"], b["group_by"], b["statistic"]) == key:
+            return dict(b)
+    return None
+
+
+def _mark(r: Mapping[str, Any]) -> str:
+    """`` (~)`` after a value whose interval holds the baseline's value."""
+    return " (~)" if r.get("includes_baseline") else ""
+
+
+def _notes(result: Mapping[str, Any]) -> list[str]:
+    """What the reader must know about the rows: systems left out, systems cut at system level."""
+    out = []
+    if result.get("excluded_systems"):
+        out.append(f"systems left out: {', '.join(result['excluded_systems'])} (a bundled set's references are "
+                   "left out of reference-based metrics by default; --include-system keeps them)")
+    incomplete = result.get("incomplete_systems") or {}
+    if incomplete:
+        named = ", ".join(f"{k} lacks {v} item(s)" for k, v in incomplete.items())
+        out.append(f"incomplete systems: {named}; at system level every system is averaged over the items all "
+                   "share")
+    return out
 
 
 def _ci(ci: Sequence[float] | None) -> str:
@@ -74,13 +87,21 @@ def format_table(result: Mapping[str, Any]) -> str:
             value = format_number(r["value"], 4) if r["value"] is not None else f"n/a ({r.get('reason', '')})"
             if r.get("threshold") is not None:
                 value += f" (tie threshold {format_number(r['threshold'], 4)})"
-            table.append([str(r.get("rank") or "-"), r["metric"], value, _ci(r.get("ci")), str(r["n"]),
+            table.append([str(r.get("rank") or "-"), r["metric"], value + _mark(r), _ci(r.get("ci")), str(r["n"]),
                           str(r.get("groups", "-")), str(r.get("groups_skipped", 0)), str(r.get("missing", 0))])
+        base = baseline_of(result, key)
+        if base is not None:
+            table.append(["-", "(constant)", format_number(base["value"], 4) if base["value"] is not None
+                          else f"n/a ({base.get('reason', '')})", "-", "-", "-", "-", "-"])
         widths = [max(len(row[i]) for row in table) for i in range(len(header))]
         text = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in table]
         text.insert(1, "  ".join("-" * w for w in widths))
         lines.extend(text)
     lines.append("")
+    lines.extend(_notes(result))
+    if any(r.get("includes_baseline") for r in result["results"]):
+        lines.append("(~): the interval holds the (constant) row's value: the metric does no better than a "
+                     "constant score")
     lines.append("rank: metrics that no other metric beats significantly (one-sided permutation test, p <= 0.05) "
                  "share rank 1, as the WMT metrics tasks rank them")
     for name, run in (result.get("runs") or {}).items():
@@ -214,6 +235,8 @@ def meta_eval_html(result: Mapping[str, Any]) -> str:
         out.append("<p class='caveat'><strong>Plumbing check, not a quality score.</strong> The tiny local judges "
                    "(SmolLM2-135M, Gemma 3 270M) show that the path works end to end; their agreement with people "
                    "says nothing about what a real judge would reach.</p>")
+    for note in _notes(result):
+        out.append(f"<p class='caveat'>{e(note)}</p>")
     s = result.get("set")
     if s:
         out.append(f"<p class='note'>Set: <strong>{e(str(s.get('title') or s['name']))}</strong>, licence "
@@ -231,12 +254,22 @@ def meta_eval_html(result: Mapping[str, Any]) -> str:
             if r.get("threshold") is not None:
                 value += f" (tie threshold {format_number(r['threshold'])})"
             out.append(f"<tr class='{'best' if r.get('rank') == 1 else ''}'><td class='num'>"
-                       f"{e(str(r.get('rank') or '-'))}</td><td>{e(r['metric'])}</td><td class='num'>{e(value)}</td>"
+                       f"{e(str(r.get('rank') or '-'))}</td><td>{e(r['metric'])}</td>"
+                       f"<td class='num'>{e(value + _mark(r))}</td>"
                        f"<td class='num'>{e(_ci(r.get('ci')))}</td><td class='num'>{r['n']}</td>"
                        f"<td class='num'>{e(str(r.get('groups', '-')))}</td>"
                        f"<td class='num'>{e(str(r.get('groups_skipped', 0)))}</td>"
                        f"<td class='num'>{e(str(r.get('missing', 0)))}</td></tr>")
+        base = baseline_of(result, key)
+        if base is not None:
+            shown = format_number(base["value"]) if base["value"] is not None else f"undefined: {base.get('reason')}"
+            out.append(f"<tr class='baseline'><td class='num'>-</td><td>(constant)</td><td class='num'>{e(shown)}</td>"
+                       "<td class='num'>-</td><td class='num'>-</td><td class='num'>-</td><td class='num'>-</td>"
+                       "<td class='num'>-</td></tr>")
         out.append("</table></div>")
+        if any(r.get("includes_baseline") for r in rows):
+            out.append("<p class='note'>(~): the interval holds the (constant) row's value: the metric does no "
+                       "better than a constant score.</p>")
         out.append(_comparisons(result, key))
     runs = result.get("runs") or {}
     if runs:

@@ -69,7 +69,7 @@ def frank_partial(split: str | None = None, n_resamples: int = 0, seed: int | No
                        options={"rouge": {"use_stemmer": True, "rouge_types": ["rouge1", "rouge2", "rougeL"]}},
                        score_columns=columns, statistics=["partial_pearson", "partial_spearman"],
                        n_resamples=n_resamples, seed=seed, compare=False)
-    from .. import rouge
+    from ..lexical.rouge import rouge
 
     ours = rouge(predictions=[r["prediction"] for r in data.rows], references=[r["references"] for r in data.rows],
                  use_aggregator=False, use_stemmer=True, rouge_types=["rouge1", "rouge2", "rougeL"])
@@ -109,7 +109,7 @@ def unieval_correlations() -> list[dict[str, Any]]:
 def llmbar_judges() -> list[dict[str, Any]]:
     """Each stored LLMBar judge's statistics from its verdicts (``position_audit`` with
     ``missing="as_verdict"``, as LLMBar's statistics.json counts), beside the published ones."""
-    from ..audit.stats import position_audit
+    from ..stats.audit import position_audit
     from .data import bundled_sets, describe_set, load_set
 
     out = []

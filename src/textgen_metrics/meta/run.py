@@ -28,12 +28,34 @@ from typing import Any
 from .._version import __version__
 from ..run import Run
 from ..signature import signature
+from ..significance import DEFAULT_SEED
+from ..stats.agreement import LABEL_STATISTICS
 
-__all__ = ["meta_eval", "MetaTable", "read_source", "LABEL_STATISTICS", "DEFAULT_STATISTICS", "score_names"]
+__all__ = ["meta_eval", "MetaArgumentError", "CLI_FLAGS", "MetaTable", "read_source", "LABEL_STATISTICS",
+           "DEFAULT_STATISTICS", "score_names"]
 
 DEFAULT_STATISTICS = ("pearson", "spearman", "kendall")
-LABEL_STATISTICS = frozenset({"accuracy", "kappa"})
 _FILE_TYPES = (".jsonl", ".ndjson", ".json", ".csv", ".tsv", ".parquet")
+# each argument of meta_eval as the command line names it: the library's errors name the argument,
+# the command line's the flag
+CLI_FLAGS = {"source": "SOURCE", "metrics": "--metrics", "human_columns": "--human-column",
+             "score_columns": "--score-column", "item_column": "--item-column", "system_column": "--system-column",
+             "exclude_systems": "--exclude-system", "include_systems": "--include-system", "dry_run": "--dry-run"}
+
+
+class MetaArgumentError(ValueError):
+    """A meta-evaluation that cannot be made as asked: ``argument`` (one of :data:`CLI_FLAGS`)
+    names what is wrong, ``detail`` says how; the message starts with the argument's name, and
+    :meth:`for_cli` with its flag."""
+
+    def __init__(self, argument: str, detail: str) -> None:
+        self.argument, self.detail = argument, detail
+        super().__init__(f"{argument}: {detail}")
+
+    def for_cli(self) -> str:
+        return f"{CLI_FLAGS.get(self.argument, self.argument)}: {self.detail}"
+
+
 # the fields of a bundled set's rows that the metrics' input columns read (``score``'s names)
 _INPUT_FIELDS = ("prediction", "references", "source")
 
@@ -101,12 +123,12 @@ def _bundled(name: str, split: str | None, human_columns: Sequence[str] | None,
     dims = list(human_columns or info.default_human)
     for dim in dims:
         if dim not in info.human_columns:
-            raise ValueError(f"--human-column: the set {name!r} has no human column {dim!r} "
-                             f"(it has: {', '.join(info.human_columns)})")
+            raise MetaArgumentError("human_columns", f"the set {name!r} has no human column {dim!r} "
+                                    f"(it has: {', '.join(info.human_columns)})")
     for col in score_columns:
         if col not in info.score_columns:
             have = ", ".join(info.score_columns) or "none"
-            raise ValueError(f"--score-column: the set {name!r} has no score column {col!r} (it has: {have})")
+            raise MetaArgumentError("score_columns", f"the set {name!r} has no score column {col!r} (it has: {have})")
     records = []
     for row in rows:
         record = {k: row[k] for k in _INPUT_FIELDS if row.get(k) is not None}
@@ -133,40 +155,40 @@ def _from_file(path: str, split: str | None, human_columns: Sequence[str] | None
     if not rows:
         raise ValueError(f"{path}: no rows")
     if not human_columns:
-        raise ValueError("--human-column: name the column(s) holding people's scores in "
-                         f"{os.path.basename(path)} (e.g. --human-column coherence)")
+        raise MetaArgumentError("human_columns", "name the column(s) holding people's scores in "
+                                f"{os.path.basename(path)} (e.g. coherence)")
 
-    def column(name: str, flag: str) -> list[Any]:
+    def column(name: str, argument: str) -> list[Any]:
         out = []
         for row, line in zip(rows, lines, strict=True):
             if name not in row:
                 have = ", ".join(sorted(map(str, row))) or "no fields"
-                raise ValueError(f"{flag}: {path}: line {line} has no column {name!r} (it has: {have})")
+                raise MetaArgumentError(argument, f"{path}: line {line} has no column {name!r} (it has: {have})")
             out.append(row[name])
         return out
 
-    def keys(name: str | None, flag: str, default: str) -> list[str] | None:
+    def keys(name: str | None, argument: str, default: str) -> list[str] | None:
         if name is None:
             if not all(default in row for row in rows):
                 return None
             name = default
-        values = column(name, flag)
+        values = column(name, argument)
         out = []
         for value, line in zip(values, lines, strict=True):
             if value is None or (isinstance(value, str) and not value.strip()):
-                raise ValueError(f"{flag}: {path}: line {line}: column {name!r} is empty; every row needs its "
-                                 f"{default}")
+                raise MetaArgumentError(argument, f"{path}: line {line}: column {name!r} is empty; every row "
+                                        f"needs its {default}")
             out.append(str(value))
         return out
 
     human = {dim: [_cell_number(v, f"{path}: line {line}: column {dim!r}", labels)
-                   for v, line in zip(column(dim, "--human-column"), lines, strict=True)]
+                   for v, line in zip(column(dim, "human_columns"), lines, strict=True)]
              for dim in human_columns}
     scores = {col: [_cell_number(v, f"{path}: line {line}: column {col!r}", False)
-                    for v, line in zip(column(col, "--score-column"), lines, strict=True)]
+                    for v, line in zip(column(col, "score_columns"), lines, strict=True)]
               for col in score_columns}
-    return MetaTable(source=path, records=rows, lines=lines, items=keys(item_column, "--item-column", "item"),
-                     systems=keys(system_column, "--system-column", "system"), human=human, scores=scores,
+    return MetaTable(source=path, records=rows, lines=lines, items=keys(item_column, "item_column", "item"),
+                     systems=keys(system_column, "system_column", "system"), human=human, scores=scores,
                      split=split)
 
 
@@ -175,12 +197,12 @@ def _without_systems(table: MetaTable, exclude: Sequence[str]) -> MetaTable:
     if not exclude:
         return table
     if table.systems is None:
-        raise ValueError("--exclude-system: the source names no systems (give --system-column)")
+        raise MetaArgumentError("exclude_systems", "the source names no systems (name its system column)")
     known = set(table.systems)
     for name in exclude:
         if name not in known:
-            raise ValueError(f"--exclude-system: no system {name!r} in {table.source} "
-                             f"(it has: {', '.join(sorted(known))})")
+            raise MetaArgumentError("exclude_systems", f"no system {name!r} in {table.source} "
+                                    f"(it has: {', '.join(sorted(known))})")
     keep = [i for i, s in enumerate(table.systems) if s not in set(exclude)]
 
     def pick(values: list[Any]) -> list[Any]:
@@ -204,7 +226,8 @@ def read_source(source: str, *, split: str | None = None, human_columns: Sequenc
         raise ValueError(f"source: expected a bundled set's name or a file's path, got {source!r}")
     if source in bundled_sets():
         if item_column or system_column:
-            raise ValueError("--item-column/--system-column: a bundled set names its items and systems itself")
+            raise MetaArgumentError("item_column" if item_column else "system_column",
+                                    "a bundled set names its items and systems itself")
         table = _bundled(source, split, human_columns, score_columns, labels)
     elif os.path.splitext(source)[1].lower() not in _FILE_TYPES and not os.path.isdir(source):
         raise ValueError(f"source: {source!r} is neither a bundled set ({', '.join(bundled_sets())}) nor a "
@@ -233,24 +256,59 @@ _MEMO_SIZE = 64
 Scored = tuple[dict[str, list[float | None]], dict[str, Any]]
 
 
-def _one_metric(table: MetaTable, run: Run, progress: Callable[..., Any] | None) -> Scored:
+def _records_for(table: MetaTable, run: Run, name: str) -> list[dict[str, Any]]:
+    """The table's records as metric ``name`` reads them. A bundled set keeps each row's references
+    as a list (SummEval's 11, LLMBar's none); a metric whose optional input is one text (an
+    LLM-guided metric's reference) goes without it, unless ``columns`` maps it: the set has no
+    single reference to give."""
+    from ..registry import get_metric
+
+    records = table.records
+    if table.info is None:
+        return records
+    spec = get_metric(name)
+    drop = {c for c, kind in spec.optional_columns.items()
+            if kind == "text" and c not in run.columns and any(isinstance(r.get(c), list) for r in records)}
+    return [{k: v for k, v in r.items() if k not in drop} for r in records] if drop else records
+
+
+def _estimate(table: MetaTable, run: Run) -> dict[str, Any]:
+    """What scoring the table with the run's LLM-guided metrics would cost (``estimate_cost``'s
+    dict, one call per metric since each reads its own records), no request sent."""
+    from ..cost import estimate_cost
+
+    judged = [spec.name for spec in run.specs() if spec.judge]
+    if not judged:
+        raise MetaArgumentError("dry_run", f"none of {', '.join(run.metrics)} sends a judge request; nothing to "
+                                "estimate")
+    out: dict[str, Any] = {}
+    for name in judged:
+        source = table.source if table.info is None else None  # a file's cells are named by its lines
+        inputs: dict[str, Any] = run.inputs(_records_for(table, run, name), source=source, lines=table.lines,
+                                            only=[name])[name]
+        one = estimate_cost([name], judge=run.judge, judge_options=run.judge_options, options=run.options, **inputs)
+        if not out:
+            out = one
+            continue
+        out["metrics"].update(one["metrics"])
+        for key, value in one["total"].items():
+            out["total"][key] = None if value is None or out["total"][key] is None else out["total"][key] + value
+    out["source"], out["rows"] = table.source, len(table.records)
+    out["not_estimated"] = [n for n in run.metrics if n not in judged]
+    return out
+
+
+def _one_metric(table: MetaTable, run: Run, progress: Callable[..., Any] | None, allow_empty: bool) -> Scored:
     """One metric's per-row scores (one list per key) and what its run reported beside them
     (options, signature, judge, usage, rows it could not score)."""
     from ..registry import get_metric
     from ..scoring import score_records
 
     name = run.metrics[0]
-    records = table.records
-    if table.info is not None:
-        # a bundled set keeps each row's references as a list (SummEval's 11, LLMBar's none); a metric
-        # whose optional input is one text (an LLM-guided metric's reference) goes without it, unless
-        # --column maps it: the set has no single reference to give
-        spec = get_metric(name)
-        drop = {c for c, kind in spec.optional_columns.items()
-                if kind == "text" and c not in run.columns and any(isinstance(r.get(c), list) for r in records)}
-        if drop:
-            records = [{k: v for k, v in r.items() if k not in drop} for r in records]
-    report = score_records(records, [name], run=run, progress=progress, source=table.source)
+    # a file's rows as score reads them: a blank required cell is an error naming its line and column
+    in_file = table.info is None
+    report = score_records(_records_for(table, run, name), [name], run=run, progress=progress, source=table.source,
+                           lines=table.lines if in_file else None, allow_empty=allow_empty or not in_file)
     entry = report["metrics"][name]
     keys = [k for k in entry["scores"]
             if all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
@@ -271,8 +329,8 @@ def _one_metric(table: MetaTable, run: Run, progress: Callable[..., Any] | None)
     return scores, report_run
 
 
-def _metric_scores(table: MetaTable, run: Run,
-                   progress: Callable[..., Any] | None) -> tuple[dict[str, list[float | None]], dict[str, Any]]:
+def _metric_scores(table: MetaTable, run: Run, progress: Callable[..., Any] | None,
+                   allow_empty: bool) -> tuple[dict[str, list[float | None]], dict[str, Any]]:
     """The per-row scores of each metric (one list per key) and each metric's run report. On a
     bundled set, a metric scored without a judge is computed once per process for the same
     rows and options."""
@@ -291,7 +349,7 @@ def _metric_scores(table: MetaTable, run: Run,
             got, entry = _MEMO[key]
             got = {k: list(v) for k, v in got.items()}
         else:
-            got, entry = _one_metric(table, run.only([name]), progress)
+            got, entry = _one_metric(table, run.only([name]), progress, allow_empty)
             if key is not None:
                 if len(_MEMO) >= _MEMO_SIZE:
                     _MEMO.pop(next(iter(_MEMO)))
@@ -299,6 +357,22 @@ def _metric_scores(table: MetaTable, run: Run,
         scores.update(got)
         runs[name] = entry
     return scores, runs
+
+
+def _default_exclusions(info: Any, metrics: Sequence[str], include: Sequence[str]) -> list[str]:
+    """The bundled set's reference systems that a reference-based metric would score against
+    themselves, less those ``include`` keeps (each of which must be one of them)."""
+    from ..registry import get_metric
+
+    own = list(info.reference_systems) if info is not None else []
+    for name in include:
+        if name not in own:
+            where = f"the set {info.name!r} leaves out by default: {', '.join(own)}" if own else \
+                "the source leaves no system out by default"
+            raise MetaArgumentError("include_systems", f"{name!r} is not a system left out by default ({where})")
+    if not any("references" in get_metric(m).columns for m in metrics):
+        return []
+    return [s for s in own if s not in include]
 
 
 def _is_plumbing_judge(runs: Mapping[str, Any]) -> bool:
@@ -312,8 +386,9 @@ def meta_eval(source: str, *, metrics: Sequence[str] = (), score_columns: Sequen
               system_column: str | None = None, level: str | None = None, group_by: str | None = None,
               statistics: Sequence[str] | None = None, options: Mapping[str, Mapping[str, Any]] | None = None,
               columns: Mapping[str, str] | None = None, judge: Any = None, split: str | None = None,
-              confidence_level: float = 0.95, n_resamples: int = 1000, seed: int | None = None,
-              compare: bool = True, exclude_systems: Sequence[str] = (),
+              confidence_level: float = 0.95, n_resamples: int = 1000, n_permutations: int = 1000,
+              seed: int | None = DEFAULT_SEED, compare: bool = True, exclude_systems: Sequence[str] = (),
+              include_systems: Sequence[str] = (), dry_run: bool = False, allow_empty: bool = False,
               progress: Callable[..., Any] | None = None, run: Run | None = None) -> dict[str, Any]:
     """Meta-evaluate scores against people's on ``source`` (a bundled set's name, or a file).
 
@@ -324,9 +399,17 @@ def meta_eval(source: str, *, metrics: Sequence[str] = (), score_columns: Sequen
     published baselines, UniEval's predictions) are taken. ``human_columns``: the human
     dimensions (a bundled set's by default). ``level``, ``group_by``, ``statistics``: a bundled
     set's defaults, else ``segment``, ``none`` and Pearson, Spearman and Kendall.
-    ``exclude_systems``: systems whose rows are left out (an MQM set's human references, which
-    would be scored against themselves). A metric whose lower scores are better (TER) is
-    meta-evaluated negated, named ``-ter``.
+    ``exclude_systems``: systems whose rows are left out. A bundled set's systems that are its
+    references (the WMT sets' human translations ``ref-A``, ``ref-B``) are left out by default
+    when a computed metric reads the references, as mt-metrics-eval leaves them out (each would
+    be scored against itself or its sibling); ``include_systems`` keeps them. Both are in the
+    result's ``excluded_systems``. A metric whose lower scores are better (TER) is
+    meta-evaluated negated, named ``-ter``. ``n_permutations``: ``spa``'s permutation count;
+    ``seed``: 12345 by default, None asks for fresh randomness. ``dry_run``: send no request and
+    return instead what the LLM-guided metrics would cost on these rows
+    (:func:`textgen_metrics.cost.estimate_cost`'s dict with ``source``, ``rows`` and
+    ``not_estimated``). In a file, a blank cell of a metric's required text is an error naming its
+    line and column, as ``score`` reads files (``allow_empty=True`` scores it as an empty text).
 
     Returns :func:`~textgen_metrics.meta.evaluate.meta_evaluate`'s dict with ``source``,
     ``rows``, ``signature``, ``set`` (a bundled set's licence and citation) and ``runs`` (per
@@ -345,36 +428,42 @@ def meta_eval(source: str, *, metrics: Sequence[str] = (), score_columns: Sequen
         statistics = statistics or [info.default_statistic]
         if not metrics and not score_columns:
             if not info.score_columns:
-                raise ValueError(f"--metrics: the set {source!r} has no score columns of its own; name the metrics "
-                                 "to meta-evaluate (e.g. --metrics rouge,bleu)")
+                raise MetaArgumentError("metrics", f"the set {source!r} has no score columns of its own; name the "
+                                        "metrics to meta-evaluate (e.g. rouge,bleu)")
             score_columns = list(info.score_columns)
     elif not metrics and not score_columns:
-        raise ValueError("--metrics: name the metrics to meta-evaluate (e.g. --metrics rouge,bleu) or "
-                         "the score columns the source has (--score-column NAME)")
+        raise MetaArgumentError("metrics", "name the metrics to meta-evaluate (e.g. rouge,bleu) or the score "
+                                "columns the source has (score_columns)")
     level = level or "segment"
     group_by = group_by or "none"
+    excluded = list(dict.fromkeys([*exclude_systems, *_default_exclusions(info, metrics, include_systems)]))
     stats = list(statistics or DEFAULT_STATISTICS)
     labels = all(s in LABEL_STATISTICS for s in stats)
     table = read_source(source, split=split, human_columns=human_columns, item_column=item_column,
                         system_column=system_column, score_columns=score_columns, labels=labels,
-                        exclude_systems=exclude_systems)
+                        exclude_systems=excluded)
+    if dry_run:
+        if run is None:
+            raise MetaArgumentError("dry_run", "name the LLM-guided metrics to estimate (metrics)")
+        return _estimate(table, run)
     score_lists: dict[str, list[float | None]] = dict(table.scores)
     runs: dict[str, Any] = {}
     if metrics:
         assert run is not None
-        computed, runs = _metric_scores(table, run, progress)
+        computed, runs = _metric_scores(table, run, progress, allow_empty)
         clash = sorted(set(computed) & set(score_lists))
         if clash:
-            raise ValueError(f"--score-column {clash[0]}: a computed metric's score has the same name")
+            raise MetaArgumentError("score_columns", f"{clash[0]}: a computed metric's score has the same name")
         score_lists.update(computed)
     result = meta_evaluate(score_lists, table.human, items=table.items, systems=table.systems, level=level,
                            group_by=group_by, statistics=tuple(stats), confidence_level=confidence_level,
-                           n_resamples=n_resamples, seed=seed, compare=compare)
+                           n_resamples=n_resamples, n_permutations=n_permutations, seed=seed, compare=compare)
     sig = signature("meta-eval", level=level, group=group_by, resample="item" if table.items else "row",
                     bs=n_resamples, seed=seed, ci=confidence_level, version=__version__)
     out: dict[str, Any] = {"source": table.source, "split": table.split, "rows": len(table.records),
-                           "excluded_systems": list(exclude_systems), "signature": sig,
-                           "confidence_level": confidence_level, "n_resamples": n_resamples, "seed": seed, **result}
+                           "excluded_systems": excluded, "signature": sig,
+                           "confidence_level": confidence_level, "n_resamples": n_resamples,
+                           "n_permutations": n_permutations, "seed": seed, **result}
     if info is not None:
         out["set"] = {"name": info.name, "title": info.title, "licence": info.licence, "citation": info.citation,
                       "source": info.source}

@@ -1,11 +1,12 @@
 """The statistics of a judge audit, on verdicts and scores already made: no judge is needed, so
 stored answers (LLMBar's) are audited as a live judge's are. Each statistic is ``{"value",
 "ci"}``: the value on the rows given and a percentile bootstrap interval over pairs or examples
-(``confidence_level``, ``n_resamples``, ``seed``; ``seed=None`` draws fresh resamples,
+(``confidence_level``, ``n_resamples``, ``seed``: 12345 by default, as everywhere in the package;
+``seed=None`` draws fresh resamples,
 ``n_resamples=0`` gives ``ci`` None). A value that is undefined (no row, kappa without expected
 disagreement) is None; a resample on which it is undefined is left out of the interval.
 
-- :func:`position_audit` (SPEC "Judge audits", position): ``first[i]`` and ``second[i]`` are the
+- :func:`position_audit` (docs/audit.md, position): ``first[i]`` and ``second[i]`` are the
   verdicts on pair ``i`` asked in the original order and in the swapped order, both read against
   the original order (``"a"``, ``"b"``, ``"tie"``; None: no usable answer); ``gold[i]`` is
   ``"a"`` or ``"b"``. ``positional_agreement``: the share of pairs with the same verdict in both
@@ -59,7 +60,7 @@ rows are of few kinds (verdicts, pairwise scores) the counts are drawn so, which
 for 10,000 pairs as for 100; otherwise resample ``r`` draws row ``r`` of
 ``numpy.random.default_rng(seed).integers(0, n, size=(n_resamples, n))`` (in chunks) and costs
 one matrix product. The interval is ``numpy.quantile`` (linear) at ``(1 - level) / 2`` and
-``1 - (1 - level) / 2`` of the defined resampled values, as ``meta.resample.interval``.
+``1 - (1 - level) / 2`` of the defined resampled values, as ``stats.resample.interval``.
 """
 
 from __future__ import annotations
@@ -70,8 +71,9 @@ from typing import Any
 
 import numpy as np
 
-from ..meta.resample import interval as _interval
-from ..significance import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES
+from ..significance import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
+from .resample import check_interval, item_counts
+from .resample import interval as _interval
 
 __all__ = ["position_audit", "verbosity_audit", "repeat_audit", "calibration_audit", "alt_test", "isotonic_fit",
            "isotonic_predict", "icc_1_1", "repeats_needed", "to_unit", "benjamini_yekutieli", "MISSING",
@@ -87,22 +89,11 @@ _NONE = 3
 _GOLD_CODES = {"a": 0, "b": 1}
 _NO_GOLD = 2
 _MULTINOMIAL_KINDS = 512  # rows of at most this many kinds are resampled as multinomial counts
-_MAX_CELLS = 1 << 22  # resamples x rows of counts held at once (32 MiB of float64)
 
 Features = Callable[[np.ndarray], np.ndarray]  # sums (resamples x features) -> values (resamples,)
 
 
 # -- checks ----------------------------------------------------------------------------------------
-def _check_interval(confidence_level: Any, n_resamples: Any, seed: Any) -> None:
-    if (isinstance(confidence_level, bool) or not isinstance(confidence_level, (int, float))
-            or not 0 < confidence_level < 1):
-        raise ValueError(f"confidence_level: {confidence_level!r} must be a number strictly between 0 and 1")
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 0:
-        raise ValueError(f"n_resamples: {n_resamples!r} must be 0 (no intervals) or a positive integer")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
-        raise ValueError(f"seed: {seed!r} must be a non-negative integer or None")
-
-
 def _check_threshold(threshold: Any) -> float:
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1:
         raise ValueError(f"threshold: {threshold!r} must be a number in [0, 1] (on the score mapped to [0, 1])")
@@ -196,15 +187,8 @@ def _resampled_sums(rows: np.ndarray, n_resamples: int, seed: int | None) -> np.
             counts = rng.multinomial(n, freq, size=n_resamples).astype(np.float64)
             out: np.ndarray = counts @ kinds
             return out
-    out = np.empty((n_resamples, width), dtype=np.float64)
-    step = max(1, _MAX_CELLS // n)
-    for start in range(0, n_resamples, step):
-        count = min(step, n_resamples - start)
-        idx = rng.integers(0, n, size=(count, n))
-        offsets = (np.arange(count) * n)[:, None]
-        counts = np.bincount((idx + offsets).ravel(), minlength=count * n).reshape(count, n).astype(np.float64)
-        out[start:start + count] = counts @ rows
-    return out
+    chunks = [counts @ rows for counts in item_counts(n, n_resamples, seed)]  # the one resampler's draws
+    return np.concatenate(chunks) if chunks else np.empty((0, width))
 
 
 def _value(x: float) -> float | None:
@@ -257,7 +241,7 @@ def _kappa(start: int, k: int) -> Features:
 # -- position ---------------------------------------------------------------------------------------
 def position_audit(first: Sequence[str | None], second: Sequence[str | None], gold: Sequence[str | None] | None = None,
                    *, missing: str = "omit", confidence_level: float = DEFAULT_CONFIDENCE,
-                   n_resamples: int = DEFAULT_RESAMPLES, seed: int | None = None) -> dict[str, Any]:
+                   n_resamples: int = DEFAULT_RESAMPLES, seed: int | None = DEFAULT_SEED) -> dict[str, Any]:
     """The position audit of pairwise verdicts (module docstring): ``{"positional_agreement",
     "first_position_rate", "accuracy_first", "accuracy_second", "kappa"}`` each ``{"value",
     "ci"}``, ``"flagged"`` (the interval of ``first_position_rate`` excludes 0.5), ``"pairs"``
@@ -265,7 +249,7 @@ def position_audit(first: Sequence[str | None], second: Sequence[str | None], go
     kept under ``"as_verdict"``). Without ``gold`` the accuracies are None."""
     if missing not in MISSING:
         raise ValueError(f"missing: {missing!r} is not one of {list(MISSING)}")
-    _check_interval(confidence_level, n_resamples, seed)
+    check_interval(confidence_level, n_resamples, seed)
     if len(first) != len(second):
         raise ValueError(f"first and second: {len(first)} and {len(second)} verdicts; give one of each per pair")
     f, s = _verdict_codes(first, "first"), _verdict_codes(second, "second")
@@ -297,12 +281,12 @@ def position_audit(first: Sequence[str | None], second: Sequence[str | None], go
 # -- verbosity --------------------------------------------------------------------------------------
 def verbosity_audit(original: Sequence[float | None], padded: Sequence[float | None], *, threshold: float = 0.5,
                     score_range: tuple[float, float] = (0.0, 1.0), confidence_level: float = DEFAULT_CONFIDENCE,
-                    n_resamples: int = DEFAULT_RESAMPLES, seed: int | None = None) -> dict[str, Any]:
+                    n_resamples: int = DEFAULT_RESAMPLES, seed: int | None = DEFAULT_SEED) -> dict[str, Any]:
     """The verbosity audit: ``original[i]`` and ``padded[i]`` are example ``i``'s scores without
     and with the filler (None: unscored). ``{"mean_shift", "changed_share"}`` each ``{"value",
     "ci"}``, ``"flagged"`` (the interval of ``mean_shift`` excludes 0), ``"examples"`` (used) and
     ``"missing"`` (left out: a score missing in either run)."""
-    _check_interval(confidence_level, n_resamples, seed)
+    check_interval(confidence_level, n_resamples, seed)
     t, span = _check_threshold(threshold), _check_range(score_range)
     if len(original) != len(padded):
         raise ValueError(f"original and padded: {len(original)} and {len(padded)} scores; give one of each "
@@ -369,12 +353,12 @@ def repeats_needed(positive_shares: Sequence[float], stable: float = STABLE) -> 
 
 def repeat_audit(scores: Sequence[Sequence[float | None]], *, threshold: float = 0.5,
                  score_range: tuple[float, float] = (0.0, 1.0), confidence_level: float = DEFAULT_CONFIDENCE,
-                 n_resamples: int = DEFAULT_RESAMPLES, seed: int | None = None) -> dict[str, Any]:
+                 n_resamples: int = DEFAULT_RESAMPLES, seed: int | None = DEFAULT_SEED) -> dict[str, Any]:
     """The repeat audit: ``scores[i]`` holds example ``i``'s ``K`` scores, one per repeat (None:
     unscored). ``{"icc", "flip_rate", "spread"}`` each ``{"value", "ci"}``, ``"repeats_needed"``,
     ``"flagged"`` (the interval of ``flip_rate`` excludes 0), ``"examples"`` (those scored in
     every repeat), ``"missing"`` (left out) and ``"repeats"`` (``K``)."""
-    _check_interval(confidence_level, n_resamples, seed)
+    check_interval(confidence_level, n_resamples, seed)
     t, span = _check_threshold(threshold), _check_range(score_range)
     widths = {len(r) for r in scores}
     if len(widths) > 1:
@@ -472,13 +456,13 @@ def _labels(values: Sequence[Any]) -> np.ndarray:
 
 def calibration_audit(probabilities: Sequence[float | None], labels: Sequence[Any], *,
                       confidence_level: float = DEFAULT_CONFIDENCE, n_resamples: int = DEFAULT_RESAMPLES,
-                      seed: int | None = None) -> dict[str, Any]:
+                      seed: int | None = DEFAULT_SEED) -> dict[str, Any]:
     """The calibration audit: ``probabilities[i]`` in [0, 1] (None: unscored), ``labels[i]``
     0 or 1 (None: no label). ``{"brier", "ece", "ece_recalibrated"}`` each ``{"value", "ci"}``,
     ``"bins"`` (per bin: ``range``, ``count``, ``mean_p``, ``share``: None where empty),
     ``"examples"``, ``"missing"`` and ``"recalibration"`` (``{"fitted", "measured"}``: rows of each
     half). ``ece_recalibrated`` needs 2 rows or more (None below)."""
-    _check_interval(confidence_level, n_resamples, seed)
+    check_interval(confidence_level, n_resamples, seed)
     if len(probabilities) != len(labels):
         raise ValueError(f"probabilities and labels: {len(probabilities)} and {len(labels)} values")
     p, y = _scores(probabilities, "probabilities"), _labels(labels)
@@ -541,7 +525,7 @@ def benjamini_yekutieli(p_values: Sequence[float] | np.ndarray, alpha: float) ->
 
 def _p_less(t: float, df: float) -> float:
     """``P(T < t)`` for Student's t with ``df`` degrees of freedom (``scipy.stats.t.cdf``)."""
-    from ..meta.stats import t_sf
+    from .agreement import t_sf
 
     if math.isnan(t) or df < 1:
         return math.nan
@@ -649,7 +633,7 @@ def alt_test(judge: Sequence[Any], annotations: Sequence[Sequence[Any]], *, epsi
              alpha: float = 0.05, kind: str = "auto", annotators: Sequence[str] | None = None,
              min_rows: int = ALT_MIN_ROWS, min_annotators_per_row: int = 2,
              confidence_level: float = DEFAULT_CONFIDENCE, n_resamples: int = DEFAULT_RESAMPLES,
-             seed: int | None = None) -> dict[str, Any]:
+             seed: int | None = DEFAULT_SEED) -> dict[str, Any]:
     """The alternative annotator test (Calderon, Reichart and Dror, ACL 2025, arXiv 2501.10970),
     as the authors' ``alt_test`` computes it (github.com/nitaytech/AltTest,
     ``alt_test_example.ipynb``): can the judge stand in for an annotator?
@@ -685,7 +669,7 @@ def alt_test(judge: Sequence[Any], annotations: Sequence[Sequence[Any]], *, epsi
     "alignment"`` (``"accuracy"`` or ``"neg_rmse"``), ``"rows"`` (used), ``"missing"`` (rows
     without a judge value) and ``"min_rows"``.
     """
-    _check_interval(confidence_level, n_resamples, seed)
+    check_interval(confidence_level, n_resamples, seed)
     for name, value, low, high in (("epsilon", epsilon, 0.0, 1.0), ("alpha", alpha, 0.0, 1.0)):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value < high \
                 or (name == "alpha" and value == 0):

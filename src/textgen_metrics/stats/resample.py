@@ -26,12 +26,30 @@ test between two metrics.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 
-__all__ = ["item_counts", "interval", "permutation_draws", "zscore", "permutation_p", "pairs_p_values"]
+__all__ = ["check_interval", "item_counts", "interval", "permutation_draws", "zscore", "permutation_p",
+           "pairs_p_values"]
 
 _MAX_CELLS = 1 << 22  # resamples x items (or draws x rows) held at once
+
+
+def check_interval(confidence_level: Any, n_resamples: Any, seed: Any) -> None:
+    """The one check of an interval's arguments in the statistics (meta-evaluation, agreement,
+    audits), naming the argument: a level strictly between 0 and 1, a whole number of resamples
+    (0: the value without an interval), a seed that is a non-negative integer or None (fresh
+    randomness)."""
+    if isinstance(confidence_level, bool) or not isinstance(confidence_level, (int, float)) \
+            or not 0 < confidence_level < 1:
+        raise ValueError(f"confidence_level: {confidence_level!r} must lie strictly between 0 and 1")
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 0:
+        raise ValueError(f"n_resamples: {n_resamples!r} must be a non-negative integer (0: no intervals)")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
+        raise TypeError(f"seed: expected an integer or None, got {type(seed).__name__}")
+    if seed is not None and seed < 0:
+        raise ValueError(f"seed: {seed!r} must be a non-negative integer or None")
 
 
 def item_counts(n_items: int, n_resamples: int, seed: int | None) -> Iterator[np.ndarray]:

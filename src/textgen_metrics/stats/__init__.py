@@ -1,0 +1,14 @@
+"""The statistics of evaluating the metrics, in one home below every study that uses them.
+
+- ``resample``: the one resampler (bootstrap item counts, percentile intervals, the permutation
+  draws of the paired tests);
+- ``correlation``: one metric against people (``agreement``: Pearson, Spearman, Kendall, Cohen's
+  kappa, accuracy, with intervals);
+- ``agreement``: the meta-evaluation statistics over a table of rows (mt-metrics-eval's, with
+  ties, groups, tie calibration and soft pairwise accuracy);
+- ``audit``: the judge audits' statistics on verdicts already made (position, verbosity,
+  repeat, calibration, the alt-test).
+
+:mod:`textgen_metrics.meta` and :mod:`textgen_metrics.audit` build their studies on these;
+nothing here imports them.
+"""
