@@ -1,4 +1,4 @@
-"""Quality gates (SPEC "Quality gates"): a verdict with confidence, a paired regression test, a
+"""Quality gates (docs/gating.md): a verdict with confidence, a paired regression test, a
 judge replayed exactly, from Python, pytest (:mod:`.plugin`) and the command line (:mod:`.config`).
 
 - :mod:`.gate`: ``gate`` / ``assert_gate``, pass / fail / inconclusive from the interval over items;

@@ -1,5 +1,5 @@
 """``textgen-metrics gate CONFIG.toml``: the gates and regression tests of a TOML file, the
-verdicts of ``gate`` and ``regression``, one exit status (SPEC "Quality gates").
+verdicts of ``gate`` and ``regression``, one exit status (docs/gating.md).
 
 The file::
 

@@ -1,6 +1,6 @@
 """``gate`` and ``assert_gate``: pass / fail / inconclusive of a metric against a threshold.
 
-SPEC "Quality gates". The verdict is read off the bootstrap interval of the score over items
+docs/gating.md. The verdict is read off the bootstrap interval of the score over items
 (:mod:`.stats`): ``pass`` when its lower end is at or above the threshold, ``fail`` when its
 upper end is below, ``inconclusive`` otherwise (a ceiling, the other way round, for a metric
 whose lower score is better: TER). A judge's repeats on one item are averaged within the item.
@@ -32,7 +32,7 @@ VERDICTS = ("pass", "fail", "inconclusive")
 
 @dataclasses.dataclass(frozen=True)
 class GateResult:
-    """One gate's verdict and the figures behind it (:meth:`as_dict`: SPEC's dict)."""
+    """One gate's verdict and the figures behind it (:meth:`as_dict`: the documented dict)."""
 
     metric: str
     key: str
@@ -144,7 +144,7 @@ def gate(metric: Any, threshold: float, *, judge: Any = None, key: str | None = 
     declaration (TER's); True gates a metric whose declaration does not say so (bias, toxicity,
     hallucination: a rate of a fault) on a ceiling. ``judge_options`` go to the judge's
     constructor when ``judge`` is a string (``base_url``, ``concurrency``, ``cache``...). See the
-    module's docstring and SPEC "Quality gates"."""
+    module's docstring and docs/gating.md."""
     threshold = _check_number("threshold", threshold)
     check_interval_options(confidence_level, n_resamples, seed)
     max_unscored = _check_number("max_unscored", max_unscored, 0.0, 1.0)

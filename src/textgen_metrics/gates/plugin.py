@@ -1,4 +1,4 @@
-"""The pytest plugin (entry point ``pytest11``: ``textgen_metrics_gates``), SPEC "Quality gates".
+"""The pytest plugin (entry point ``pytest11``: ``textgen_metrics_gates``); docs/gating.md documents it.
 
 The shape of pytest-xdist's and deepeval's plugins: options in :func:`pytest_addoption`, a
 fixture, the figures through ``record_property`` (JUnit XML properties) and a table in

@@ -1,6 +1,6 @@
 """``regression`` and ``assert_no_regression``: did the candidate get worse than the baseline?
 
-SPEC "Quality gates". Paired per item: the same inputs, the baseline's and the candidate's
+docs/gating.md. Paired per item: the same inputs, the baseline's and the candidate's
 predictions, ``delta = candidate - baseline`` signed so that negative is worse (a lower-is-better
 metric's difference is negated). Per metric (and key): the item means over ``repeats`` (repeat
 ``r`` of both sides asked with ``judge.repeated(r)``), the differences of the items both sides
