@@ -15,6 +15,13 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 # Ray and Spark started by a test (or a README snippet) bind to loopback, not the machine's interface
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+# The parallel run puts 3 workers on 2 cores: there a torch (OpenMP) pool of one thread per core in
+# each worker spins against the other workers (BERTScore of 300 pairs beside two busy processes:
+# 18.4 s of CPU with 2 threads, 9.8 s with 1; alone: 9.3 s and 8.6 s). One thread per worker, and
+# the processes a test starts (fresh venvs, servers, Spark) inherit it. Ray sets the same for its
+# workers. BERTScore of 200 pairs is the same to the bit with 1 thread and with 2.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 _real_connect = socket.socket.connect
 

@@ -216,11 +216,18 @@ class Outcome:
 
 @pytest.fixture(scope="session")
 def wheel(tmp_path_factory):
-    out = tmp_path_factory.mktemp("wheel")
-    started = time.monotonic()
-    built = build_space.build_wheel(sys.executable, out)
-    print(f"\nthe wheel: {time.monotonic() - started:.0f} s")
-    return built
+    """This checkout's wheel, built once for the run: the parallel workers that walk a path share
+    it (building it compiles the C++ core, minutes on 2 cores)."""
+    with machine_lock(tmp_path_factory, "fresh-wheel"):
+        out = shared_folder(tmp_path_factory) / "fresh-wheel"
+        built = sorted(out.glob("textgen_metrics-*.whl"))
+        if built:
+            return built[0]
+        out.mkdir(exist_ok=True)
+        started = time.monotonic()
+        wheel = build_space.build_wheel(sys.executable, out)
+        print(f"\nthe wheel: {time.monotonic() - started:.0f} s")
+        return wheel
 
 
 @pytest.fixture(scope="session")
