@@ -141,9 +141,7 @@ def test_strict_replay_without_a_recording_is_an_error_naming_it(tmp_path):
 
 
 def test_gates_of_one_metric_share_a_recording_and_a_new_session_drops_stale_requests(tmp_path, monkeypatch):
-    from textgen_metrics.gates import replay
-
-    monkeypatch.setattr(replay, "_WRITTEN", set())
+    monkeypatch.setenv("PYTEST_XDIST_TESTRUNUID", "run-1")  # one run (of any number of processes)
     recording = tmp_path / "judge.jsonl"
     judge = CallableJudge(G.NoisyJudge(G.true_scores(2 * N, 0.9), 0.1, 1), model="noisy-sim")
     first, second = G.predictions(2 * N)[:N], G.predictions(2 * N)[N:]
@@ -155,7 +153,7 @@ def test_gates_of_one_metric_share_a_recording_and_a_new_session_drops_stale_req
         replayed = tm.gate("g_eval", 50, judge=CallableJudge(G.NoisyJudge([], 0, 0), model="noisy-sim"),
                            options=G.G_EVAL, predictions=predictions, judge_replay="strict", judge_recording=recording)
         assert replayed.verdict == "pass" and replayed.requests == 0
-    monkeypatch.setattr(replay, "_WRITTEN", set())  # a new process records the first gate only
+    monkeypatch.setenv("PYTEST_XDIST_TESTRUNUID", "run-2")  # a new run records the first gate only
     tm.gate("g_eval", 50, judge=judge, options=G.G_EVAL, predictions=first, judge_replay="record",
             judge_recording=recording)
     assert len(recording.read_text().splitlines()) == N
@@ -224,3 +222,33 @@ def test_each_wire_format_carries_the_served_model_into_the_answer_and_the_cache
         again.cache = resolve_cache(cache)
         hit = again.judge([request])[0]
     assert hit.cached == 1 and hit.model == "served-2026-01" and again.served_model is None
+
+
+def _record_in_worker(path, worker, writes, start):
+    """One pytest-xdist worker of a run writing its gates' entries into the shared recording."""
+    from textgen_metrics.gates import replay
+
+    fingerprint = {"metric": "g_eval", "backend": "callable", "model": "m", "requested": "m", "prompts": "p",
+                   "decoding": {}}
+    start.wait()  # every worker writes at once
+    for i in range(writes):
+        replay.write_recording(path, "g_eval", {f"w{worker}-{i:03d}": {"text": str(i)}}, fingerprint)
+
+
+def test_the_workers_of_one_run_record_into_one_file_and_lose_no_line(tmp_path, monkeypatch):
+    import multiprocessing
+
+    recording, workers, writes = str(tmp_path / "judge.jsonl"), 4, 25
+    monkeypatch.setenv("PYTEST_XDIST_TESTRUNUID", "run-workers")  # inherited by the forked workers
+    context = multiprocessing.get_context("fork")
+    start = context.Barrier(workers)
+    processes = [context.Process(target=_record_in_worker, args=(recording, w, writes, start))
+                 for w in range(workers)]
+    for p in processes:
+        p.start()
+    for p in processes:
+        p.join(60)
+    assert [p.exitcode for p in processes] == [0] * workers
+    keys = [json.loads(line)["key"] for line in (tmp_path / "judge.jsonl").read_text().splitlines()]
+    assert keys == sorted(f"w{w}-{i:03d}" for w in range(workers) for i in range(writes))
+    assert not list(tmp_path.glob("judge.jsonl.*"))  # no lock or temporary file left beside it

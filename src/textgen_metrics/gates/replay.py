@@ -9,8 +9,10 @@ in a pull request: sorted lines diff cleanly.
 
 - ``record``: the judge runs as usual (its own cache too); every answer it used, from the cache
   or from the judge, is written to the recording: the other metrics' lines kept, the metric's
-  replaced by the first gate of the process that records it and added to by the next (the
-  gates of one test session or config file share a recording).
+  replaced by the first gate of the run that records it and added to by the next (the gates of
+  one test session or config file share a recording). A run is one process, or every worker of
+  one pytest-xdist run (``PYTEST_XDIST_TESTRUNUID``); its writes take a file lock (``filelock``)
+  around the read, merge and replace, so workers writing at once lose no line.
 - ``strict``: a :class:`RecordingCache` holding the recording's entries is the judge's only
   cache, and the judge's backend is replaced by one that refuses: nothing is sent, no socket is
   opened (no session either), and a request the recording lacks is an error naming the metric,
@@ -33,10 +35,15 @@ answer in this process), since strict replay itself sends nothing to ask.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
+import tempfile
+import uuid
 from collections.abc import Mapping
 from typing import Any
+
+from filelock import FileLock
 
 from ..judges.base import Judge, JudgeError, JudgeRequest
 
@@ -144,21 +151,53 @@ def _read_lines(path: str) -> list[dict[str, Any]]:
     return lines
 
 
-# (recording path, metric) pairs this process has written: the first write of a run replaces the
-# metric's lines (stale requests leave the file), the later ones add to them (several gates, tests
-# or config entries of one metric share one recording)
-_WRITTEN: set[tuple[str, str]] = set()
+# this process's run, where no pytest-xdist run says which run it belongs to
+_PROCESS_RUN = uuid.uuid4().hex
+
+
+def run_id() -> str:
+    """The run a write belongs to: the workers of one pytest-xdist run share its id (each adds its
+    gates to the recording); any other process is a run of its own."""
+    return os.environ.get("PYTEST_XDIST_TESTRUNUID") or _PROCESS_RUN
+
+
+def _beside(path: str, suffix: str) -> str:
+    """A file of the recording's own in the temporary folder (its lock, the metrics its run has
+    written): none is left beside the recording, in the repository."""
+    digest = hashlib.sha256(os.path.abspath(path).encode("utf-8")).hexdigest()[:16]
+    return os.path.join(tempfile.gettempdir(), f"textgen-metrics-recording-{digest}{suffix}")
+
+
+def _first_of_run(path: str, metric: str) -> bool:
+    """Whether this is the run's first write of ``metric`` to the recording (noted; under its lock)."""
+    state_path, run = _beside(path, ".run.json"), run_id()
+    state: dict[str, Any] = {}
+    with contextlib.suppress(OSError, ValueError):
+        with open(state_path, encoding="utf-8") as f:
+            state = json.load(f)
+    metrics = state.get("metrics") if isinstance(state, dict) and state.get("run") == run else None
+    written = [m for m in metrics if isinstance(m, str)] if isinstance(metrics, list) else []
+    if metric in written:
+        return False
+    with open(state_path, "w", encoding="utf-8") as f:
+        json.dump({"run": run, "metrics": [*written, metric]}, f)
+    return True
 
 
 def write_recording(path: str, metric: str, entries: Mapping[str, Any], fingerprint: dict[str, Any]) -> None:
     """Write ``entries`` of ``metric`` into the recording at ``path``, every line sorted by key
-    (written whole, then renamed). The other metrics' lines are kept; this metric's are replaced
-    by the first write of this process and added to by the next ones."""
-    where = (os.path.abspath(path), metric)
-    lines = read_recording(path) if os.path.isfile(path) else []
-    if where not in _WRITTEN:
+    (written whole, then renamed), under the recording's file lock. The other metrics' lines are
+    kept; this metric's are replaced by the first write of this run (:func:`run_id`) and added to
+    by the next ones (stale requests leave the file; several gates, tests, workers or config
+    entries of one metric share one recording)."""
+    with FileLock(_beside(path, ".lock")):
+        _write_locked(path, metric, entries, fingerprint)
+
+
+def _write_locked(path: str, metric: str, entries: Mapping[str, Any], fingerprint: dict[str, Any]) -> None:
+    lines = _read_lines(path) if os.path.isfile(path) else []  # read anew: another worker may have written
+    if _first_of_run(path, metric):
         lines = [line for line in lines if line["judge"].get("metric") != metric]
-        _WRITTEN.add(where)
     added = [{"key": k, "answer": v, "judge": {**fingerprint, "model": answer_model(v, fingerprint)}}
              for k, v in entries.items()]
     new = {(line["key"], json.dumps(_configuration(line["judge"]), sort_keys=True)) for line in added}
