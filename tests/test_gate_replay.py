@@ -161,7 +161,7 @@ def test_gates_of_one_metric_share_a_recording_and_a_new_session_drops_stale_req
 
 def test_the_judge_fingerprint_is_the_model_the_server_says_it_ran(tmp_path, block):
     recording, cache = tmp_path / "judge.jsonl", str(tmp_path / "cache.sqlite")
-    n = 10
+    n = 5  # HTTP requests are the slow part
     true = G.true_scores(n, 0.9)
     with served(true) as srv:
         srv.served_model = "sim-model-2026-01"  # asked for "sim-model", it says it ran this one
@@ -182,7 +182,7 @@ def test_the_judge_fingerprint_is_the_model_the_server_says_it_ran(tmp_path, blo
 
 def test_a_recording_replayed_against_a_server_that_now_runs_another_model_names_both(tmp_path):
     recording = tmp_path / "judge.jsonl"
-    n = 10
+    n = 5
     true = G.true_scores(n, 0.9)
     with served(true) as srv:
         srv.served_model = "sim-model-2026-01"
