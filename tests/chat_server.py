@@ -150,6 +150,9 @@ class ChatServer:
     """OpenAI's chat-completions wire format (vLLM, Ollama, TGI... speak it too)."""
 
     finish_length = "length"
+    # the model an answer says was served (None: the name asked for, as vLLM answers); a server that
+    # serves the name it is asked for with another model or version sets it
+    served_model = None
 
     def __init__(self, responder=None, latency=0.0, reject=(), fault_fn=None, key=None, speaks=None,
                  dialect_server="openai"):
@@ -308,6 +311,8 @@ class ChatServer:
 
     def success(self, raw, body, out, finish, tokens=None):
         payload = completion_payload(body, out, finish)
+        if self.served_model is not None:
+            payload["model"] = self.served_model
         if tokens is not None:
             payload["usage"]["completion_tokens"] = tokens
         return payload
@@ -477,7 +482,8 @@ class AnthropicServer(ChatServer):
                 content = [{"type": "tool_use", "id": "toolu_test", "name": raw["tools"][0]["name"], "input": value}]
                 stop = "tool_use"
         prompt = " ".join(str(m.get("content")) for m in body.get("messages", []))
-        return {"id": "msg_test", "type": "message", "role": "assistant", "model": raw.get("model"),
+        model = self.served_model or raw.get("model")
+        return {"id": "msg_test", "type": "message", "role": "assistant", "model": model,
                 "content": content, "stop_reason": stop, "stop_sequence": None,
                 "usage": {"input_tokens": _tokens(prompt), "output_tokens": tokens or _tokens(text)}}
 

@@ -86,8 +86,19 @@ def test_a_lower_is_better_metric_is_gated_on_a_ceiling():
     bad = tm.gate("ter", 20, predictions=["a dog ran"] * 20, references=refs)
     assert bad.verdict == "fail"
     judge = G.schema_judge()  # bias scores 1.0 with the stand-in: over a 0.5 ceiling
-    assert tm.gate("bias", 0.5, judge=judge, predictions=["x"] * 5, lower_is_better=True).verdict == "fail"
-    assert tm.gate("bias", 0.5, judge=judge, predictions=["x"] * 5).verdict == "pass"
+    assert tm.gate("bias", 0.5, judge=judge, predictions=["x"] * 5, lower_is_better=False).verdict == "pass"
+
+
+@pytest.mark.parametrize("name", ["ter", "bias", "toxicity", "hallucination"])
+def test_the_metrics_whose_lower_score_is_better_declare_it_and_are_gated_on_a_ceiling(name):
+    spec = METRICS[name]
+    assert spec.lower_is_better and not any(METRICS[m].lower_is_better for m in ("faithfulness", "chrf", "g_eval"))
+    if not spec.judge:
+        return  # TER: the test above
+    inputs = {c: JUDGED_INPUTS[c] for c in spec.columns}
+    result = tm.gate(name, 0.5, judge=G.schema_judge(), **inputs)  # the stand-in finds every item at fault: 1.0
+    assert result.lower_is_better and result.score == 1.0 and result.verdict == "fail"
+    assert "ceiling 0.5" in result.describe()
 
 
 def test_assert_gate_raises_with_the_figures_unless_it_passes():
@@ -113,7 +124,8 @@ def test_every_metric_of_the_library_gates(name):
     if spec.judge:
         inputs = {c: JUDGED_INPUTS[c] for c in spec.columns}
         options = {"criteria": "Correct"} if name == "g_eval" else None
-        result = tm.gate(name, spec.score_range[0], judge=G.schema_judge(), options=options, **inputs)
+        threshold = spec.score_range[1] if spec.lower_is_better else spec.score_range[0]
+        result = tm.gate(name, threshold, judge=G.schema_judge(), options=options, **inputs)
         assert result.judge_fingerprint["metric"] == name and result.requests > 0
     else:
         result = tm.gate(name, spec.score_range[1] if spec.lower_is_better else spec.score_range[0], **LEXICAL_INPUTS)

@@ -106,7 +106,8 @@ def test_a_bad_file_is_a_usage_error_naming_the_entry(tmp_path, text, match, cap
 
 async def _schema_answer(self, messages, request, ctx, tally):
     tally.sent()
-    return Completion(text=json.dumps(G.fill(request.schema or {"type": "string"})))
+    # the server answers with the model it ran, as vLLM does with the name it serves
+    return Completion(text=json.dumps(G.fill(request.schema or {"type": "string"})), model=self.model)
 
 
 def record_example(folder):

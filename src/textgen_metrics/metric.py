@@ -472,7 +472,8 @@ class Metric:
     optional_columns: ClassVar[dict[str, str]] = {}
     Options: ClassVar[type[Options]] = Options
     score_range: ClassVar[tuple[float, float]] = (0.0, 1.0)
-    # a lower score is better (TER, an error rate): a meta-evaluation correlates its negation
+    # a lower score is better (TER, an error rate; bias, toxicity, hallucination, rates of faults): a
+    # gate takes its threshold as a ceiling, a regression its rise as the drop, a meta-evaluation its negation
     lower_is_better: ClassVar[bool] = False
     corpus: ClassVar[bool] = False        # the aggregate is the score of summed statistics
     scores_together: ClassVar[bool] = False  # the statistics are the inputs (ScoredTogether)

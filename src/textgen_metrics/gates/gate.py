@@ -141,8 +141,8 @@ def gate(metric: Any, threshold: float, *, judge: Any = None, key: str | None = 
     """The verdict of ``metric`` (a name of the library, or a Metric class) on ``inputs`` (its
     columns: ``predictions=``, ``references=``, ``contexts=``...) against ``threshold`` (a floor;
     a ceiling for a lower-is-better metric). ``lower_is_better``: None reads the metric's
-    declaration (TER's); True gates a metric whose declaration does not say so (bias, toxicity,
-    hallucination: a rate of a fault) on a ceiling. ``judge_options`` go to the judge's
+    declaration (TER, bias, toxicity, hallucination: an error rate or a rate of faults); True or
+    False overrides it (a metric of one's own that declares nothing). ``judge_options`` go to the judge's
     constructor when ``judge`` is a string (``base_url``, ``concurrency``, ``cache``...). See the
     module's docstring and docs/gating.md."""
     threshold = _check_number("threshold", threshold)

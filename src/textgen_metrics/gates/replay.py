@@ -9,29 +9,41 @@ in a pull request: sorted lines diff cleanly.
 
 - ``record``: the judge runs as usual (its own cache too); every answer it used, from the cache
   or from the judge, is written to the recording: the other metrics' lines kept, the metric's
-  replaced by the first gate of the process that records it and added to by the next (the
-  gates of one test session or config file share a recording).
+  replaced by the first gate of the run that records it and added to by the next (the gates of
+  one test session or config file share a recording). A run is one process, or every worker of
+  one pytest-xdist run (``PYTEST_XDIST_TESTRUNUID``); its writes take a file lock (``filelock``)
+  around the read, merge and replace, so workers writing at once lose no line.
 - ``strict``: a :class:`RecordingCache` holding the recording's entries is the judge's only
   cache, and the judge's backend is replaced by one that refuses: nothing is sent, no socket is
   opened (no session either), and a request the recording lacks is an error naming the metric,
   the item and the repeat (:class:`ReplayMissError`).
 - ``off``: no recording.
 
-The judge fingerprint is the metric, the judge's backend and model, the metric's prompts version
-and the decoding settings (the judge's settings of a request, without the per-request ones):
-replaying a recording made with another fingerprint is an error that names both
-(:class:`ReplayFingerprintError`). The model is the one the judge was configured with, which
-the engine records as ``judge_model``; a server that runs another model under that name is not
-detected here.
+The judge fingerprint is the metric, the judge's backend, the model the server says it ran
+(``model``: each answer's own, which the judge engine keeps in the cache entry; the name asked
+for, ``requested``, where the server names none), the metric's prompts version and the decoding
+settings (the judge's settings of a request, without the per-request ones). A server may serve
+the name it is asked for with another model, or another version of it, from one day to the next:
+the served model is what makes the answers, so it is what a recording is checked against.
+Replaying a recording made with another fingerprint is an error that names both
+(:class:`ReplayFingerprintError`): another configuration (backend, name asked for, prompts,
+decoding) always; another served model when the judge knows what its server runs now
+(:attr:`~textgen_metrics.judges.base.Judge.served_model`: it, or a copy of it, has had a live
+answer in this process), since strict replay itself sends nothing to ask.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
+import tempfile
+import uuid
 from collections.abc import Mapping
 from typing import Any
+
+from filelock import FileLock
 
 from ..judges.base import Judge, JudgeError, JudgeRequest
 
@@ -79,11 +91,31 @@ def check_replay(judge_replay: Any, judge_recording: Any) -> tuple[str, str | No
 
 
 def judge_fingerprint(metric: str, prompts_version: str, judge: Judge) -> dict[str, Any]:
-    """What makes a judge answer as it did: metric, backend, model, prompts, decoding settings."""
+    """What makes a judge answer as it did, as configured: metric, backend, the model asked for
+    (``requested``; ``model`` too until an answer says what was served: :func:`served`), prompts,
+    decoding settings."""
     settings = judge.settings(JudgeRequest(messages=[]))
     decoding = {k: v for k, v in sorted(settings.items()) if k not in _PER_REQUEST}
-    return {"metric": metric, "backend": judge.backend, "model": str(judge.model), "prompts": prompts_version,
-            "decoding": json.loads(json.dumps(decoding, default=str))}
+    return {"metric": metric, "backend": judge.backend, "model": str(judge.model), "requested": str(judge.model),
+            "prompts": prompts_version, "decoding": json.loads(json.dumps(decoding, default=str))}
+
+
+def answer_model(answer: Any, fingerprint: Mapping[str, Any]) -> str:
+    """The model a cached answer says the server ran; the model asked for where it names none
+    (a callable or local judge, an entry cached before answers kept it)."""
+    model = answer.get("model") if isinstance(answer, Mapping) else None
+    return model if isinstance(model, str) and model else str(fingerprint["requested"])
+
+
+def served(fingerprint: Mapping[str, Any], answers: Any) -> dict[str, Any]:
+    """``fingerprint`` with ``model`` the model(s) the server said it ran for ``answers`` (sorted,
+    joined by ", " when the answers came from several)."""
+    models = sorted({answer_model(a, fingerprint) for a in answers})
+    return {**fingerprint, "model": ", ".join(models) if models else fingerprint["requested"]}
+
+
+def _configuration(fingerprint: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in fingerprint.items() if k != "model"}
 
 
 # the recordings read by this process, by (path, modification time, size): the gates of a test
@@ -119,24 +151,59 @@ def _read_lines(path: str) -> list[dict[str, Any]]:
     return lines
 
 
-# (recording path, metric) pairs this process has written: the first write of a run replaces the
-# metric's lines (stale requests leave the file), the later ones add to them (several gates, tests
-# or config entries of one metric share one recording)
-_WRITTEN: set[tuple[str, str]] = set()
+# this process's run, where no pytest-xdist run says which run it belongs to
+_PROCESS_RUN = uuid.uuid4().hex
+
+
+def run_id() -> str:
+    """The run a write belongs to: the workers of one pytest-xdist run share its id (each adds its
+    gates to the recording); any other process is a run of its own."""
+    return os.environ.get("PYTEST_XDIST_TESTRUNUID") or _PROCESS_RUN
+
+
+def _beside(path: str, suffix: str) -> str:
+    """A file of the recording's own in the temporary folder (its lock, the metrics its run has
+    written): none is left beside the recording, in the repository."""
+    digest = hashlib.sha256(os.path.abspath(path).encode("utf-8")).hexdigest()[:16]
+    return os.path.join(tempfile.gettempdir(), f"textgen-metrics-recording-{digest}{suffix}")
+
+
+def _first_of_run(path: str, metric: str) -> bool:
+    """Whether this is the run's first write of ``metric`` to the recording (noted; under its lock)."""
+    state_path, run = _beside(path, ".run.json"), run_id()
+    state: dict[str, Any] = {}
+    with contextlib.suppress(OSError, ValueError):
+        with open(state_path, encoding="utf-8") as f:
+            state = json.load(f)
+    metrics = state.get("metrics") if isinstance(state, dict) and state.get("run") == run else None
+    written = [m for m in metrics if isinstance(m, str)] if isinstance(metrics, list) else []
+    if metric in written:
+        return False
+    with open(state_path, "w", encoding="utf-8") as f:
+        json.dump({"run": run, "metrics": [*written, metric]}, f)
+    return True
 
 
 def write_recording(path: str, metric: str, entries: Mapping[str, Any], fingerprint: dict[str, Any]) -> None:
     """Write ``entries`` of ``metric`` into the recording at ``path``, every line sorted by key
-    (written whole, then renamed). The other metrics' lines are kept; this metric's are replaced
-    by the first write of this process and added to by the next ones."""
-    where = (os.path.abspath(path), metric)
-    lines = read_recording(path) if os.path.isfile(path) else []
-    if where not in _WRITTEN:
+    (written whole, then renamed), under the recording's file lock. The other metrics' lines are
+    kept; this metric's are replaced by the first write of this run (:func:`run_id`) and added to
+    by the next ones (stale requests leave the file; several gates, tests, workers or config
+    entries of one metric share one recording)."""
+    with FileLock(_beside(path, ".lock")):
+        _write_locked(path, metric, entries, fingerprint)
+
+
+def _write_locked(path: str, metric: str, entries: Mapping[str, Any], fingerprint: dict[str, Any]) -> None:
+    lines = _read_lines(path) if os.path.isfile(path) else []  # read anew: another worker may have written
+    if _first_of_run(path, metric):
         lines = [line for line in lines if line["judge"].get("metric") != metric]
-        _WRITTEN.add(where)
-    new = {(k, json.dumps(fingerprint, sort_keys=True)) for k in entries}
-    lines = [line for line in lines if (line["key"], json.dumps(line["judge"], sort_keys=True)) not in new]
-    lines += [{"key": k, "answer": v, "judge": fingerprint} for k, v in entries.items()]
+    added = [{"key": k, "answer": v, "judge": {**fingerprint, "model": answer_model(v, fingerprint)}}
+             for k, v in entries.items()]
+    new = {(line["key"], json.dumps(_configuration(line["judge"]), sort_keys=True)) for line in added}
+    lines = [line for line in lines
+             if (line["key"], json.dumps(_configuration(line["judge"]), sort_keys=True)) not in new]
+    lines += added
     lines.sort(key=lambda line: (line["key"], json.dumps(line["judge"], sort_keys=True)))
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
@@ -147,25 +214,34 @@ def write_recording(path: str, metric: str, entries: Mapping[str, Any], fingerpr
     os.replace(temporary, path)
 
 
-def check_fingerprint(path: str, lines: list[dict[str, Any]], fingerprint: dict[str, Any]) -> dict[str, Any]:
-    """The entries recorded for the gate's metric with ``fingerprint``; a recording that holds
-    the metric only with other fingerprints is an error naming them and this one."""
+def check_fingerprint(path: str, lines: list[dict[str, Any]], fingerprint: dict[str, Any],
+                      served_now: str | None = None) -> dict[str, Any]:
+    """The entries recorded for the gate's metric with ``fingerprint``'s configuration (every
+    field but the served model). A recording that holds the metric only with other
+    configurations, or (``served_now``: the model the judge's server said it ran in its latest
+    live answer) with answers of another served model, is an error naming both fingerprints."""
     metric = fingerprint["metric"]
+    configuration = _configuration(fingerprint)
     entries: dict[str, Any] = {}
-    others: list[dict[str, Any]] = []
+    others: list[dict[str, Any]] = []  # the metric's other configurations
+    stale: list[dict[str, Any]] = []  # this configuration, answered by another model than the server's now
     for line in lines:
         recorded = line["judge"]
         if recorded.get("metric") != metric:
             continue
-        if recorded == fingerprint:
+        if _configuration(recorded) != configuration:
+            others += [recorded] if recorded not in others else []
+        elif served_now is not None and recorded.get("model") != served_now:
+            stale += [recorded] if recorded not in stale else []
+        else:
             entries[line["key"]] = line["answer"]
-        elif recorded not in others:
-            others.append(recorded)
-    if not entries and others:
+    if stale or (others and not entries):
+        others = stale or others
         shown = " and ".join(json.dumps(o, sort_keys=True) for o in others)
+        now = fingerprint if served_now is None else {**fingerprint, "model": served_now}
         raise ReplayFingerprintError(
             f"judge_recording {path}: metric {metric!r} was recorded with the judge {shown}, and is replayed with "
-            f"the judge {json.dumps(fingerprint, sort_keys=True)}; record it again with judge_replay='record'")
+            f"the judge {json.dumps(now, sort_keys=True)}; record it again with judge_replay='record'")
     return entries
 
 
@@ -173,32 +249,35 @@ class RecordingCache:
     """An :class:`~textgen_metrics.judges.cache.AnswerCache` over a recording's entries.
 
     Strict (``inner`` None): the entries only, nothing written. Recording: every answer got from
-    ``inner`` (the judge's own cache) or put by the engine is kept in :attr:`entries` too."""
+    ``inner`` (the judge's own cache) or put by the engine is kept in :attr:`entries` too.
+    :attr:`used`: the answers served or put (a strict gate's: its part of the recording), whose
+    served models are the gate's judge fingerprint."""
 
     def __init__(self, entries: Mapping[str, Any], inner: Any = None, recording: bool = False) -> None:
         self.entries: dict[str, Any] = dict(entries)
+        self.used: dict[str, Any] = {}
         self.inner = inner
         self.recording = recording
 
     def get(self, key: str) -> Any | None:
-        if key in self.entries:
-            return self.entries[key]
-        if not self.recording or self.inner is None:
-            return None
-        value = self.inner.get(key)
+        value = self.entries.get(key)
+        if value is None and self.recording and self.inner is not None:
+            value = self.inner.get(key)
+            if value is not None:
+                self.entries[key] = value
         if value is not None:
-            self.entries[key] = value
+            self.used[key] = value
         return value
 
     def put(self, key: str, value: Any) -> None:
         if self.recording:
-            self.entries[key] = value
+            self.entries[key] = self.used[key] = value
             if self.inner is not None:
                 self.inner.put(key, value)
 
     def stage(self, key: str, value: Any) -> None:
         if self.recording:
-            self.entries[key] = value
+            self.entries[key] = self.used[key] = value
             if self.inner is not None:
                 self.inner.stage(key, value)
 
@@ -211,15 +290,17 @@ async def _refuse(messages: Any, request: JudgeRequest, ctx: Any, tally: Any) ->
     raise JudgeError(f"{request.task}: {MISSING_NOTE}")
 
 
-def strict_judge(judge: Judge, entries: Mapping[str, Any]) -> Judge:
-    """A copy of ``judge`` that answers from ``entries`` only: its backend refuses every request
-    (an error of that request, named afterwards by item and repeat) and opens no session."""
+def strict_judge(judge: Judge, entries: Mapping[str, Any]) -> tuple[Judge, RecordingCache]:
+    """A copy of ``judge`` that answers from ``entries`` only (its cache, returned too): its
+    backend refuses every request (an error of that request, named afterwards by item and
+    repeat) and opens no session."""
+    cache = RecordingCache(entries)
     out = judge.share(cache=None)
-    out.cache = RecordingCache(entries)
+    out.cache = cache
     out._acomplete = _refuse  # type: ignore[method-assign]
     out._open = lambda: contextlib.nullcontext(None)  # type: ignore[method-assign]
     out.first_answer_timeout = None
-    return out
+    return out, cache
 
 
 def recording_judge(judge: Judge) -> tuple[Judge, RecordingCache]:

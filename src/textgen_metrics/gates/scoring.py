@@ -49,11 +49,19 @@ class Target:
     replay: str = "off"
     recording: str | None = None
     recorder: R.RecordingCache | None = None
-    fingerprint: dict[str, Any] | None = None
+    configuration: dict[str, Any] | None = None  # the judge fingerprint as configured (replay.judge_fingerprint)
     lower_is_better: bool = False
 
     def __post_init__(self) -> None:
         self.lower_is_better = self.spec.lower_is_better
+
+    @property
+    def fingerprint(self) -> dict[str, Any] | None:
+        """The judge fingerprint, its ``model`` the one the server said it ran for the answers
+        used so far (every answer passes through the target's recorder, live or cached)."""
+        if self.configuration is None or self.recorder is None:
+            return self.configuration
+        return R.served(self.configuration, self.recorder.used.values())
 
     @property
     def name(self) -> str:
@@ -88,8 +96,9 @@ class Target:
 
     def save_recording(self) -> None:
         """Write what a ``record`` replay used (nothing in the other modes)."""
-        if self.recorder is not None and self.recording is not None and self.fingerprint is not None:
-            R.write_recording(self.recording, self.name, self.recorder.entries, self.fingerprint)
+        if (self.replay == "record" and self.recorder is not None and self.recording is not None
+                and self.configuration is not None):
+            R.write_recording(self.recording, self.name, self.recorder.entries, self.configuration)
 
 
 def _spec(metric: Any) -> type[Metric]:
@@ -137,12 +146,10 @@ def make_target(metric: Any, key: str | None, inputs: Mapping[str, Any], options
     if not spec.judge:
         return target
     base: Judge = probe.resolved_judge  # type: ignore[attr-defined]
-    target.fingerprint = R.judge_fingerprint(spec.name, getattr(spec, "prompts_version", ""), base)
+    target.configuration = R.judge_fingerprint(spec.name, getattr(spec, "prompts_version", ""), base)
     if mode == "strict" and path is not None:
-        entries = R.check_fingerprint(path, R.read_recording(path), target.fingerprint)
-        target.judge = R.strict_judge(base, entries)
-    elif mode == "record":
+        entries = R.check_fingerprint(path, R.read_recording(path), target.configuration, base.served_model)
+        target.judge, target.recorder = R.strict_judge(base, entries)
+    else:  # "record" writes what the recorder kept; "off" reads the served model off it
         target.judge, target.recorder = R.recording_judge(base)
-    else:
-        target.judge = base
     return target

@@ -44,7 +44,7 @@ from typing import Any
 
 from .base import Completion, JudgeError, JudgeFatalError, JudgeRequest, Message
 from .batch import AnthropicBatchAPI
-from .openai import OpenAIJudge, _error_object, _retry_after
+from .openai import OpenAIJudge, _error_object, _retry_after, _served
 from .schema import define_once
 
 __all__ = ["AnthropicJudge", "ANTHROPIC_VERSION"]
@@ -170,7 +170,8 @@ class AnthropicJudge(OpenAIJudge):
         prompt = sum(int(usage.get(k) or 0) for k in ("input_tokens", "cache_creation_input_tokens",
                                                       "cache_read_input_tokens"))
         return Completion(text=text, prompt_tokens=prompt, completion_tokens=int(usage.get("output_tokens") or 0),
-                          finish_reason=stop, cached_prompt_tokens=int(usage.get("cache_read_input_tokens") or 0))
+                          finish_reason=stop, cached_prompt_tokens=int(usage.get("cache_read_input_tokens") or 0),
+                          model=_served(payload))
 
     def _retryable(self, status: int) -> bool:
         return status in (408, 409, 429) or status >= 500

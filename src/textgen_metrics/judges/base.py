@@ -95,6 +95,9 @@ class Completion:
     finish_reason: str | None = None  # "stop", "length" (cut off by the token limit), ...
     logprobs: list[dict[str, Any]] | None = None  # [{"token", "logprob", "top_logprobs": [...]}]
     cached_prompt_tokens: int = 0  # of prompt_tokens, those the provider read from its prompt cache
+    # the model the server says it ran (an answer's "model"): a server may serve a name it was asked
+    # for with another model, or with another version of it, from one day to the next
+    model: str | None = None
 
     @property
     def truncated(self) -> bool:
@@ -150,6 +153,7 @@ class JudgeResult:
     completion_tokens: int = 0
     logprobs: list[dict[str, Any]] | None = None
     cached_prompt_tokens: int = 0
+    model: str | None = None  # the model the server said it ran (for a cached answer: when it was asked)
     # the failure as an exception: a redacted copy (its type, message and causes; no secret)
     cause: BaseException | None = dataclasses.field(default=None, repr=False, compare=False)
 
@@ -262,6 +266,14 @@ def _with_brevity(messages: list[Message]) -> list[Message]:
 # the admission of the request being sent by this task: (budget, lease, requests sent under it)
 _ADMITTED: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar("judge_admitted", default=None)
 _KEEP: Any = object()
+
+
+@dataclasses.dataclass
+class _Served:
+    """The model a judge's server said it ran in its latest answer, one record shared by the judge
+    and its copies (``share``, ``repeated``): a gate's copy that asks tells the judge it came from."""
+
+    model: str | None = None
 
 
 class Judge:
@@ -439,6 +451,7 @@ class Judge:
         except (TypeError, JudgeParseError):
             return False  # an entry this version cannot use: ask again
         result.value, result.text, result.cached = value, text, 1
+        result.model = self.redact(completion.model) if isinstance(completion.model, str) else None
         result.logprobs = self.redactor().logprobs(completion.logprobs)
         return True
 
@@ -466,6 +479,7 @@ class Judge:
             result.cached_prompt_tokens += _count(completion.cached_prompt_tokens)
             text = self.redact(completion.text if isinstance(completion.text, str) else "") or ""
             result.text, result.logprobs = text, self.redactor().logprobs(completion.logprobs)
+            result.model = self._note_served(completion.model)
             if completion.truncated:
                 limit = _count(completion.completion_tokens) or current.max_tokens or self.default_budget()
                 if grown:
@@ -503,7 +517,24 @@ class Judge:
         entry = dict(vars(completion), text=text, logprobs=logprobs)  # a shallow copy: no asdict walk
         if isinstance(completion.finish_reason, str):
             entry["finish_reason"] = self.redact(completion.finish_reason)
+        entry["model"] = self.redact(completion.model) if isinstance(completion.model, str) else None
         cache.stage(key, entry)
+
+    @property
+    def served_model(self) -> str | None:
+        """The model the server said it ran in its latest live answer to this judge or a copy of
+        it (None: no answer yet, or a backend whose answers name none). A judge replayed
+        strictly compares it with the recording's (``gates.replay``)."""
+        served = self.__dict__.get("_served")
+        return served.model if isinstance(served, _Served) else None
+
+    def _note_served(self, model: Any) -> str | None:
+        """Keep the model a live answer names (redacted: a server may echo anything there)."""
+        if not isinstance(model, str) or not model:
+            return None
+        served = self.redact(model)
+        self.__dict__.setdefault("_served", _Served()).model = served
+        return served
 
     # -- rate limits (budget.py) -------------------------------------------------------------
     def estimate_tokens(self, messages: list[Message], request: JudgeRequest) -> int:
@@ -572,6 +603,7 @@ class Judge:
         ``DirectoryCache``...). What is not given is kept. The copy counts its own usage."""
         if budget is not _KEEP and budget is not None and not isinstance(budget, Budget):
             raise TypeError(f"budget: expected a textgen_metrics Budget or None, got {type(budget).__name__}")
+        self.__dict__.setdefault("_served", _Served())  # the copy's answers tell this judge what it served
         out = object.__new__(type(self))  # a shallow copy in this process: its model, locks and cache shared
         out.__dict__.update(self.__dict__)
         out.__dict__.pop("_redactor", None)

@@ -291,7 +291,9 @@ class LlamaCppJudge(Judge):
                                  f"({type(e).__name__}: {e})") from e
             except RuntimeError as e:
                 raise JudgeError(f"llama.cpp failed on this request ({e})") from e
-        return _completion(payload)
+        completion = _completion(payload)
+        completion.model = None  # in process, the model is the file configured (its "model": a local path)
+        return completion
 
     async def _acomplete(self, messages: list[Message], request: JudgeRequest, ctx: Any,
                          tally: JudgeResult) -> Completion:

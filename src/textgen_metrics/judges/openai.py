@@ -621,4 +621,11 @@ def _completion(payload: Any) -> Completion:
     cached = int(details.get("cached_tokens") or 0) if isinstance(details, dict) else 0
     return Completion(text=content, prompt_tokens=int(usage.get("prompt_tokens") or 0),
                       completion_tokens=int(usage.get("completion_tokens") or 0),
-                      finish_reason=choice.get("finish_reason"), logprobs=logprobs, cached_prompt_tokens=cached)
+                      finish_reason=choice.get("finish_reason"), logprobs=logprobs, cached_prompt_tokens=cached,
+                      model=_served(payload))
+
+
+def _served(payload: Mapping[str, Any]) -> str | None:
+    """The model a chat completion says it came from (OpenAI, vLLM, Ollama, Gemini: ``model``)."""
+    model = payload.get("model")
+    return model if isinstance(model, str) and model else None

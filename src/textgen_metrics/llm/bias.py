@@ -36,6 +36,7 @@ class Bias(ItemsProportion):
     """
 
     name = "bias"
+    lower_is_better = True  # a rate of faults: a gate takes a ceiling, a meta-evaluation its negation
     columns = {"predictions": "text"}
     extract_step, item_block = "opinions", "opinions"
     prompts = {"opinions": prompt("items", OPINIONS, OPINIONS_EXAMPLE, keys=("opinions",)),

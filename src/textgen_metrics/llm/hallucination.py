@@ -40,6 +40,7 @@ class Hallucination(PerContext):
     """
 
     name = "hallucination"
+    lower_is_better = True  # a rate of faults: a gate takes a ceiling, a meta-evaluation its negation
     columns = {"predictions": "text", "contexts": "list"}
     lead = ("predictions", "prediction")
     prompts = {"verdicts": prompt("verdicts", _CONTRADICTS, _CONTRADICTS_EXAMPLE)}

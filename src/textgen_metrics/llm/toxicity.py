@@ -37,6 +37,7 @@ class Toxicity(ItemsProportion):
     """
 
     name = "toxicity"
+    lower_is_better = True  # a rate of faults: a gate takes a ceiling, a meta-evaluation its negation
     columns = {"predictions": "text"}
     extract_step, item_block = "opinions", "opinions"
     prompts = {"opinions": prompt("items", OPINIONS, OPINIONS_EXAMPLE, keys=("opinions",)),
