@@ -240,7 +240,8 @@ def read_source(source: str, *, split: str | None = None, human_columns: Sequenc
 def score_names(metric: str, keys: Sequence[str], negated: bool = False) -> dict[str, str]:
     """``{key: score name}`` of a metric's per-example keys: ``<metric>.<key>``, or the metric's
     own name for its only key; ``-`` before it where the scores are negated (a metric whose lower
-    scores are better, TER: negated so that every score agrees with people by going up)."""
+    scores are better, TER or hallucination: negated so that every score agrees with people by going
+    up)."""
     sign = "-" if negated else ""
     if len(keys) == 1:
         return {keys[0]: f"{sign}{metric}"}
@@ -403,8 +404,8 @@ def meta_eval(source: str, *, metrics: Sequence[str] = (), score_columns: Sequen
     references (the WMT sets' human translations ``ref-A``, ``ref-B``) are left out by default
     when a computed metric reads the references, as mt-metrics-eval leaves them out (each would
     be scored against itself or its sibling); ``include_systems`` keeps them. Both are in the
-    result's ``excluded_systems``. A metric whose lower scores are better (TER) is
-    meta-evaluated negated, named ``-ter``. ``n_permutations``: ``spa``'s permutation count;
+    result's ``excluded_systems``. A metric whose lower scores are better (TER; bias, toxicity and
+    hallucination, rates of a fault) is meta-evaluated negated, named ``-ter``. ``n_permutations``: ``spa``'s permutation count;
     ``seed``: 12345 by default, None asks for fresh randomness. ``dry_run``: send no request and
     return instead what the LLM-guided metrics would cost on these rows
     (:func:`textgen_metrics.cost.estimate_cost`'s dict with ``source``, ``rows`` and
