@@ -482,7 +482,7 @@ class AnthropicServer(ChatServer):
                 content = [{"type": "tool_use", "id": "toolu_test", "name": raw["tools"][0]["name"], "input": value}]
                 stop = "tool_use"
         prompt = " ".join(str(m.get("content")) for m in body.get("messages", []))
-        model = self.served_model or raw.get("model")
+        model = getattr(self, "served_model", None) or raw.get("model")  # self is None when the batch server borrows it
         return {"id": "msg_test", "type": "message", "role": "assistant", "model": model,
                 "content": content, "stop_reason": stop, "stop_sequence": None,
                 "usage": {"input_tokens": _tokens(prompt), "output_tokens": tokens or _tokens(text)}}
