@@ -238,10 +238,10 @@ def estimate_audit(cls: type[JudgedMetric], inputs: Mapping[str, list[Any]], *, 
     the judge's cache holds costs nothing (``cached``); the repeats' own keys are looked up in
     it as the repeats would ask them."""
     from ..cost import estimate_cost
-    from ..judges import get_judge
+    from ..judges import resolve_judge
 
     try:
-        made: Judge | None = get_judge(judge, **dict(judge_options or {})) if not isinstance(judge, Judge) else judge
+        made = resolve_judge(judge, judge_options)
     except JudgeFatalError:  # no key or endpoint: the estimate needs neither (and there is no cache to read)
         made = None
     plan: list[tuple[str, Mapping[str, list[Any]], Any]] = [("plain", inputs, made or judge)]

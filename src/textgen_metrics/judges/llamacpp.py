@@ -63,6 +63,7 @@ from typing import Any
 from ..llama_install import cpu_flags, system_info, takes_amx_path
 from .base import Completion, Judge, JudgeError, JudgeFatalError, JudgeRequest, JudgeResult, Message
 from .openai import _completion, _strict_schema
+from .options import LlamaCppOptions, check_options
 
 __all__ = ["LlamaCppJudge", "SERVER_MODEL_SETTINGS", "SERVER_REQUEST_DEFAULTS", "resolve_gguf"]
 
@@ -145,6 +146,7 @@ class LlamaCppJudge(Judge):
     """A GGUF model judged in process by llama.cpp (see the module docstring)."""
 
     backend = "gguf"
+    Options = LlamaCppOptions
     _transient = ("_llama", "_worker")  # a pickle (a cluster's worker) loads the model again
 
     def __init__(self, model: str, n_ctx: int = 4096, chat_format: str | None = None, temperature: float = 0.0,
@@ -161,8 +163,7 @@ class LlamaCppJudge(Judge):
                                                                                    else ""))
         if isinstance(n_gpu_layers, bool) or not isinstance(n_gpu_layers, int) or n_gpu_layers < -1:
             raise ValueError(f"n_gpu_layers: {n_gpu_layers!r} must be an integer >= -1 (-1: every layer)")
-        if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or temperature < 0:
-            raise ValueError(f"temperature: {temperature!r} must be a number >= 0")
+        check_options(LlamaCppOptions, {"temperature": temperature})
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
             raise ValueError(f"seed: {seed!r} must be an integer or None")
         if response_format not in RESPONSE_FORMATS:
