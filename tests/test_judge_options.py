@@ -99,3 +99,15 @@ def test_a_judge_is_made_in_one_place() -> None:
     assert resolve_judge(None) is None
     fn: Any = lambda messages: "{}"  # noqa: E731
     assert isinstance(resolve_judge(fn, {"concurrency": 2}), CallableJudge)
+
+
+def test_options_prints_a_backends_declaration(capsys: pytest.CaptureFixture[str]) -> None:
+    from textgen_metrics.cli import main
+
+    assert main(["options", "--judge", "hf", "--judge", "anthropic"]) == 0
+    out = capsys.readouterr().out
+    assert "judge hf (--judge-option NAME=VALUE):\n  cache (json, default null):" in out
+    assert "  batch_size (int, default 8): requests generated together" in out
+    assert "prompt_cache (bool, default true)" in out and "\nbleu\n" not in out  # the judges only
+    with pytest.raises(SystemExit):
+        main(["options", "--judge", "nope"])

@@ -34,6 +34,7 @@ from .cli_args import (
     EXIT_UNSCORED,
     EXIT_USAGE,
     UsageError,
+    add_judge_flags,
     build_run,
     common_options,
     names,
@@ -274,10 +275,8 @@ def _add_compare(sub: Any) -> None:
     c.add_argument("--split", help="the split of a datasets folder with several")
     c.add_argument("--option", action="append", metavar="METRIC.NAME=VALUE",
                    help="a metric option, e.g. bleu.tokenizer=zh (repeatable)")
-    c.add_argument("--judge", help="the judge of the LLM-guided metrics (give it a cache to reuse earlier runs' "
-                                   "answers: --judge-option cache=true)")
-    c.add_argument("--judge-url", help="the OpenAI-compatible server (default: OPENAI_BASE_URL)")
-    c.add_argument("--judge-option", action="append", metavar="NAME=VALUE", help="a judge option (repeatable)")
+    add_judge_flags(c, "the judge of the LLM-guided metrics (give it a cache to reuse earlier runs' answers: "
+                       "--judge-option cache=true)")
     c.add_argument("--out", help="write the results as JSON here")
     c.set_defaults(run=compare_files)
 
@@ -300,11 +299,8 @@ def _add_score(sub: Any) -> None:
                         "on/off, 1/0), bleu.max_order=2, rouge.rouge_types=rouge1,rougeL (repeatable)")
     from .judges import BACKENDS
 
-    s.add_argument("--judge", help="the judge of the LLM-guided metrics: " + "; ".join(BACKENDS.values())
-                                   + " (openai: key from OPENAI_API_KEY, server from --judge-url or OPENAI_BASE_URL)")
-    s.add_argument("--judge-url", help="the OpenAI-compatible server (default: OPENAI_BASE_URL)")
-    s.add_argument("--judge-option", action="append", metavar="NAME=VALUE",
-                   help="a judge option, e.g. concurrency=16, cache=true (repeatable)")
+    add_judge_flags(s, "the judge of the LLM-guided metrics: " + "; ".join(BACKENDS.values())
+                    + " (openai: key from OPENAI_API_KEY, server from --judge-url or OPENAI_BASE_URL)")
     s.add_argument("--human-column", action="append", metavar="[METRIC=]FIELD",
                    help="people's scores or labels in this field: report the judge's agreement with them "
                         "(Spearman, Kendall tau, Pearson; or Cohen's kappa and accuracy) (repeatable)")
@@ -436,9 +432,7 @@ def _add_meta_eval(sub: Any) -> None:
                    help="the field holding a metric's input, e.g. references=refs (repeatable)")
     m.add_argument("--prediction-column", help="the field with the predictions (default: prediction)")
     m.add_argument("--reference-column", help="the field with the references (default: references)")
-    m.add_argument("--judge", help="the judge of the LLM-guided metrics, as score takes it")
-    m.add_argument("--judge-url", help="the OpenAI-compatible server (default: OPENAI_BASE_URL)")
-    m.add_argument("--judge-option", action="append", metavar="NAME=VALUE", help="a judge option (repeatable)")
+    add_judge_flags(m, "the judge of the LLM-guided metrics, as score takes it")
     m.add_argument("--split", help="a bundled set's split (frank: test, validation) or a datasets folder's")
     m.add_argument("--confidence-level", type=float, default=DEFAULT_CONFIDENCE,
                    help=f"of the intervals (default {DEFAULT_CONFIDENCE})")

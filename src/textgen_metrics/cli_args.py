@@ -14,7 +14,8 @@ from typing import Any
 
 from .run import CLI_WORDS, Run, RunError
 
-__all__ = ["EXIT_OK", "EXIT_UNSCORED", "EXIT_USAGE", "UsageError", "build_run", "common_options", "names",
+__all__ = ["EXIT_OK", "EXIT_UNSCORED", "EXIT_USAGE", "UsageError", "build_run", "common_options", "add_judge_flags",
+           "names",
            "input_fields", "write"]
 
 EXIT_OK, EXIT_UNSCORED, EXIT_USAGE = 0, 1, 2
@@ -25,6 +26,17 @@ class UsageError(ValueError):
 
 
 # -- the run of a subcommand's flags ------------------------------------------------------------
+def add_judge_flags(parser: argparse.ArgumentParser, judge_help: str) -> None:
+    """The judge's three flags, alike in every subcommand that takes a judge (score, compare,
+    meta-eval, audit); ``judge_help``: what the judge is for there. ``--judge-option``'s names and
+    kinds are the backend's ``Options`` declaration (``textgen-metrics options --judge BACKEND``)."""
+    parser.add_argument("--judge", help=judge_help)
+    parser.add_argument("--judge-url", help="the OpenAI-compatible server (default: OPENAI_BASE_URL)")
+    parser.add_argument("--judge-option", action="append", metavar="NAME=VALUE",
+                        help="a judge option, e.g. concurrency=16, cache=true (repeatable; textgen-metrics options "
+                             "--judge BACKEND lists a backend's)")
+
+
 def _split_item(item: str, flag: str, want: str) -> tuple[str, str]:
     key, sep, raw = item.partition("=")
     if not sep or not key.strip():

@@ -57,7 +57,7 @@ def audit_command(args: argparse.Namespace) -> int:
 
 def add_audit_parser(sub: Any) -> None:
     """Add ``audit`` to the command line's subparsers."""
-    from ..cli_args import common_options
+    from ..cli_args import add_judge_flags, common_options
     from ..significance import DEFAULT_CONFIDENCE
     from .probes import ALL_PROBES, PROBES
 
@@ -72,10 +72,7 @@ def add_audit_parser(sub: Any) -> None:
                                   "set's name (meta-eval --list), e.g. llmbar_natural")
     a.add_argument("--metrics", required=True, help="the LLM-guided metric to audit the judge on, e.g. "
                                                     "pairwise_preference (one)")
-    a.add_argument("--judge", help="the judge: openai:MODEL, hf:MODEL_OR_PATH, ... (as score takes it)")
-    a.add_argument("--judge-url", help="the OpenAI-compatible server (default: OPENAI_BASE_URL)")
-    a.add_argument("--judge-option", action="append", metavar="KEY=VALUE",
-                   help="a judge option, e.g. cache=true, concurrency=16 (repeatable)")
+    add_judge_flags(a, "the judge: openai:MODEL, hf:MODEL_OR_PATH, ... (as score takes it)")
     a.add_argument("--column", action="append", metavar="INPUT=FIELD",
                    help="the field holding an input, e.g. baselines=output_2 (repeatable)")
     a.add_argument("--prediction-column", help="the field with the predictions (default: predictions or prediction)")

@@ -107,7 +107,7 @@ class OpenAIOptions(JudgeOptions):
 
     base_url: str | None = option(None, kind="str", doc="the server (else OPENAI_BASE_URL, else the provider's)")
     api_key: str | None = option(None, kind="str", doc="the key (else the provider's variable)")
-    temperature: float | None = option(0.0, kind="number", doc="sampling temperature (None: the server's)")
+    temperature: float | None = option(0.0, kind="number", doc="sampling temperature (None: not sent)")
     seed: int | None = option(None, kind="int", doc="the sampling seed sent to a server that takes one")
     max_tokens: int | None = option(None, kind="int", doc="the answer's token budget (None: sized per request)")
     timeout: float = option(60, kind="number", doc="seconds a request may take")
@@ -157,8 +157,9 @@ class HFOptions(EngineOptions):
     chat_template: str | None = option(None, kind="str", doc="a Jinja chat template (None: the model's own)")
     structured: str = option("auto", kind="str", check=one_of("auto", "xgrammar", "none"),
                              doc="constrained decoding: auto (xgrammar where installed), xgrammar or none")
-    share_prefix: bool = option(True, kind="bool", doc="encode a prompt prefix shared by a batch once")
-    dtype: str = option("auto", kind="str", doc="the weights' dtype: auto, float32, float16, bfloat16")
+    share_prefix: bool = option(True, kind="bool", doc="compute once the prefix a batch's rows share")
+    dtype: str = option("auto", kind="str",
+                        doc="the weights' dtype: auto (the model's own), float32, bfloat16, float16")
 
 
 @dataclasses.dataclass(frozen=True)
