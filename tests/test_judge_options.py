@@ -111,3 +111,20 @@ def test_options_prints_a_backends_declaration(capsys: pytest.CaptureFixture[str
     assert "prompt_cache (bool, default true)" in out and "\nbleu\n" not in out  # the judges only
     with pytest.raises(SystemExit):
         main(["options", "--judge", "nope"])
+
+
+def test_the_runs_flags_are_declared_once_for_every_subcommand() -> None:
+    """score, compare, meta-eval and audit take the Run's flags alike (metavar, action, help but
+    for what the judge and the split are there); --metrics is each subcommand's own."""
+    from textgen_metrics.cli import build_parser
+
+    parser = build_parser()
+    subparsers = next(a for a in parser._actions if a.dest == "command").choices  # type: ignore[union-attr]
+    flags = ("--column", "--prediction-column", "--reference-column", "--option", "--judge-url", "--judge-option")
+    seen = {}
+    for name in ("score", "compare", "meta-eval", "audit"):
+        actions = {s: a for a in subparsers[name]._actions for s in a.option_strings}
+        seen[name] = [(actions[f].metavar, type(actions[f]).__name__, actions[f].help) for f in flags]
+        assert "--split" in actions and "--judge" in actions and "--metrics" in actions, name
+    assert seen["score"] == seen["compare"] == seen["meta-eval"] == seen["audit"]
+    assert seen["audit"][flags.index("--option")][0] == "METRIC.NAME=VALUE"  # audit's was METRIC.KEY
