@@ -128,3 +128,20 @@ def test_the_runs_flags_are_declared_once_for_every_subcommand() -> None:
         assert "--split" in actions and "--judge" in actions and "--metrics" in actions, name
     assert seen["score"] == seen["compare"] == seen["meta-eval"] == seen["audit"]
     assert seen["audit"][flags.index("--option")][0] == "METRIC.NAME=VALUE"  # audit's was METRIC.KEY
+
+
+@pytest.mark.parametrize("given, message", [
+    ({"n_ctx": 0}, r"^n_ctx: 0 must be a positive integer$"),
+    ({"max_tokens": 0}, r"^max_tokens: 0 must be a positive integer or None$"),
+    ({"n_gpu_layers": -2}, r"^n_gpu_layers: -2 must be an integer >= -1"),
+    ({"seed": 1.5}, r"^seed: 1.5 must be an integer or None$"),
+    ({"response_format": "xml"}, r"^response_format: 'xml' is not one of \['json_object_schema', 'json_object', "
+                                 r"'text'\]$"),
+    ({"chat_format": ""}, r"^chat_format: a llama-cpp-python chat format name"),
+])
+def test_a_gguf_judges_checks_are_its_declarations(tmp_path, given: dict[str, Any], message: str) -> None:
+    """LlamaCppJudge checks each option by its declaration before it loads anything."""
+    model = tmp_path / "m.gguf"
+    model.write_bytes(b"GGUF")
+    with pytest.raises(ValueError, match=message):
+        judges.LlamaCppJudge(str(model), **given)

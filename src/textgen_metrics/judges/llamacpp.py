@@ -116,10 +116,6 @@ def without_extra_buffer_types() -> Iterator[None]:
             lib.llama_model_default_params = original
 
 
-# how the schema is asked for: the server's dialect (a grammar), JSON mode without a schema, the prompt alone
-RESPONSE_FORMATS = ("json_object_schema", "json_object", "text")
-
-
 def resolve_gguf(model: str) -> str:
     """The GGUF file ``model`` names: the file, or the one GGUF file of a folder."""
     if not isinstance(model, str) or not model:
@@ -156,21 +152,10 @@ class LlamaCppJudge(Judge):
                  prices: dict[str, tuple[float, float]] | None = None, requests_per_minute: float | None = None,
                  tokens_per_minute: float | None = None) -> None:
         path = resolve_gguf(model)
-        for name, value in (("n_ctx", n_ctx), ("max_tokens", max_tokens), ("n_threads", n_threads),
-                            ("n_threads_batch", n_threads_batch)):
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-                raise ValueError(f"{name}: {value!r} must be a positive integer" + (" or None" if name != "n_ctx"
-                                                                                   else ""))
-        if isinstance(n_gpu_layers, bool) or not isinstance(n_gpu_layers, int) or n_gpu_layers < -1:
-            raise ValueError(f"n_gpu_layers: {n_gpu_layers!r} must be an integer >= -1 (-1: every layer)")
-        check_options(LlamaCppOptions, {"temperature": temperature})
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-            raise ValueError(f"seed: {seed!r} must be an integer or None")
-        if response_format not in RESPONSE_FORMATS:
-            raise ValueError(f"response_format: {response_format!r} is not one of {list(RESPONSE_FORMATS)}")
-        if chat_format is not None and (not isinstance(chat_format, str) or not chat_format):
-            raise ValueError("chat_format: a llama-cpp-python chat format name (e.g. 'gemma', 'chatml'), or None "
-                             "for the GGUF file's own template")
+        check_options(LlamaCppOptions, {"n_ctx": n_ctx, "max_tokens": max_tokens, "n_threads": n_threads,
+                                        "n_threads_batch": n_threads_batch, "n_gpu_layers": n_gpu_layers,
+                                        "temperature": temperature, "seed": seed, "response_format": response_format,
+                                        "chat_format": chat_format, "concurrency": concurrency})
         if importlib.util.find_spec("llama_cpp") is None:
             raise ValueError(f"judge: a GGUF model in process needs the package llama-cpp-python: {_INSTALL}")
         super().__init__(path, concurrency=concurrency, cache=cache, max_parse_attempts=max_parse_attempts,

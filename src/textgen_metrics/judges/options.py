@@ -26,8 +26,35 @@ __all__ = ["EngineOptions", "JudgeOptions", "OpenAIOptions", "AzureOptions", "An
 
 # -- the checks: each (name, value) -> value, a ValueError naming the option -------------------------
 def positive_int(name: str, value: Any) -> Any:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ValueError(f"{name}: {value!r} must be a positive integer")
+    return _positive_int_or(name, value, "")
+
+
+def _positive_int_or_none(name: str, value: Any) -> Any:
+    return value if value is None else _positive_int_or(name, value, " or None")
+
+
+def _positive_int_or(name: str, value: Any, alternative: str) -> Any:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name}: {value!r} must be a positive integer{alternative}")
+    return value
+
+
+def _int_or_none(name: str, value: Any) -> Any:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+        raise ValueError(f"{name}: {value!r} must be an integer or None")
+    return value
+
+
+def _gpu_layers(name: str, value: Any) -> Any:
+    if isinstance(value, bool) or not isinstance(value, int) or value < -1:
+        raise ValueError(f"{name}: {value!r} must be an integer >= -1 (-1: every layer)")
+    return value
+
+
+def _chat_format(name: str, value: Any) -> Any:
+    if value is not None and (not isinstance(value, str) or not value):
+        raise ValueError(f"{name}: a llama-cpp-python chat format name (e.g. 'gemma', 'chatml'), or None for the "
+                         "GGUF file's own template")
     return value
 
 
@@ -73,6 +100,10 @@ def option_kinds(options: type[EngineOptions]) -> dict[str, str]:
 
 
 # -- the declarations ----------------------------------------------------------------------------------
+# how llama.cpp is asked for the schema: the server's dialect (a grammar), JSON mode without a schema, the prompt alone
+LLAMA_RESPONSE_FORMATS = ("json_object_schema", "json_object", "text")
+
+
 def _concurrency(default: int) -> Any:
     return option(default, kind="int", check=positive_int, doc="requests in flight at once")
 
@@ -167,14 +198,19 @@ class LlamaCppOptions(EngineOptions):
     """A GGUF model's options in process through llama.cpp (the packaged tiny models' too)."""
 
     n_ctx: int = option(4096, kind="int", check=positive_int, doc="the context window, tokens")
-    chat_format: str | None = option(None, kind="str", doc="a llama-cpp-python chat format (None: the file's)")
+    chat_format: str | None = option(None, kind="str", check=_chat_format,
+                                     doc="a llama-cpp-python chat format (None: the file's)")
     temperature: float = option(0.0, kind="number", check=_non_negative, doc="0: greedy decoding")
-    seed: int | None = option(None, kind="int", doc="the sampling seed")
-    max_tokens: int | None = option(None, kind="int", doc="the answer's token budget (None: sized per request)")
-    response_format: str = option("json_object_schema", kind="str", doc="how answers are asked for")
-    n_threads: int | None = option(None, kind="int", doc="threads of generation (None: llama.cpp's)")
-    n_threads_batch: int | None = option(None, kind="int", doc="threads of prompt processing (None: llama.cpp's)")
-    n_gpu_layers: int = option(0, kind="int", doc="layers on the GPU (-1: every layer)")
+    seed: int | None = option(None, kind="int", check=_int_or_none, doc="the sampling seed")
+    max_tokens: int | None = option(None, kind="int", check=_positive_int_or_none,
+                                    doc="the answer's token budget (None: sized per request)")
+    response_format: str = option("json_object_schema", kind="str", check=one_of(*LLAMA_RESPONSE_FORMATS),
+                                  doc="how answers are asked for: " + ", ".join(LLAMA_RESPONSE_FORMATS))
+    n_threads: int | None = option(None, kind="int", check=_positive_int_or_none,
+                                   doc="threads of generation (None: llama.cpp's)")
+    n_threads_batch: int | None = option(None, kind="int", check=_positive_int_or_none,
+                                         doc="threads of prompt processing (None: llama.cpp's)")
+    n_gpu_layers: int = option(0, kind="int", check=_gpu_layers, doc="layers on the GPU (-1: every layer)")
     concurrency: int = _concurrency(8)
 
 
