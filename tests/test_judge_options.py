@@ -78,6 +78,10 @@ def test_the_constructors_checks_are_the_declarations() -> None:
         judges.AnthropicJudge("m", base_url="http://127.0.0.1:1", api_key="k", prompt_cache="yes")
     with pytest.raises(ValueError, match=r"^structured: 'grammar' is not one of \['auto', 'xgrammar', 'none'\]"):
         check_options(HFOptions, {"structured": "grammar", "batch_size": 2})
+    with pytest.raises(ValueError, match=r"^dtype: 'int8' is not one of \['auto', 'float32', 'bfloat16', 'float16'\]"):
+        judges.HFJudge("some/model", dtype="int8")  # before the model is looked for
+    with pytest.raises(ValueError, match=r"^chat_template: give a Jinja chat template"):
+        judges.HFJudge("some/model", chat_template=" ")
     with pytest.raises(ValueError, match=r"^temperature: -0.5 must be a number >= 0"):
         check_options(LlamaCppOptions, {"temperature": -0.5})
     check_options(HFOptions, {"batch_size": 2, "not_declared": object()})  # the constructor's own business

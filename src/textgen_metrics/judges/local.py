@@ -206,9 +206,6 @@ def _torch_device(device: Device) -> torch.device:
     return torch.device(f"cuda:{device}")
 
 
-DTYPES = ("auto", "float32", "bfloat16", "float16")
-
-
 def _dtype_option(dtype: str = "auto") -> dict[str, Any]:
     """The weights' dtype (``"auto"``: the model's own; a GGUF file dequantizes to float32) under
     the keyword this transformers version reads."""
@@ -288,14 +285,11 @@ class HFJudge(Judge):
                  dtype: str = "auto", requests_per_minute: float | None = None,
                  tokens_per_minute: float | None = None) -> None:
         check_options(HFOptions, {"batch_size": batch_size, "max_new_tokens": max_new_tokens,
-                                  "temperature": temperature, "structured": structured})
+                                  "temperature": temperature, "structured": structured, "dtype": dtype,
+                                  "chat_template": chat_template})
         super().__init__(model, concurrency=batch_size, cache=cache,
                          max_parse_attempts=max_parse_attempts, prices=prices,
                          requests_per_minute=requests_per_minute, tokens_per_minute=tokens_per_minute)
-        if chat_template is not None and (not isinstance(chat_template, str) or not chat_template.strip()):
-            raise ValueError("chat_template: give a Jinja chat template (a string), or None for the model's own")
-        if dtype not in DTYPES:
-            raise ValueError(f"dtype: {dtype!r} is not one of {list(DTYPES)}")
         from .grammar import available
 
         if structured == "xgrammar" and not available():

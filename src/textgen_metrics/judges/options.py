@@ -58,6 +58,12 @@ def _chat_format(name: str, value: Any) -> Any:
     return value
 
 
+def _chat_template(name: str, value: Any) -> Any:
+    if value is not None and (not isinstance(value, str) or not value.strip()):
+        raise ValueError(f"{name}: give a Jinja chat template (a string), or None for the model's own")
+    return value
+
+
 def _seconds_or_none(name: str, value: Any) -> Any:
     if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0):
         raise ValueError(f"{name}: {value!r} must be a number of seconds > 0, or None")
@@ -102,6 +108,7 @@ def option_kinds(options: type[EngineOptions]) -> dict[str, str]:
 # -- the declarations ----------------------------------------------------------------------------------
 # how llama.cpp is asked for the schema: the server's dialect (a grammar), JSON mode without a schema, the prompt alone
 LLAMA_RESPONSE_FORMATS = ("json_object_schema", "json_object", "text")
+HF_DTYPES = ("auto", "float32", "bfloat16", "float16")  # the weights' dtypes of a local transformers model
 
 
 def _concurrency(default: int) -> Any:
@@ -185,11 +192,12 @@ class HFOptions(EngineOptions):
     batch_size: int = option(8, kind="int", check=positive_int, doc="requests generated together")
     max_new_tokens: int = option(512, kind="int", check=positive_int, doc="the answer's token budget")
     temperature: float = option(0.0, kind="number", check=_non_negative, doc="0: greedy decoding")
-    chat_template: str | None = option(None, kind="str", doc="a Jinja chat template (None: the model's own)")
+    chat_template: str | None = option(None, kind="str", check=_chat_template,
+                                       doc="a Jinja chat template (None: the model's own)")
     structured: str = option("auto", kind="str", check=one_of("auto", "xgrammar", "none"),
                              doc="constrained decoding: auto (xgrammar where installed), xgrammar or none")
     share_prefix: bool = option(True, kind="bool", doc="compute once the prefix a batch's rows share")
-    dtype: str = option("auto", kind="str",
+    dtype: str = option("auto", kind="str", check=one_of(*HF_DTYPES),
                         doc="the weights' dtype: auto (the model's own), float32, bfloat16, float16")
 
 
