@@ -193,7 +193,7 @@ def llmbar(threshold=0.75):
     figures = []
     for evaluator in evaluators:
         base, cand = targets[(evaluator, "Vanilla")], targets[(evaluator, "Vanilla_NoRules")]
-        from textgen_metrics.gates.stats import item_means
+        from textgen_metrics.stats.gates import item_means
         b, c = item_means(list(zip(*base.orders, strict=True))), item_means(list(zip(*cand.orders, strict=True)))
         differences = [y - x for x, y in zip(b, c, strict=True) if x is not None and y is not None]
         figures.append({"metric": evaluator, "key": "accuracy",

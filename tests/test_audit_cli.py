@@ -135,3 +135,14 @@ def test_the_parser_is_spec_s_usage_block():
     assert args.dry_run and args.debug and args.run.__name__ == "audit_command"
     with pytest.raises(SystemExit):
         parser.parse_args(["audit", "rows.jsonl"])  # --metrics is required
+
+
+def test_a_files_bad_row_is_named_by_its_line_as_score_names_it(tmp_path):
+    """The audit reads a file as score does: a record without a field is named by its line in the
+    file (a blank line above it counts), not by its row's number."""
+    path = tmp_path / "pairs.jsonl"
+    rows = [{"query": "q1", "prediction": "a", "baseline": "b"}, {"query": "q2", "prediction": "a"}]
+    path.write_text("\n" + "\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"pairs\.jsonl: line 3 has no field 'baseline'"):
+        textgen_metrics.audit(str(path), metrics="pairwise_preference", judge="openai:m",
+                              judge_options={"base_url": "http://127.0.0.1:9/v1", "api_key": "k"}, dry_run=True)

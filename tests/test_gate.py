@@ -9,10 +9,10 @@ import pytest
 import gate_sim as G
 import textgen_metrics as tm
 from textgen_metrics import CallableJudge
-from textgen_metrics.gates import stats as S
 from textgen_metrics.gates.gate import decide
 from textgen_metrics.registry import METRICS
 from textgen_metrics.significance import percentile_interval
+from textgen_metrics.stats import gates as S
 
 N = 60
 

@@ -11,7 +11,7 @@ import pytest
 import gate_sim as G
 import textgen_metrics as tm
 from textgen_metrics import CallableJudge
-from textgen_metrics.gates import stats as S
+from textgen_metrics.stats import gates as S
 
 N = 120
 

@@ -34,6 +34,7 @@ from .cli_args import (
     EXIT_UNSCORED,
     EXIT_USAGE,
     UsageError,
+    add_run_flags,
     build_run,
     common_options,
     names,
@@ -267,17 +268,8 @@ def _add_compare(sub: Any) -> None:
                    help=f"the random seed (default {DEFAULT_SEED}, as sacrebleu)")
     c.add_argument("--confidence-level", type=float, default=DEFAULT_CONFIDENCE,
                    help=f"of the intervals (default {DEFAULT_CONFIDENCE})")
-    c.add_argument("--column", action="append", metavar="INPUT=FIELD",
-                   help="the field holding an input, e.g. references=refs (repeatable)")
-    c.add_argument("--prediction-column", help="the field with the predictions (default: prediction)")
-    c.add_argument("--reference-column", help="the field with the references (default: references)")
-    c.add_argument("--split", help="the split of a datasets folder with several")
-    c.add_argument("--option", action="append", metavar="METRIC.NAME=VALUE",
-                   help="a metric option, e.g. bleu.tokenizer=zh (repeatable)")
-    c.add_argument("--judge", help="the judge of the LLM-guided metrics (give it a cache to reuse earlier runs' "
-                                   "answers: --judge-option cache=true)")
-    c.add_argument("--judge-url", help="the OpenAI-compatible server (default: OPENAI_BASE_URL)")
-    c.add_argument("--judge-option", action="append", metavar="NAME=VALUE", help="a judge option (repeatable)")
+    add_run_flags(c, "the judge of the LLM-guided metrics (give it a cache to reuse earlier runs' answers: "
+                     "--judge-option cache=true)", split_help="the split of a datasets folder with several")
     c.add_argument("--out", help="write the results as JSON here")
     c.set_defaults(run=compare_files)
 
@@ -288,23 +280,11 @@ def _add_score(sub: Any) -> None:
                        description="Score every row of a file with the chosen metrics.")
     s.add_argument("file", help="a .jsonl, .json, .csv, .tsv or .parquet file, or a datasets folder")
     s.add_argument("--metrics", default="rouge", help=f"comma-separated, of: {', '.join(sorted(METRICS))}")
-    s.add_argument("--column", action="append", metavar="INPUT=FIELD",
-                   help="the field holding an input, e.g. contexts=retrieved (repeatable; default: "
-                        "the input's name or its singular: predictions or prediction, references or "
-                        "reference, queries or query, contexts or context, sources or source)")
-    s.add_argument("--prediction-column", help="the field with the predictions (default: predictions or prediction)")
-    s.add_argument("--reference-column", help="the field with the references (default: references or reference)")
-    s.add_argument("--split", help="the split of a datasets folder with several")
-    s.add_argument("--option", action="append", metavar="METRIC.NAME=VALUE",
-                   help="a metric option, parsed by its type: rouge.use_stemmer=true (true/false, yes/no, "
-                        "on/off, 1/0), bleu.max_order=2, rouge.rouge_types=rouge1,rougeL (repeatable)")
     from .judges import BACKENDS
 
-    s.add_argument("--judge", help="the judge of the LLM-guided metrics: " + "; ".join(BACKENDS.values())
-                                   + " (openai: key from OPENAI_API_KEY, server from --judge-url or OPENAI_BASE_URL)")
-    s.add_argument("--judge-url", help="the OpenAI-compatible server (default: OPENAI_BASE_URL)")
-    s.add_argument("--judge-option", action="append", metavar="NAME=VALUE",
-                   help="a judge option, e.g. concurrency=16, cache=true (repeatable)")
+    add_run_flags(s, "the judge of the LLM-guided metrics: " + "; ".join(BACKENDS.values())
+                  + " (openai: key from OPENAI_API_KEY, server from --judge-url or OPENAI_BASE_URL)",
+                  split_help="the split of a datasets folder with several")
     s.add_argument("--human-column", action="append", metavar="[METRIC=]FIELD",
                    help="people's scores or labels in this field: report the judge's agreement with them "
                         "(Spearman, Kendall tau, Pearson; or Cohen's kappa and accuracy) (repeatable)")
@@ -430,16 +410,8 @@ def _add_meta_eval(sub: Any) -> None:
                         "UniEval's summary level), or per system")
     m.add_argument("--statistic", action="append", metavar="NAME[,NAME...]",
                    help=f"of: {', '.join(STATISTIC_TEXT)} (default: the set's, else pearson,spearman,kendall)")
-    m.add_argument("--option", action="append", metavar="METRIC.NAME=VALUE",
-                   help="a metric option, e.g. rouge.use_stemmer=true, rouge.multi_ref=mean (repeatable)")
-    m.add_argument("--column", action="append", metavar="INPUT=FIELD",
-                   help="the field holding a metric's input, e.g. references=refs (repeatable)")
-    m.add_argument("--prediction-column", help="the field with the predictions (default: prediction)")
-    m.add_argument("--reference-column", help="the field with the references (default: references)")
-    m.add_argument("--judge", help="the judge of the LLM-guided metrics, as score takes it")
-    m.add_argument("--judge-url", help="the OpenAI-compatible server (default: OPENAI_BASE_URL)")
-    m.add_argument("--judge-option", action="append", metavar="NAME=VALUE", help="a judge option (repeatable)")
-    m.add_argument("--split", help="a bundled set's split (frank: test, validation) or a datasets folder's")
+    add_run_flags(m, "the judge of the LLM-guided metrics, as score takes it",
+                  split_help="a bundled set's split (frank: test, validation) or a datasets folder's")
     m.add_argument("--confidence-level", type=float, default=DEFAULT_CONFIDENCE,
                    help=f"of the intervals (default {DEFAULT_CONFIDENCE})")
     m.add_argument("--n-resamples", type=int, default=DEFAULT_RESAMPLES,

@@ -14,7 +14,8 @@ from typing import Any
 
 from .run import CLI_WORDS, Run, RunError
 
-__all__ = ["EXIT_OK", "EXIT_UNSCORED", "EXIT_USAGE", "UsageError", "build_run", "common_options", "names",
+__all__ = ["EXIT_OK", "EXIT_UNSCORED", "EXIT_USAGE", "UsageError", "build_run", "common_options", "add_run_flags",
+           "names",
            "input_fields", "write"]
 
 EXIT_OK, EXIT_UNSCORED, EXIT_USAGE = 0, 1, 2
@@ -25,6 +26,33 @@ class UsageError(ValueError):
 
 
 # -- the run of a subcommand's flags ------------------------------------------------------------
+def add_run_flags(parser: argparse.ArgumentParser, judge_help: str, split_help: str) -> None:
+    """The flags of a :class:`~textgen_metrics.run.Run` but ``--metrics`` (each subcommand says which
+    metrics it takes: a default, one, or none), alike in score, compare, meta-eval and audit, which
+    read them with :func:`build_run`: the columns, the split, the metrics' options and the judge.
+    ``judge_help``, ``split_help``: what the judge and the split are there. ``--judge-option``'s
+    names and kinds are the backend's ``Options`` declaration (``textgen-metrics options --judge
+    BACKEND``), as ``--option``'s are the metric's."""
+    parser.add_argument("--column", action="append", metavar="INPUT=FIELD",
+                        help="the field holding an input, e.g. contexts=retrieved (repeatable; default: the input's "
+                             "name or its singular: predictions or prediction, references or reference, queries or "
+                             "query, contexts or context, sources or source, baselines or baseline)")
+    parser.add_argument("--prediction-column", help="the field with the predictions (default: predictions or "
+                                                    "prediction)")
+    parser.add_argument("--reference-column", help="the field with the references (default: references or "
+                                                   "reference)")
+    parser.add_argument("--split", help=split_help)
+    parser.add_argument("--option", action="append", metavar="METRIC.NAME=VALUE",
+                        help="a metric option, parsed by its type: rouge.use_stemmer=true (true/false, yes/no, "
+                             "on/off, 1/0), bleu.max_order=2, rouge.rouge_types=rouge1,rougeL (repeatable; "
+                             "textgen-metrics options METRIC lists a metric's)")
+    parser.add_argument("--judge", help=judge_help)
+    parser.add_argument("--judge-url", help="the OpenAI-compatible server (default: OPENAI_BASE_URL)")
+    parser.add_argument("--judge-option", action="append", metavar="NAME=VALUE",
+                        help="a judge option, e.g. concurrency=16, cache=true (repeatable; textgen-metrics options "
+                             "--judge BACKEND lists a backend's)")
+
+
 def _split_item(item: str, flag: str, want: str) -> tuple[str, str]:
     key, sep, raw = item.partition("=")
     if not sep or not key.strip():

@@ -136,16 +136,13 @@ def _judge_identity(judge: Any, judge_options: Mapping[str, Any] | None
                     ) -> tuple[str, str, Any, str, Judge | None]:
     """(backend, model, prices, mode, the judge itself or None) of the judge, without a request
     and without needing a key (without one there is no judge, and so no cache to read)."""
-    if isinstance(judge, str):
-        backend, sep, model = judge.partition(":")
-        try:
-            made = get_judge(judge, **dict(judge_options or {}))
-        except JudgeFatalError:  # no key or endpoint: the estimate needs neither
-            if not sep or not model:
-                raise
-            return backend, model, (judge_options or {}).get("prices"), "json_schema", None
-        judge = made
-    made = get_judge(judge, **dict(judge_options or {})) if not isinstance(judge, Judge) else judge
+    try:
+        made = get_judge(judge, **dict(judge_options or {}))
+    except JudgeFatalError:  # no key or endpoint: the estimate of a judge string needs neither
+        backend, sep, model = judge.partition(":") if isinstance(judge, str) else ("", "", "")
+        if not sep or not model:
+            raise
+        return backend, model, (judge_options or {}).get("prices"), "json_schema", None
     return made.backend, made.model, made.prices, made.judge_mode, made
 
 

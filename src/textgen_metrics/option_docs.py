@@ -28,6 +28,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+from .judges import BACKENDS
 from .metric import Metric
 
 __all__ = ["OptionDoc", "option_lines", "front_end_lines", "arguments_text", "card_markdown", "cli_text",
@@ -203,6 +204,21 @@ def cli_text(name: str | type[Metric]) -> str:
     return "\n".join(lines)
 
 
+def judge_text(backend: str) -> str:
+    """What ``textgen-metrics options --judge BACKEND`` prints: each option of the backend's
+    ``Options`` declaration (``--judge-option NAME=VALUE``) with its kind, default and help."""
+    from .judges import judge_class
+
+    found = judge_class(backend)
+    if found is None:
+        raise ValueError(f"--judge: unknown backend {backend!r}")
+    lines = [f"judge {backend} (--judge-option NAME=VALUE):"]
+    for o in map(_doc, dataclasses.fields(found.Options)):
+        lines.append(_wrapped(f"{o.name} ({o.kind}, default {o.default}): {o.doc}", "  "))
+    return "\n".join(lines)
+
+
+_JUDGE_BACKENDS = [*BACKENDS, "callable"]  # the backends of judge strings, and a function
 _KINDS_TEXT = ("kinds: bool true/false, yes/no, on/off, 1/0; int; float; number (an int or a float); str; "
                "list (a JSON list, or names separated by commas); floats (a JSON list of numbers, or numbers "
                "separated by commas); json (a JSON value, else the text)")
@@ -223,8 +239,11 @@ def show_options(args: argparse.Namespace) -> int:
     none is); exit status 0."""
     from .registry import METRICS
 
-    names = list(args.metric or METRICS)
-    print("\n\n".join(cli_text(n) for n in names))
+    if args.judge:
+        print("\n\n".join(judge_text(b) for b in args.judge))
+    names = list(args.metric or ([] if args.judge else METRICS))
+    if names:
+        print("\n\n".join(cli_text(n) for n in names))
     print("\n" + textwrap.fill(_KINDS_TEXT, width=_WIDTH, break_long_words=False, break_on_hyphens=False))
     return 0
 
@@ -240,6 +259,9 @@ def add_options_parser(sub: Any) -> None:
                                    "metric when none is named.")
     o.add_argument("metric", nargs="*", type=_metric_name, metavar="METRIC",
                    help="a metric's name (default: every metric)")
+    o.add_argument("--judge", action="append", metavar="BACKEND", choices=_JUDGE_BACKENDS,
+                   help=f"a judge backend's options instead (--judge-option NAME=VALUE; repeatable): "
+                        f"{', '.join(_JUDGE_BACKENDS)}")
     o.set_defaults(run=show_options)
 
 

@@ -50,6 +50,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from .errors import CellError, InputError, OptionError
+from .judges import judge_option_kinds, resolve_judge
 from .metric import Metric, Result, Stats, parse_option_text
 from .registry import METRICS, column_fields, get_metric
 
@@ -72,15 +73,6 @@ class RunError(ValueError):
         super().__init__(message)
 
 
-def resolve_judge(judge: Any, judge_options: Mapping[str, Any] | None = None) -> Any:
-    """A judge object from a string, object or callable (None stays None)."""
-    if judge is None:
-        return None
-    from .judges import get_judge
-
-    return get_judge(judge, **(judge_options or {}))
-
-
 def _stable(value: Any) -> str:
     """A value that is not JSON in a fingerprint: its pickle's hash (the same for a copy, as each
     task of a Spark job unpickles), else its repr."""
@@ -100,34 +92,6 @@ def option_value(kind: str, value: Any, where: str, text: bool = False) -> Any:
     if isinstance(value, str) and (text or kind not in ("str", "json")):
         return parse_option_text(kind, value, where)
     return value
-
-
-_ANNOTATION_KINDS = (("bool", "bool"), ("float", "number"), ("int", "int"), ("str", "str"))
-
-
-def judge_option_kinds(judge: str) -> dict[str, str]:
-    """``{option: kind}`` of a judge backend's options (the keyword arguments of its class and
-    the classes it passes them on to), from their annotations: a flag is ``bool``, a count
-    ``int``, a float ``number``, a text ``str``, anything else ``json`` (a JSON value where the
-    text is one, else the text). An unknown backend: none (the judge's own error follows)."""
-    import inspect
-
-    from . import judges
-
-    backend = judge.partition(":")[0]
-    if backend not in judges._CLASSES:
-        return {}
-    kinds: dict[str, str] = {}
-    for klass in judges._load(backend).__mro__:
-        init = klass.__dict__.get("__init__")
-        if init is None:
-            continue
-        for param in list(inspect.signature(init).parameters.values())[2:]:  # (self, the model)
-            if param.kind in (param.VAR_KEYWORD, param.VAR_POSITIONAL) or param.name in kinds:
-                continue
-            annotation = str(param.annotation).replace(" | None", "").replace("Optional[", "").strip("]")
-            kinds[param.name] = next((k for word, k in _ANNOTATION_KINDS if annotation == word), "json")
-    return kinds
 
 
 _LINE_FILES = (".jsonl", ".ndjson", ".csv", ".tsv")
@@ -309,6 +273,10 @@ class Run:
                     given_options[option_name] = option_value(kinds[option_name], value, where, texts)
         if judge_options is not None and isinstance(judge, str):
             kinds = judge_option_kinds(judge)
+            unknown = [k for k in judge_options if kinds and k not in kinds]
+            if unknown:
+                raise OptionError(f"{w['judge']} option {unknown[0]}: the {judge.partition(':')[0]} backend has no "
+                                  f"option {unknown[0]!r}; its options: {', '.join(sorted(kinds))}", unknown[0])
             judge_options = {k: option_value(kinds.get(k, "json"), v, f"{w['judge']} option {k}", texts)
                              for k, v in judge_options.items()}
         if judge is None:

@@ -107,11 +107,7 @@ def loads_model(run: Run, per_row: bool) -> bool:
         if spec.scores_together and per_row:
             return True
         judge = run.options.get(spec.name, {}).get("judge", run.judge) if spec.judge else None
-        if isinstance(judge, str):
-            backend = judge.partition(":")[0]
-            kind: Any = judges._load(backend) if backend in judges._CLASSES else None
-        else:
-            kind = type(judge) if isinstance(judge, judges.Judge) else None
+        kind = judges.judge_class(judge) if isinstance(judge, str) else type(judge)
         if getattr(kind, "_transient", ()):
             return True
     return False

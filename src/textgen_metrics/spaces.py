@@ -263,8 +263,7 @@ def make_judge(base_url: str | None, model: str | None, api_key: str | None, ses
     never of quality); no other backend (no ``gguf:`` or ``hf:`` path). Every judge but the tiny
     ones books its requests and tokens with the visitor's :class:`Allowance` (``session``). A
     judge that has answered nothing 10 s after the run began stops the run with one error."""
-    from .judges import get_judge
-    from .judges.http import URLPolicy
+    from .judges import resolve_judge
 
     base_url, model, key = (base_url or "").strip(), (model or "").strip(), (api_key or "").strip()
     owner = os.environ.get(JUDGE_VARIABLE, "").strip()
@@ -272,12 +271,19 @@ def make_judge(base_url: str | None, model: str | None, api_key: str | None, ses
         model = owner
         if not model:
             return None
+    return resolve_judge(*_judge_choice(base_url, model, key, owner, session))
+
+
+def _judge_choice(base_url: str, model: str, key: str, owner: str, session: str) -> tuple[str, dict[str, Any]]:
+    """The judge string and options :func:`make_judge` makes its judge from (the rules are there)."""
+    from .judges.http import URLPolicy
+
     if model in TINY_MODELS and not base_url:
-        return get_judge(model)
+        return model, {}
     prefix, sep, name = model.partition(":")
     provider = prefix if sep and name and prefix in PROVIDERS else None
     if not base_url and provider is None and owner and model == owner:  # the owner's own choice (gguf:, hf:...)
-        return get_judge(owner)
+        return owner, {}
     if not base_url and provider is None:
         if sep and prefix in ("gguf", "hf", "tiny"):
             raise SpaceError(f"Judge: {prefix}: is not a backend of this Space (it would name a file or model of "
@@ -292,17 +298,17 @@ def make_judge(base_url: str | None, model: str | None, api_key: str | None, ses
                              "type a server URL and your own API key")
         if key:
             options["api_key"] = key
-        return get_judge(model, **options)
+        return model, options
     url = _visitor_url(base_url)
     options.update(api_key=key, url_policy=URLPolicy(public_only=deployed()))
     if provider is None:
-        return get_judge(f"openai:{model}", base_url=url, **{**options, "concurrency": 16})
+        return f"openai:{model}", {"base_url": url, **options, "concurrency": 16}
     if provider == "azure":
         if not key:
             raise SpaceError("Judge: an Azure endpoint you type needs your own API key (this Space's key serves "
                              "only its own endpoint)")
-        return get_judge(model, endpoint=url, azure_ad_token="", **options)
-    return get_judge(model, base_url=url, **options)
+        return model, {"endpoint": url, "azure_ad_token": "", **options}
+    return model, {"base_url": url, **options}
 
 
 def _visitor_url(url: str) -> str:

@@ -57,7 +57,7 @@ def audit_command(args: argparse.Namespace) -> int:
 
 def add_audit_parser(sub: Any) -> None:
     """Add ``audit`` to the command line's subparsers."""
-    from ..cli_args import common_options
+    from ..cli_args import add_run_flags, common_options
     from ..significance import DEFAULT_CONFIDENCE
     from .probes import ALL_PROBES, PROBES
 
@@ -72,16 +72,8 @@ def add_audit_parser(sub: Any) -> None:
                                   "set's name (meta-eval --list), e.g. llmbar_natural")
     a.add_argument("--metrics", required=True, help="the LLM-guided metric to audit the judge on, e.g. "
                                                     "pairwise_preference (one)")
-    a.add_argument("--judge", help="the judge: openai:MODEL, hf:MODEL_OR_PATH, ... (as score takes it)")
-    a.add_argument("--judge-url", help="the OpenAI-compatible server (default: OPENAI_BASE_URL)")
-    a.add_argument("--judge-option", action="append", metavar="KEY=VALUE",
-                   help="a judge option, e.g. cache=true, concurrency=16 (repeatable)")
-    a.add_argument("--column", action="append", metavar="INPUT=FIELD",
-                   help="the field holding an input, e.g. baselines=output_2 (repeatable)")
-    a.add_argument("--prediction-column", help="the field with the predictions (default: predictions or prediction)")
-    a.add_argument("--reference-column", help="the field with the references (default: references or reference)")
-    a.add_argument("--option", action="append", metavar="METRIC.KEY=VALUE",
-                   help="a metric option, e.g. g_eval.criteria=... (repeatable)")
+    add_run_flags(a, "the judge: openai:MODEL, hf:MODEL_OR_PATH, ... (as score takes it)",
+                  split_help="a bundled set's split or a datasets folder's")
     a.add_argument("--probe", metavar=",".join(PROBES),
                    help=f"the probes to run, comma-separated (default: all of {', '.join(PROBES)}; "
                         f"{ALL_PROBES[-1]} runs whenever --annotator-column is given)")
@@ -102,7 +94,6 @@ def add_audit_parser(sub: Any) -> None:
     a.add_argument("--missing", choices=["omit", "as_verdict"], default="omit",
                    help="the position audit's unusable verdicts: left out (omit, default) or a verdict of their own "
                         "(as_verdict, as LLMBar's statistics.json)")
-    a.add_argument("--split", help="a bundled set's split or a datasets folder's")
     a.add_argument("--dry-run", action="store_true",
                    help="send no request: print what every run of the audit would cost (--json writes it)")
     a.add_argument("--confidence-level", type=float, default=DEFAULT_CONFIDENCE,

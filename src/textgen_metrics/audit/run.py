@@ -42,9 +42,10 @@ __all__ = ["audit", "read_rows", "estimate_audit"]
 _CACHE_NOTE = re.compile(r"answered from the judge's cache|no answer in the judge's cache")
 
 
-def read_rows(source: Any, split: str | None = None) -> tuple[list[dict[str, Any]], str]:
-    """(records, a name for messages) from a list of records, a file or folder, or a bundled
-    set's name."""
+def read_rows(source: Any, split: str | None = None) -> tuple[list[dict[str, Any]], str, list[int] | None]:
+    """(records, a name for messages, each record's line in a file) from a list of records, a
+    file or folder (read as ``score`` reads it: the lines name a bad cell's place as an editor
+    numbers it), or a bundled set's name (no lines: its rows are numbered)."""
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
         from ..meta.data import bundled_sets, load_set
@@ -53,12 +54,13 @@ def read_rows(source: Any, split: str | None = None) -> tuple[list[dict[str, Any
             # fields a set does not have (no references: [], no source: None) are left out, so that an
             # optional input (pairwise preference's references) is not read from them
             rows = [{k: v for k, v in r.items() if v is not None and v != []} for r in load_set(path, split).rows]
-            return rows, path
-        from ..scoring import read_records
+            return rows, path, None
+        from ..scoring import read_table
 
-        return read_records(path, split=split), path
+        rows, lines = read_table(path, split=split)
+        return rows, path, lines
     if isinstance(source, Sequence) and all(isinstance(r, Mapping) for r in source):
-        return [dict(r) for r in source], "rows"
+        return [dict(r) for r in source], "rows", None
     raise TypeError(f"source: expected a list of records, a file path or a bundled set's name, got "
                     f"{type(source).__name__}")
 
@@ -170,7 +172,7 @@ def audit(source_rows_or_path: Any, *, metrics: Any, judge: Any, judge_options: 
     _check(repeats, threshold, chosen)
     if missing not in MISSING:
         raise ValueError(f"missing: {missing!r} is not one of {list(MISSING)}")
-    rows, where = read_rows(source_rows_or_path, split)
+    rows, where, lines = read_rows(source_rows_or_path, split)
     if not rows:
         raise ValueError(f"{where}: no rows to audit")
     from ..run import Run
@@ -179,7 +181,7 @@ def audit(source_rows_or_path: Any, *, metrics: Any, judge: Any, judge_options: 
         raise ValueError("judge: an audit needs a judge (a judge string, object or function)")
     run = Run.build([cls.name], columns, options, judge, judge_options)  # checked once, as every front end's
     opts = _metric_options(cls, run.options)
-    inputs = run.inputs(rows, source=where)[cls.name]
+    inputs = run.inputs(rows, source=where, lines=lines)[cls.name]
     human = _human(rows, human_column)
     annotations = _annotators(rows, annotator_columns, P.is_comparison(cls))
     if annotations is not None:
@@ -238,10 +240,10 @@ def estimate_audit(cls: type[JudgedMetric], inputs: Mapping[str, list[Any]], *, 
     the judge's cache holds costs nothing (``cached``); the repeats' own keys are looked up in
     it as the repeats would ask them."""
     from ..cost import estimate_cost
-    from ..judges import get_judge
+    from ..judges import resolve_judge
 
     try:
-        made: Judge | None = get_judge(judge, **dict(judge_options or {})) if not isinstance(judge, Judge) else judge
+        made = resolve_judge(judge, judge_options)
     except JudgeFatalError:  # no key or endpoint: the estimate needs neither (and there is no cache to read)
         made = None
     plan: list[tuple[str, Mapping[str, list[Any]], Any]] = [("plain", inputs, made or judge)]

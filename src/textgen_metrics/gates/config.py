@@ -107,12 +107,12 @@ def _judge(entry: Mapping[str, Any], metrics: list[Any]) -> Any:
     """The entry's judge made with its ``judge_options``, where one of ``metrics`` takes one."""
     if entry.get("judge") is None or not any(map(_judged, metrics)):
         return None
-    from ..judges import get_judge
+    from ..judges import resolve_judge
 
     options = entry.get("judge_options") or {}
     if not isinstance(options, Mapping):
         raise ConfigError(f"judge_options: expected a table, got {options!r}")
-    return get_judge(entry["judge"], **options)
+    return resolve_judge(entry["judge"], options)
 
 
 def _replay(entry: dict[str, Any], folder: str) -> dict[str, Any]:

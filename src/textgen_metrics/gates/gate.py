@@ -22,7 +22,7 @@ from typing import Any
 
 from ..run import resolve_judge
 from ..significance import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, check_interval_options
-from . import stats as S
+from ..stats import gates as S
 from .scoring import UNSCORED_POLICIES, make_target
 
 __all__ = ["GateResult", "gate", "assert_gate", "VERDICTS"]

@@ -27,7 +27,7 @@ from typing import Any
 
 from ..run import resolve_judge
 from ..significance import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, DEFAULT_TRIALS, check_interval_options
-from . import stats as S
+from ..stats import gates as S
 from .scoring import make_target
 
 __all__ = ["regression", "assert_no_regression", "REGRESSION_VERDICTS"]

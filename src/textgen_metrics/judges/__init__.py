@@ -6,7 +6,8 @@ usage)."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, overload
 
 from .base import (
     Completion,
@@ -22,6 +23,7 @@ from .base import (
 from .budget import Budget, BudgetError, BudgetServer, LocalBudget, RayBudget, RemoteBudget
 from .cache import JudgeCache
 from .cluster import cluster_judge
+from .options import option_kinds
 from .parsing import JudgeParseError, JudgeRunawayError, extract_json, parse_answer, validate
 from .shared_cache import DirectoryCache
 
@@ -32,7 +34,7 @@ __all__ = [
     "RemoteBudget", "cluster_judge", "JudgeParseError", "JudgeRunawayError", "extract_json", "parse_answer", "validate",
     "OpenAIJudge", "AzureOpenAIJudge", "GeminiJudge", "AnthropicJudge", "HFJudge", "LlamaCppJudge", "TinyJudge",
     "CallableJudge",
-    "get_judge", "BACKENDS",
+    "get_judge", "resolve_judge", "judge_class", "judge_option_kinds", "BACKENDS",
 ]
 
 BACKENDS = {"openai": "an OpenAI-compatible chat-completions API (openai:<model>)",
@@ -54,8 +56,23 @@ def _load(backend: str) -> type[Judge]:
     import importlib
 
     module, attr = _CLASSES[backend]
-    judge_class: type[Judge] = getattr(importlib.import_module(module, __name__), attr)
-    return judge_class
+    found: type[Judge] = getattr(importlib.import_module(module, __name__), attr)
+    return found
+
+
+def judge_class(judge: str) -> type[Judge] | None:
+    """The class of a judge string's backend (``"openai:gpt-4o-mini"`` or ``"openai"``), imported
+    when first asked; None for a backend there is none of (:func:`get_judge` says which there are)."""
+    backend = judge.partition(":")[0]
+    return _load(backend) if backend in _CLASSES else None
+
+
+def judge_option_kinds(judge: str) -> dict[str, str]:
+    """``{option: kind}`` of a judge string's backend, from its class's ``Options`` declaration:
+    how ``--judge-option`` and a gate's ``judge_options`` turn a text into a value. An unknown
+    backend: none (the judge's own error follows)."""
+    found = judge_class(judge)
+    return {} if found is None else option_kinds(found.Options)
 
 
 def __getattr__(name: str) -> Any:
@@ -93,3 +110,16 @@ def get_judge(judge: Any, **options: Any) -> Judge:
     if callable(judge):
         return _load("callable")(judge, **options)
     raise TypeError(f"judge: expected a string, a judge object or a callable, got {type(judge).__name__}")
+
+
+@overload
+def resolve_judge(judge: None, judge_options: Mapping[str, Any] | None = None) -> None: ...
+@overload
+def resolve_judge(judge: Judge | str | Callable[..., Any], judge_options: Mapping[str, Any] | None = None
+                  ) -> Judge: ...
+def resolve_judge(judge: Any, judge_options: Mapping[str, Any] | None = None) -> Judge | None:
+    """The one place a judge is made: :func:`get_judge` of a string, object or callable with
+    ``judge_options`` (a judge object as it is: it has its options); None stays None."""
+    if judge is None:
+        return None
+    return get_judge(judge, **dict(judge_options or {}))

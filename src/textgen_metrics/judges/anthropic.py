@@ -45,6 +45,7 @@ from typing import Any
 from .base import Completion, JudgeError, JudgeFatalError, JudgeRequest, Message
 from .batch import AnthropicBatchAPI
 from .openai import OpenAIJudge, _error_object, _retry_after, _served
+from .options import AnthropicOptions, check_options
 from .schema import define_once
 
 __all__ = ["AnthropicJudge", "ANTHROPIC_VERSION"]
@@ -95,6 +96,7 @@ class AnthropicJudge(OpenAIJudge):
     is simply not cached. Cached reads are reported as ``cached_prompt_tokens``."""
 
     backend = "anthropic"
+    Options = AnthropicOptions
     env_key = "ANTHROPIC_API_KEY"
     env_url = "ANTHROPIC_BASE_URL"
     default_url = "https://api.anthropic.com"
@@ -105,8 +107,7 @@ class AnthropicJudge(OpenAIJudge):
 
     def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None,
                  prompt_cache: bool = True, **options: Any) -> None:
-        if not isinstance(prompt_cache, bool):
-            raise ValueError(f"prompt_cache: {prompt_cache!r} must be True or False")
+        check_options(AnthropicOptions, {"prompt_cache": prompt_cache})
         self.prompt_cache = prompt_cache
         super().__init__(model, base_url=base_url, api_key=api_key, **options)
 

@@ -60,10 +60,11 @@ import logging
 import re
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from .budget import Budget, BudgetError, LocalBudget, estimate_tokens
 from .cache import AnswerCache, cache_key, resolve_cache
+from .options import EngineOptions, JudgeOptions, check_options
 from .parsing import JudgeParseError, JudgeRunawayError, parse_answer
 from .redaction import Redactor, redacted_error, url_credentials
 
@@ -280,6 +281,8 @@ class Judge:
     """Base of the judge backends. Subclasses set ``backend`` and implement ``_acomplete``."""
 
     backend = "base"
+    # the constructor's keyword options (kinds, checks, help): each backend declares its own
+    Options: ClassVar[type[EngineOptions]] = JudgeOptions
     repeat = 0  # an audit's repeat number (``repeated``): part of the cache key when not 0
     # attributes a pickle leaves out (a loaded model, a pipeline): made again when first needed
     _transient: tuple[str, ...] = ()
@@ -288,15 +291,8 @@ class Judge:
                  prices: dict[str, tuple[float, float]] | None = None,
                  first_answer_timeout: float | None = None, requests_per_minute: float | None = None,
                  tokens_per_minute: float | None = None) -> None:
-        if not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 1:
-            raise ValueError(f"concurrency: {concurrency!r} must be a positive integer")
-        if (not isinstance(max_parse_attempts, int) or isinstance(max_parse_attempts, bool)
-                or max_parse_attempts < 1):
-            raise ValueError(f"max_parse_attempts: {max_parse_attempts!r} must be a positive integer")
-        if first_answer_timeout is not None and (isinstance(first_answer_timeout, bool) or not isinstance(
-                first_answer_timeout, (int, float)) or not first_answer_timeout > 0):
-            raise ValueError(f"first_answer_timeout: {first_answer_timeout!r} must be a number of seconds > 0, "
-                             "or None")
+        check_options(JudgeOptions, {"concurrency": concurrency, "max_parse_attempts": max_parse_attempts,
+                                     "first_answer_timeout": first_answer_timeout})
         self.model = model
         self.concurrency = concurrency
         self.first_answer_timeout = first_answer_timeout

@@ -23,6 +23,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from .base import Completion, Judge, JudgeError, JudgeFatalError, JudgeRequest, JudgeResult, Message
+from .options import CallableOptions
 
 __all__ = ["CallableJudge"]
 
@@ -47,6 +48,7 @@ def _is_async(fn: Callable[..., Any]) -> bool:
 
 class CallableJudge(Judge):
     backend = "callable"
+    Options = CallableOptions
 
     def __init__(self, fn: Callable[..., Any], concurrency: int = 1, cache: Any = None, max_parse_attempts: int = 3,
                  model: str | None = None, prices: dict[str, tuple[float, float]] | None = None,

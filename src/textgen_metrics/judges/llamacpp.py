@@ -63,6 +63,7 @@ from typing import Any
 from ..llama_install import cpu_flags, system_info, takes_amx_path
 from .base import Completion, Judge, JudgeError, JudgeFatalError, JudgeRequest, JudgeResult, Message
 from .openai import _completion, _strict_schema
+from .options import LlamaCppOptions, check_options
 
 __all__ = ["LlamaCppJudge", "SERVER_MODEL_SETTINGS", "SERVER_REQUEST_DEFAULTS", "resolve_gguf"]
 
@@ -115,10 +116,6 @@ def without_extra_buffer_types() -> Iterator[None]:
             lib.llama_model_default_params = original
 
 
-# how the schema is asked for: the server's dialect (a grammar), JSON mode without a schema, the prompt alone
-RESPONSE_FORMATS = ("json_object_schema", "json_object", "text")
-
-
 def resolve_gguf(model: str) -> str:
     """The GGUF file ``model`` names: the file, or the one GGUF file of a folder."""
     if not isinstance(model, str) or not model:
@@ -145,6 +142,7 @@ class LlamaCppJudge(Judge):
     """A GGUF model judged in process by llama.cpp (see the module docstring)."""
 
     backend = "gguf"
+    Options = LlamaCppOptions
     _transient = ("_llama", "_worker")  # a pickle (a cluster's worker) loads the model again
 
     def __init__(self, model: str, n_ctx: int = 4096, chat_format: str | None = None, temperature: float = 0.0,
@@ -154,22 +152,10 @@ class LlamaCppJudge(Judge):
                  prices: dict[str, tuple[float, float]] | None = None, requests_per_minute: float | None = None,
                  tokens_per_minute: float | None = None) -> None:
         path = resolve_gguf(model)
-        for name, value in (("n_ctx", n_ctx), ("max_tokens", max_tokens), ("n_threads", n_threads),
-                            ("n_threads_batch", n_threads_batch)):
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-                raise ValueError(f"{name}: {value!r} must be a positive integer" + (" or None" if name != "n_ctx"
-                                                                                   else ""))
-        if isinstance(n_gpu_layers, bool) or not isinstance(n_gpu_layers, int) or n_gpu_layers < -1:
-            raise ValueError(f"n_gpu_layers: {n_gpu_layers!r} must be an integer >= -1 (-1: every layer)")
-        if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or temperature < 0:
-            raise ValueError(f"temperature: {temperature!r} must be a number >= 0")
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-            raise ValueError(f"seed: {seed!r} must be an integer or None")
-        if response_format not in RESPONSE_FORMATS:
-            raise ValueError(f"response_format: {response_format!r} is not one of {list(RESPONSE_FORMATS)}")
-        if chat_format is not None and (not isinstance(chat_format, str) or not chat_format):
-            raise ValueError("chat_format: a llama-cpp-python chat format name (e.g. 'gemma', 'chatml'), or None "
-                             "for the GGUF file's own template")
+        check_options(LlamaCppOptions, {"n_ctx": n_ctx, "max_tokens": max_tokens, "n_threads": n_threads,
+                                        "n_threads_batch": n_threads_batch, "n_gpu_layers": n_gpu_layers,
+                                        "temperature": temperature, "seed": seed, "response_format": response_format,
+                                        "chat_format": chat_format, "concurrency": concurrency})
         if importlib.util.find_spec("llama_cpp") is None:
             raise ValueError(f"judge: a GGUF model in process needs the package llama-cpp-python: {_INSTALL}")
         super().__init__(path, concurrency=concurrency, cache=cache, max_parse_attempts=max_parse_attempts,

@@ -76,6 +76,7 @@ from typing import TYPE_CHECKING, Any, Union
 
 from . import prefix as _prefix
 from .base import Completion, Judge, JudgeError, JudgeFatalError, JudgeRequest, JudgeResult, Message
+from .options import HFOptions, check_options
 
 if TYPE_CHECKING:  # imported at run time only when a model is loaded
     import torch
@@ -205,9 +206,6 @@ def _torch_device(device: Device) -> torch.device:
     return torch.device(f"cuda:{device}")
 
 
-DTYPES = ("auto", "float32", "bfloat16", "float16")
-
-
 def _dtype_option(dtype: str = "auto") -> dict[str, Any]:
     """The weights' dtype (``"auto"``: the model's own; a GGUF file dequantizes to float32) under
     the keyword this transformers version reads."""
@@ -275,6 +273,7 @@ class HFJudge(Judge):
     """A local transformers model as the judge (see the module docstring for what it does)."""
 
     backend = "hf"
+    Options = HFOptions
     budget_base = 128  # tokens for the answer's JSON object around its list
     budget_per_item = 64  # tokens per item asked for (index, a one-sentence reason, a verdict)
     _transient = ("_loaded", "_pipe")  # a pickle (a cluster's worker) loads the model again
@@ -285,21 +284,12 @@ class HFJudge(Judge):
                  chat_template: str | None = None, structured: str = "auto", share_prefix: bool = True,
                  dtype: str = "auto", requests_per_minute: float | None = None,
                  tokens_per_minute: float | None = None) -> None:
-        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
-            raise ValueError(f"batch_size: {batch_size!r} must be a positive integer")
-        if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
-            raise ValueError(f"max_new_tokens: {max_new_tokens!r} must be a positive integer")
-        if not isinstance(temperature, (int, float)) or isinstance(temperature, bool) or temperature < 0:
-            raise ValueError(f"temperature: {temperature!r} must be a number >= 0")
+        check_options(HFOptions, {"batch_size": batch_size, "max_new_tokens": max_new_tokens,
+                                  "temperature": temperature, "structured": structured, "dtype": dtype,
+                                  "chat_template": chat_template})
         super().__init__(model, concurrency=batch_size, cache=cache,
                          max_parse_attempts=max_parse_attempts, prices=prices,
                          requests_per_minute=requests_per_minute, tokens_per_minute=tokens_per_minute)
-        if chat_template is not None and (not isinstance(chat_template, str) or not chat_template.strip()):
-            raise ValueError("chat_template: give a Jinja chat template (a string), or None for the model's own")
-        if dtype not in DTYPES:
-            raise ValueError(f"dtype: {dtype!r} is not one of {list(DTYPES)}")
-        if structured not in ("auto", "xgrammar", "none"):
-            raise ValueError(f"structured: {structured!r} is not one of ['auto', 'xgrammar', 'none']")
         from .grammar import available
 
         if structured == "xgrammar" and not available():

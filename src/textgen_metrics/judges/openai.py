@@ -58,11 +58,12 @@ import random
 import time
 import urllib.parse
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from .base import Completion, Judge, JudgeError, JudgeFatalError, JudgeRequest, JudgeResult, Message, logger
 from .batch import AzureBatchAPI, BatchAPI, BatchContext, BatchRun, OpenAIBatchAPI
 from .http import URLPolicy, _error_body, _error_message, _HTTPClient, _short, transport_failure
+from .options import AzureOptions, EngineOptions, OpenAIOptions
 from .redaction import mask_url_credentials
 from .schema import define_once
 
@@ -164,6 +165,7 @@ def classify_400(message: str) -> str:
 
 class OpenAIJudge(Judge):
     backend = "openai"
+    Options: ClassVar[type[EngineOptions]] = OpenAIOptions
     env_key = "OPENAI_API_KEY"
     env_url: str | None = "OPENAI_BASE_URL"
     default_url = "https://api.openai.com/v1"
@@ -498,6 +500,7 @@ class AzureOpenAIJudge(OpenAIJudge):
     A request stopped by Azure's content filter is that request's error."""
 
     backend = "azure"
+    Options = AzureOptions
     env_key = "AZURE_OPENAI_API_KEY"
     env_url = "AZURE_OPENAI_ENDPOINT"
     default_url = ""

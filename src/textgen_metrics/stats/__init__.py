@@ -7,7 +7,10 @@
 - ``agreement``: the meta-evaluation statistics over a table of rows (mt-metrics-eval's, with
   ties, groups, tie calibration and soft pairwise accuracy);
 - ``audit``: the judge audits' statistics on verdicts already made (position, verbosity,
-  repeat, calibration, the alt-test).
+  repeat, calibration, the alt-test);
+- ``gates``: a quality gate's and a regression test's, over items (the error spent over the
+  looks of adaptive repeats, the paired sign-flip test, Holm's adjustment, the minimum
+  detectable drop).
 
 :mod:`textgen_metrics.meta` and :mod:`textgen_metrics.audit` build their studies on these;
 nothing here imports them.

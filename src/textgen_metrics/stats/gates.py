@@ -1,4 +1,5 @@
-"""The statistics of a gate and of a regression test, over items (rows).
+"""The statistics of a quality gate and of a regression test (:mod:`textgen_metrics.gates`), over
+items (rows).
 
 The item is the unit: a judge's repeats on one item are averaged into the item's score before
 anything is resampled (pooling them as independent items would turn 4 wins into 12). The
