@@ -76,7 +76,8 @@ def test_a_cut_off_answer_is_asked_again_in_a_follow_up_batch_with_a_larger_budg
                                   ["faithfulness/verdicts"]]
         assert server.sizes == [3, 3, 1]
         second = list(server.batches)[1]  # in creation order: the ids count across servers ("batch_10" < "batch_9")
-        again = [x["body"] for x in server.batches[second]["lines"] if x["custom_id"].startswith("faithfulness_claims")][0]
+        again = [x["body"] for x in server.batches[second]["lines"]
+                 if x["custom_id"].startswith("faithfulness_claims")][0]
         assert again["max_tokens"] >= 256  # asked again with a larger budget
     assert not result["errors"] and None not in result["faithfulness"]
 

@@ -405,7 +405,8 @@ def meta_eval(source: str, *, metrics: Sequence[str] = (), score_columns: Sequen
     when a computed metric reads the references, as mt-metrics-eval leaves them out (each would
     be scored against itself or its sibling); ``include_systems`` keeps them. Both are in the
     result's ``excluded_systems``. A metric whose lower scores are better (TER; bias, toxicity and
-    hallucination, rates of a fault) is meta-evaluated negated, named ``-ter``. ``n_permutations``: ``spa``'s permutation count;
+    hallucination, rates of a fault) is meta-evaluated negated, named ``-ter``.
+    ``n_permutations``: ``spa``'s permutation count;
     ``seed``: 12345 by default, None asks for fresh randomness. ``dry_run``: send no request and
     return instead what the LLM-guided metrics would cost on these rows
     (:func:`textgen_metrics.cost.estimate_cost`'s dict with ``source``, ``rows`` and
