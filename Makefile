@@ -101,7 +101,8 @@ lint: install
 bench: install system
 	$(PY) benchmarks/run.py
 
-# Tokens per judged example against ragas, deepeval and valor-lite (docs/judges.md). The peers pin
+# Tokens per judged example against ragas, deepeval and valor-lite (docs/judges.md), and the gates
+# against deepeval's own assert_test (docs/gating.md). The peers pin
 # an older openai than ours, so they live in their own venv; not part of `make bench`.
 PEERS_VENV ?= .peers-venv
 PEERS := ragas==0.4.3 deepeval==4.3.1 valor-lite==0.39.0 'langchain-community<0.4'
@@ -109,6 +110,7 @@ bench-peers: install
 	test -x $(PEERS_VENV)/bin/python || python3 -m venv $(PEERS_VENV)
 	$(PEERS_VENV)/bin/pip install -q $(PEERS) 2>&1 | $(PIPQUIET)
 	$(PY) benchmarks/tokens_vs_peers.py -n 16 --peers-python $(PEERS_VENV)/bin/python
+	$(PY) benchmarks/gates.py --deepeval $(PEERS_VENV)/bin/python
 
 DEMO_SCORE := $(PY) -m textgen_metrics score data/sample_summaries.jsonl --option rouge.use_stemmer=true
 

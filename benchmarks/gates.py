@@ -9,10 +9,12 @@ The tables of docs/gating.md come from this script (issue 47, item 5).
    whose mean is the true mean (the suite's own mean varies around it): false fail
    (true mean = threshold + 0.05), false pass (threshold - 0.05), for ``gate`` (``repeats="auto"``,
    up to 5, and fixed K), a one-run point gate (the mean of one run >= threshold) and deepeval's
-   ``assert_test`` rule, simulated: deepeval is not installed here (``pip install deepeval``
-   would add 20 packages, three pytest plugins that would load in the whole suite and a
-   telemetry client among them); its rule is the point gate's, one run's score against the
-   threshold;
+   ``assert_test`` itself (``--deepeval PYTHON``: deepeval's interpreter, ``make bench-peers``'
+   venv; not the project's: deepeval brings 20 packages, three pytest plugins that would load in
+   the whole test suite and a telemetry client) on the same judge calls, through
+   ``gates_deepeval_runner.py``: per item (a parametrised ``deepeval test run``) and on the
+   run's mean; without ``--deepeval`` its rule is simulated (the point gate: one run's score
+   against the threshold);
    and at the threshold itself (every pass and every fail is wrong there: each at most 2.5%),
    against the adaptive rule without spending the error over the looks;
 2. reruns of an unchanged suite (true mean threshold + 0.02, ``--suites`` suites of 100 items,
@@ -33,6 +35,7 @@ The tables of docs/gating.md come from this script (issue 47, item 5).
 import argparse
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -60,11 +63,31 @@ def point_gate(target):
     return "pass" if np.mean(values) >= THRESHOLD else "fail"
 
 
-def error_rates(sims, seed):
+DEEPEVAL_RULES = ("deepeval assert_test, per item", "deepeval assert_test, on the mean")
+
+
+def deepeval_verdicts(python, runs):
+    """deepeval's own verdicts on ``runs`` (one judge call per item each), by rule: its
+    ``assert_test`` in deepeval's interpreter (gates_deepeval_runner.py)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "runs.json")
+        with open(path, "w") as f:
+            json.dump({"threshold": THRESHOLD, "runs": [[float(v) for v in run] for run in runs]}, f)
+        proc = subprocess.run([python, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                    "gates_deepeval_runner.py"), path],
+                              capture_output=True, text=True, cwd=tmp, check=False)
+        if proc.returncode:
+            raise SystemExit(f"gates_deepeval_runner.py failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+        got = json.loads(proc.stdout.strip().splitlines()[-1])
+    return dict(zip(DEEPEVAL_RULES, (got["per_item"], got["mean"]), strict=True))
+
+
+def error_rates(sims, seed, deepeval=None):
     rows, calls = [], {}
     for true_mean, wrong, label in ((THRESHOLD + 0.05, "fail", "false fail"), (THRESHOLD - 0.05, "pass", "false pass")):
         counts = {name: {"pass": 0, "fail": 0, "inconclusive": 0, "requests": 0} for name, _, _ in POLICIES}
         counts["point gate / deepeval rule"] = {"pass": 0, "fail": 0, "inconclusive": 0, "requests": 0}
+        one_runs = []
         for s in range(sims):
             target = G.SimTarget(G.true_scores(ITEMS, true_mean, seed=seed + s, centered=False), SD, seed + s)
             for name, adaptive, most in POLICIES:
@@ -73,6 +96,11 @@ def error_rates(sims, seed):
                 counts[name]["requests"] += result.requests
             counts["point gate / deepeval rule"][point_gate(target)] += 1
             counts["point gate / deepeval rule"]["requests"] += ITEMS
+            one_runs.append(target.repeat(0).values)
+        if deepeval:
+            for name, verdicts in deepeval_verdicts(deepeval, one_runs).items():
+                counts[name] = {"pass": verdicts.count("pass"), "fail": verdicts.count("fail"), "inconclusive": 0,
+                                "requests": ITEMS * sims}
         for name, c in counts.items():
             rows.append((label, f"{true_mean:.2f}", name, f"{c[wrong] / sims:.1%}", f"{c['inconclusive'] / sims:.1%}",
                          f"{c['requests'] / sims / ITEMS:.2f}"))
@@ -106,24 +134,29 @@ def at_threshold(sims, seed):
         ("rule", "pass", "fail"))
 
 
-def reruns(suites, seed):
+def reruns(suites, seed, deepeval=None):
     rows = []
-    for name, adaptive, most in (*POLICIES, ("point gate / deepeval rule", None, 1)):
+
+    def row(name, per_suite):
         flipped, pairs_differ = 0, 0.0
-        for s in range(suites):
-            true = G.true_scores(ITEMS, THRESHOLD + 0.02, seed=seed + 1000 + s)
-            verdicts = []
-            for r in range(100):
-                target = G.SimTarget(true, SD, seed=10_000 * (s + 1) + r)
-                if adaptive is None:
-                    verdicts.append(point_gate(target))
-                else:
-                    verdicts.append(decide(target, THRESHOLD, adaptive, most, 0.95, "inconclusive", 0.1, RESAMPLES,
-                                           r).verdict)
+        for verdicts in per_suite:
             passes, fails = verdicts.count("pass"), verdicts.count("fail")
             flipped += passes > 0 and fails > 0
             pairs_differ += 2 * passes * fails / (100 * 99)
         rows.append((name, f"{flipped} / {suites}", f"{pairs_differ / suites:.2%}"))
+
+    def targets(s):
+        true = G.true_scores(ITEMS, THRESHOLD + 0.02, seed=seed + 1000 + s)
+        return [G.SimTarget(true, SD, seed=10_000 * (s + 1) + r) for r in range(100)]
+
+    for name, adaptive, most in (*POLICIES, ("point gate / deepeval rule", None, 1)):
+        row(name, [[point_gate(t) if adaptive is None else
+                    decide(t, THRESHOLD, adaptive, most, 0.95, "inconclusive", 0.1, RESAMPLES, r).verdict
+                    for r, t in enumerate(targets(s))] for s in range(suites)])
+    if deepeval:
+        runs = [t.repeat(0).values for s in range(suites) for t in targets(s)]
+        for name, verdicts in deepeval_verdicts(deepeval, runs).items():
+            row(name, [verdicts[100 * s:100 * (s + 1)] for s in range(suites)])
     print_table(f"100 reruns of an unchanged suite (true mean {THRESHOLD + 0.02}), {suites} suites", rows,
                 ("rule", "suites with pass and fail", "rerun pairs pass vs fail"))
 
@@ -249,11 +282,13 @@ def main():
     parser.add_argument("--sims", type=int, default=300)
     parser.add_argument("--suites", type=int, default=10)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--deepeval", metavar="PYTHON",
+                        help="deepeval's interpreter (make bench-peers' venv): its assert_test beside the gates")
     args = parser.parse_args()
     start = time.perf_counter()
-    calls = error_rates(args.sims, args.seed)
+    calls = error_rates(args.sims, args.seed, args.deepeval)
     at_threshold(args.sims, args.seed)
-    reruns(args.suites, args.seed)
+    reruns(args.suites, args.seed, args.deepeval)
     paired(args.sims, args.seed)
     llmbar()
     replay_overhead()
