@@ -66,13 +66,14 @@ def point_gate(target):
 DEEPEVAL_RULES = ("deepeval assert_test, per item", "deepeval assert_test, on the mean")
 
 
-def deepeval_verdicts(python, runs):
+def deepeval_verdicts(python, runs, threshold=THRESHOLD, per_item=True):
     """deepeval's own verdicts on ``runs`` (one judge call per item each), by rule: its
     ``assert_test`` in deepeval's interpreter (gates_deepeval_runner.py)."""
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "runs.json")
         with open(path, "w") as f:
-            json.dump({"threshold": THRESHOLD, "runs": [[float(v) for v in run] for run in runs]}, f)
+            json.dump({"threshold": threshold, "per_item": per_item,
+                       "runs": [[float(v) for v in run] for run in runs]}, f)
         proc = subprocess.run([python, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                     "gates_deepeval_runner.py"), path],
                               capture_output=True, text=True, cwd=tmp, check=False)
@@ -196,7 +197,7 @@ class StoredJudge:
         return Scored(self.orders[number], 0)
 
 
-def llmbar(threshold=0.75):
+def llmbar(threshold=0.75, deepeval=None):
     """LLMBar Natural's stored judges (100 pairs, both orders): the gate over items with the two
     orders averaged within the pair, against a one-run point gate on either order; and each
     evaluator's two protocols compared, paired per pair, Holm over the evaluators."""
@@ -218,9 +219,15 @@ def llmbar(threshold=0.75):
         low, high = result.ci
         rows.append((target.name, points[0], points[1], f"{result.score:.3f} [{low:.3f}, {high:.3f}]",
                      result.verdict))
+    header = ("judge", "point gate, order 1", "point gate, order 2", "gate: score [interval]", "gate verdict")
+    if deepeval:  # deepeval's assert_test on each order's accuracy
+        runs = [[v for v in order if v is not None] for judge in data.judges
+                for order in targets[(judge.evaluator, judge.protocol)].orders]
+        said = deepeval_verdicts(deepeval, runs, threshold, per_item=False)[DEEPEVAL_RULES[1]]
+        rows = [(*row, said[2 * i], said[2 * i + 1]) for i, row in enumerate(rows)]
+        header += ("deepeval, order 1", "deepeval, order 2")
     print_table(f"LLMBar Natural's stored judges, accuracy >= {threshold} (100 pairs; the gate: both orders "
-                f"averaged within the pair)", rows, ("judge", "point gate, order 1", "point gate, order 2",
-                                                    "gate: score [interval]", "gate verdict"))
+                f"averaged within the pair)", rows, header)
     print(f"judges whose two one-order point gates disagree: {disagree} of {len(data.judges)}")
     evaluators = sorted({e for e, _ in targets})
     figures = []
@@ -290,7 +297,7 @@ def main():
     at_threshold(args.sims, args.seed)
     reruns(args.suites, args.seed, args.deepeval)
     paired(args.sims, args.seed)
-    llmbar()
+    llmbar(deepeval=args.deepeval)
     replay_overhead()
     print_table("judge calls per item (from the error-rate runs: true mean +0.05, -0.05)",
                 [(name, *(f"{c:.2f}" for c in cs)) for name, cs in calls.items()],
