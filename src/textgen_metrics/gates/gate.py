@@ -21,7 +21,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..run import resolve_judge
-from ..significance import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, check_interval_options
+from ..significance import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    check_interval_options,
+    percentile_interval,
+)
 from ..stats import gates as S
 from .scoring import UNSCORED_POLICIES, make_target
 
@@ -111,7 +117,7 @@ def _verdict(target: Any, means: list[float | None], level: float, threshold: fl
         low, high = (interval[0], interval[1]) if interval else (None, None)
     else:
         score = sum(scored) / len(scored) if scored else None
-        low, high = S.mean_interval(scored, level, n_resamples, seed)
+        low, high = percentile_interval(scored, level, n_resamples, seed)
     verdict = S.verdict(low, high, threshold, target.lower_is_better)
     if missing and unscored == "fail":
         verdict = "fail"

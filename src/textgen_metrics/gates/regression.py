@@ -26,7 +26,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..run import resolve_judge
-from ..significance import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, DEFAULT_TRIALS, check_interval_options
+from ..significance import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    DEFAULT_TRIALS,
+    check_interval_options,
+    percentile_interval,
+)
 from ..stats import gates as S
 from .scoring import make_target
 
@@ -139,7 +146,7 @@ def paired_figures(differences: list[float], margin: float, confidence_level: fl
     """One metric's figures from its per-item differences (negative is worse): ``delta``,
     ``ci``, ``p_value`` (one-sided, of a drop below ``-margin``), ``n``, ``sd``, ``mde``."""
     delta = math.fsum(differences) / len(differences) if differences else None
-    low, high = S.mean_interval(differences, confidence_level, n_resamples, seed)
+    low, high = percentile_interval(differences, confidence_level, n_resamples, seed)
     spread = statistics.stdev(differences) if len(differences) > 1 else 0.0
     return {"delta": delta, "ci": [low, high], "p_value": S.sign_flip_p(differences, -margin, n_permutations, seed),
             "n": len(differences), "sd": spread, "mde": S.mde(spread, len(differences), 1 - confidence_level, tests)}

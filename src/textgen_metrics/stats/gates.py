@@ -18,9 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..significance import percentile_interval
-
-__all__ = ["item_means", "mean_interval", "look_level", "verdict", "sign_flip_p", "holm", "mde", "POWER"]
+__all__ = ["item_means", "look_level", "verdict", "sign_flip_p", "holm", "mde", "POWER"]
 
 POWER = 0.8  # the power the minimum detectable drop is stated at
 
@@ -32,12 +30,6 @@ def item_means(rows: Sequence[Sequence[float | None]]) -> list[float | None]:
         kept = [float(v) for v in row if v is not None]
         out.append(math.fsum(kept) / len(kept) if kept else None)
     return out
-
-
-def mean_interval(values: Sequence[float | None], level: float, n_resamples: int, seed: int | None
-                  ) -> tuple[float | None, float | None]:
-    """The percentile bootstrap interval of the mean of ``values`` (None left out)."""
-    return percentile_interval(values, level, n_resamples, seed)
 
 
 def look_level(confidence_level: float, looks: int) -> float:
