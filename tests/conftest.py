@@ -45,6 +45,28 @@ def machine_lock(tmp_path_factory, name: str):
     return FileLock(str(shared_folder(tmp_path_factory) / f"{name}.lock"))
 
 
+@pytest.fixture(scope="session")
+def checkout_wheel(tmp_path_factory) -> Path:
+    """This checkout's wheel (tools/build_space.py's build), built once for the run: the fresh-venv
+    docs and the assembled Space share it (building it compiles the C++ core, minutes on 2 cores)."""
+    import sys
+    import time
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import build_space
+
+    with machine_lock(tmp_path_factory, "checkout-wheel"):
+        out = shared_folder(tmp_path_factory) / "checkout-wheel"
+        built = sorted(out.glob("textgen_metrics-*.whl"))
+        if built:
+            return built[0]
+        out.mkdir(exist_ok=True)
+        started = time.monotonic()
+        wheel = build_space.build_wheel(sys.executable, out)
+        print(f"\nthe wheel: {time.monotonic() - started:.0f} s")
+        return wheel
+
+
 @pytest.fixture(scope="module", autouse=True)
 def exclusive_resource(request, tmp_path_factory):
     name = EXCLUSIVE.get(request.path.name)

@@ -41,9 +41,6 @@ import pytest
 from chat_server import AnthropicServer, AzureServer, ChatServer, schema_answer
 from conftest import ROOT, machine_lock, shared_folder
 
-sys.path.insert(0, str(ROOT / "tools"))
-import build_space  # noqa: E402
-
 SHELL = {"bash", "sh", "shell", "console"}
 FENCE = re.compile(r"^```([\w+-]*)[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
 NOT_RUN = re.compile(r"<!--\s*not run:\s*(.+?)\s*-->\s*$", re.S)
@@ -215,19 +212,8 @@ class Outcome:
 
 
 @pytest.fixture(scope="session")
-def wheel(tmp_path_factory):
-    """This checkout's wheel, built once for the run: the parallel workers that walk a path share
-    it (building it compiles the C++ core, minutes on 2 cores)."""
-    with machine_lock(tmp_path_factory, "fresh-wheel"):
-        out = shared_folder(tmp_path_factory) / "fresh-wheel"
-        built = sorted(out.glob("textgen_metrics-*.whl"))
-        if built:
-            return built[0]
-        out.mkdir(exist_ok=True)
-        started = time.monotonic()
-        wheel = build_space.build_wheel(sys.executable, out)
-        print(f"\nthe wheel: {time.monotonic() - started:.0f} s")
-        return wheel
+def wheel(checkout_wheel):
+    return checkout_wheel
 
 
 @pytest.fixture(scope="session")
@@ -257,8 +243,13 @@ def walk(name, steps, wheel, stand_ins, tmp: Path) -> Outcome:
     pip_cache = env.get("PIP_CACHE_DIR") or str(Path(env.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pip")
     env.update(stand_ins, PATH=f"{venv / 'bin'}:{env.get('PATH', '/usr/bin:/bin')}", VIRTUAL_ENV=str(venv),
                PIP_CACHE_DIR=pip_cache,
-               XDG_CACHE_HOME=str(tmp / "cache"), HF_HUB_OFFLINE="1", PYTHONDONTWRITEBYTECODE="1",
-               GRADIO_ANALYTICS_ENABLED="False")
+               XDG_CACHE_HOME=str(tmp / "cache"), HF_HUB_OFFLINE="1", GRADIO_ANALYTICS_ENABLED="False")
+    # bytecode in a folder of the walk's own, not beside the sources: the repository's metrics/ gets
+    # no __pycache__, and the venv's packages (installed --no-compile, as the Makefile installs
+    # them) are compiled once for the walk, not again by every snippet's process (importing torch
+    # and transformers: 5.9 s of CPU compiling them, 4.7 s compiled)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
     user_cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     for k, (installs, found) in enumerate(steps):
         for args in installs:

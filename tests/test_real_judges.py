@@ -2,11 +2,12 @@
 OpenAI-compatible server (``python -m llama_cpp.server``, started here on 127.0.0.1) on the
 packaged GGUF models, the in-process llama.cpp judge (``judge="tiny:smollm2"``) and the
 transformers judge (``HFJudge``, ``judge="hf:FILE.gguf"``) on the same files. Every one of the
-twelve modules goes through the library against the server and through the in-process judge; the
-other front ends (``evaluate.load``, the command line, the playground Space in Chromium) take one
-module of each way a metric asks its judge (``SHAPES``) to the same server: they share the library's
-Run, and every module goes through each of them with stand-in judges (the modules' doctests,
-tests/test_metric_modules.py, tests/test_cli.py, tests/test_spaces.py).
+twelve modules goes through the library against the server; the in-process judge (held to the
+server's answers by tests/test_llamacpp_judge.py) and the other front ends (``evaluate.load``, the
+command line, the playground Space in Chromium) take one module of each way a metric asks its judge
+(``SHAPES``): they share the library's Run, and every module goes through each of them with
+stand-in judges (the modules' doctests, tests/test_metric_modules.py, tests/test_cli.py,
+tests/test_spaces.py). One or two rows a module: the CPU time is the model's.
 
 A proxy between the judge and the server (``llama_server.RecordingProxy``) keeps what the server
 sent, so the tests hold the judge's report against the server's own ``usage`` and
@@ -99,8 +100,8 @@ def test_every_module_through_the_library_on_the_real_server(server, tmp_path):
     """Default settings: the judge finds the server's dialect (llama-cpp-python refuses
     json_schema with HTTP 500) and asks with the schema its grammar enforces; usage is what the
     server reported; a cached rerun sends nothing; G-Eval's weighting uses the server's
-    log-probabilities."""
-    rows = ROWS[:2]
+    log-probabilities. One row per module: the tiny model tests the plumbing, not the judge."""
+    rows = ROWS[:1]
     cache = tmp_path / "judge.sqlite"
     first = len(server.exchanges)
     for name in NAMES:
@@ -167,7 +168,7 @@ def test_each_way_of_asking_through_evaluate_load_on_the_real_server(server, rep
 
 def test_each_way_of_asking_through_the_command_line_on_the_real_server(server, tmp_path):
     data = tmp_path / "rows.jsonl"
-    data.write_text("".join(json.dumps(r) + "\n" for r in ROWS[3:5]))
+    data.write_text("".join(json.dumps(r) + "\n" for r in ROWS[3:5]))  # two rows: a row named in an error
     report = tmp_path / "report.json"
     proc = subprocess.run(
         [sys.executable, "-m", "textgen_metrics", "score", str(data), "--metrics", ",".join(SHAPES),
@@ -223,13 +224,14 @@ def test_every_module_through_the_packaged_tiny_judge_with_constrained_decoding(
     """judge="tiny:smollm2": the GGUF file in process through llama.cpp (``LlamaCppJudge``), no
     server; llama.cpp's grammar (the server's dialect, ``json_object_schema``) holds every answer
     to its schema, so no answer is rejected for its structure. (The transformers judge, xgrammar,
-    is ``hf:``: the next test.)"""
+    is ``hf:``: the next test.) One module of each way of asking: tests/test_llamacpp_judge.py holds
+    the in-process judge to the server's answers, and the server takes every module above."""
     from textgen_metrics.judges import LlamaCppJudge
 
     rows = ROWS[6:7]
     judge = get_judge("tiny:smollm2")
     assert isinstance(judge, LlamaCppJudge) and judge.judge_mode == "json_object_schema"
-    for name in NAMES:
+    for name in SHAPES:
         out = getattr(textgen_metrics, name)(**inputs(name, rows), judge=judge, use_aggregator=False)
         check_result(name, out, len(rows))
         assert out["judge_mode"] == "json_object_schema" and out["judge_model"] == "tiny:smollm2"
@@ -250,8 +252,8 @@ def test_the_local_judge_reads_a_gguf_path_and_gemmas_turns(smollm2):
     loaded = gemma._load()
     assert loaded.tokenizer.convert_tokens_to_ids("<end_of_turn>") in loaded.eos_ids  # a turn's end stops
     for name in ("bias", "summary_coherence"):
-        out = getattr(textgen_metrics, name)(**inputs(name, ROWS[8:10]), judge=gemma, use_aggregator=False)
-        check_result(name, out, 2)
+        out = getattr(textgen_metrics, name)(**inputs(name, ROWS[8:9]), judge=gemma, use_aggregator=False)
+        check_result(name, out, 1)
         assert out["judge_mode"] == "xgrammar"
 
 
@@ -267,13 +269,13 @@ def test_shared_prompt_prefixes_write_smollm2s_own_answers(smollm2, monkeypatch)
     monkeypatch.setattr(prefix_module, "prefill", lambda model, plan, *a: plans.append(plan) or real_prefill(
         model, plan, *a))
     requests = []
-    for r in ROWS[:3]:
+    for r in ROWS[:2]:  # two requests of each task: a prefix of each is shared
         requests.append(PROMPTS["faithfulness/claims"].request([("prediction", r["prediction"])]))
         requests.append(PROMPTS["summary_coherence/score"].request([("source", r["source"]),
                                                                    ("summary", r["prediction"])]))
     answers = {}
     for share in (True, False):
-        judge = HFJudge(smollm2, batch_size=6, share_prefix=share, max_new_tokens=96)
+        judge = HFJudge(smollm2, batch_size=4, share_prefix=share, max_new_tokens=96)
         results = judge.judge([JudgeRequest(q.messages, schema=q.schema, task=q.task, max_tokens=96)
                                for q in requests])
         answers[share] = [(r.text, r.completion_tokens) for r in results]
@@ -282,7 +284,7 @@ def test_shared_prompt_prefixes_write_smollm2s_own_answers(smollm2, monkeypatch)
 
 
 def test_gemma_behind_the_real_server_in_its_chat_format():
-    rows = ROWS[10:12]
+    rows = ROWS[10:11]
     with llama_server(tiny_model_file("gemma3"), extra=("--chat_format", "gemma")) as url, \
             RecordingProxy(url) as proxy:
         for name in ("faithfulness", "pairwise_preference"):

@@ -23,11 +23,13 @@ import build_space  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def assembled(tmp_path_factory):
-    """``make space NAME=bleu`` into a temporary folder, and a fresh venv with its requirements."""
+def assembled(tmp_path_factory, checkout_wheel):
+    """``make space NAME=bleu`` into a temporary folder (with the run's one build of this
+    checkout's wheel: ``--wheel``), and a fresh venv with its requirements."""
     out = tmp_path_factory.mktemp("spaces")
     started = time.monotonic()
-    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "build_space.py"), "bleu", "--out", str(out)],
+    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "build_space.py"), "bleu", "--out", str(out),
+                           "--wheel", str(checkout_wheel)],
                           capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     folder = out / "bleu"
@@ -62,6 +64,15 @@ def test_the_folder_holds_the_space_and_a_fresh_build(assembled):
     # the library in the folder is this checkout's
     assert (folder / "textgen_metrics" / "lexical" / "bleu.py").read_bytes() == \
         (ROOT / "src" / "textgen_metrics" / "lexical" / "bleu.py").read_bytes()
+
+
+def test_a_given_wheel_must_be_a_textgen_metrics_wheel(tmp_path):
+    other = tmp_path / "other-1.0-py3-none-any.whl"
+    other.write_bytes(b"")
+    for wheel, says in ((other, "is not a textgen-metrics wheel"), (tmp_path / "missing.whl", "no file")):
+        proc = subprocess.run([sys.executable, str(ROOT / "tools" / "build_space.py"), "bleu", "--out",
+                               str(tmp_path / "out"), "--wheel", str(wheel)], capture_output=True, text=True)
+        assert proc.returncode == 2 and proc.stderr.startswith("error: --wheel: ") and says in proc.stderr, proc.stderr
 
 
 def test_the_fresh_environment_has_no_textgen_metrics_but_the_folders(assembled, tmp_path):

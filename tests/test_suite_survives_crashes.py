@@ -42,7 +42,7 @@ def test_e_passes_after():
 def _makefile_pytest_options() -> list[str]:
     """The pytest options of the Makefile's $(PYTEST) line: the worker count and distribution."""
     text = (ROOT / "Makefile").read_text(encoding="utf-8")
-    line = re.search(r"^PYTEST := \$\(PY\) -m pytest (.*)$", text, re.M)
+    line = re.search(r"^PYTEST := (?:env (?:-u \w+ )+)?\$\(PY\) -m pytest (.*)$", text, re.M)
     assert line, "Makefile: no PYTEST line"
     return re.sub(r"\$\(or \$\(WORKERS\),(\d+)\)", r"\1", line.group(1)).split()
 

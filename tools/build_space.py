@@ -1,6 +1,6 @@
 """Assemble a Hugging Face Space folder that deploys as it is: ``make space NAME=<metric>``.
 
-    python tools/build_space.py NAME [--out DIR] [--python PYTHON]
+    python tools/build_space.py NAME [--out DIR] [--python PYTHON] [--wheel WHEEL]
 
 NAME is a metric folder (``metrics/NAME/``) or ``playground`` (``spaces/playground/``). The
 Space lands in ``DIR/NAME/`` (default ``build/spaces/NAME/``), replaced if it is there:
@@ -153,10 +153,15 @@ def run(cmd: list[str]) -> None:
         raise SpaceBuildError(f"{' '.join(cmd[:4])} ... failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
 
 
-def build_space(name: str, out_root: Path, python: str = sys.executable) -> Path:
-    """Assemble the Space ``name`` in ``out_root/name`` and return that folder."""
+def build_space(name: str, out_root: Path, python: str = sys.executable, wheel: Path | None = None) -> Path:
+    """Assemble the Space ``name`` in ``out_root/name`` and return that folder; ``wheel``: this
+    checkout's wheel, built before for ``python`` (None: build it now)."""
     folder = source_folder(name)
     check_platform()
+    if wheel is not None and not wheel.is_file():
+        raise SpaceBuildError(f"--wheel: no file {wheel}")
+    if wheel is not None and not re.fullmatch(r"textgen_metrics-[^-]+-(?:\d[^-]*-)?[^-]+-[^-]+-[^-]+\.whl", wheel.name):
+        raise SpaceBuildError(f"--wheel: {wheel.name!r} is not a textgen-metrics wheel")
     extras, others = declared(folder)
     target = out_root / name
     if target.exists():
@@ -173,7 +178,7 @@ def build_space(name: str, out_root: Path, python: str = sys.executable) -> Path
     readme = target / "README.md"
     readme.write_text(set_python_version(readme.read_text(encoding="utf-8"), version), encoding="utf-8")
     with tempfile.TemporaryDirectory(prefix="textgen-metrics-wheel-") as tmp:
-        wheel = build_wheel(python, Path(tmp))
+        wheel = wheel or build_wheel(python, Path(tmp))
         run([python, "-m", "pip", "install", "--no-deps", "--no-compile", "--no-index", "-q", "--target", str(target),
              str(wheel)])
         requirements = wheel_requirements(wheel, extras)
@@ -209,9 +214,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default=str(ROOT / "build" / "spaces"), help="where NAME/ goes (default build/spaces)")
     p.add_argument("--python", default=sys.executable,
                    help="the Python that builds the wheel and that the Space will run (default: this one)")
+    p.add_argument("--wheel", type=Path,
+                   help="this checkout's wheel, built before for that Python (default: build it now)")
     args = p.parse_args(argv)
     try:
-        target = build_space(args.name, Path(args.out), args.python)
+        target = build_space(args.name, Path(args.out), args.python, args.wheel)
     except SpaceBuildError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
