@@ -239,8 +239,19 @@ def test_every_module_through_the_packaged_tiny_judge_with_constrained_decoding(
             assert not any(s in err["error"] for s in STRUCTURE), (name, err)
 
 
-def test_the_local_judge_reads_a_gguf_path_and_gemmas_turns(smollm2):
+def test_the_local_judge_reads_a_gguf_path_and_gemmas_turns(smollm2, monkeypatch):
+    import gguf
+
     from textgen_metrics.judges import HFJudge
+
+    opened = []
+
+    class Counting(gguf.GGUFReader):  # the file's metadata parsed once per load (10 s for Gemma's vocabulary)
+        def __init__(self, path, *args, **kwargs):
+            opened.append(os.fspath(path))
+            super().__init__(path, *args, **kwargs)
+
+    monkeypatch.setattr(gguf, "GGUFReader", Counting)
 
     judge = get_judge(f"hf:{smollm2}")  # the judge string with a GGUF path
     assert isinstance(judge, HFJudge) and judge.files.gguf_file == os.path.basename(smollm2)
@@ -250,6 +261,7 @@ def test_the_local_judge_reads_a_gguf_path_and_gemmas_turns(smollm2):
     prompt = gemma._prompt([{"role": "system", "content": "RULES"}, {"role": "user", "content": "Q"}])
     assert prompt.startswith("<bos><start_of_turn>user\nRULES\n\nQ<end_of_turn>\n<start_of_turn>model\n"), prompt
     loaded = gemma._load()
+    assert opened.count(tiny_model_file("gemma3")) == 1 and gguf.GGUFReader is Counting, opened
     assert loaded.tokenizer.convert_tokens_to_ids("<end_of_turn>") in loaded.eos_ids  # a turn's end stops
     for name in ("bias", "summary_coherence"):
         out = getattr(textgen_metrics, name)(**inputs(name, ROWS[8:9]), judge=gemma, use_aggregator=False)
