@@ -29,9 +29,9 @@ from .._version import __version__
 from ..run import Run
 from ..signature import signature
 from ..significance import DEFAULT_SEED
-from ..stats.agreement import LABEL_STATISTICS
+from ..stats.statistic import STATISTICS
 
-__all__ = ["meta_eval", "MetaArgumentError", "CLI_FLAGS", "MetaTable", "read_source", "LABEL_STATISTICS",
+__all__ = ["meta_eval", "MetaArgumentError", "CLI_FLAGS", "MetaTable", "read_source",
            "DEFAULT_STATISTICS", "score_names"]
 
 DEFAULT_STATISTICS = ("pearson", "spearman", "kendall")
@@ -440,7 +440,7 @@ def meta_eval(source: str, *, metrics: Sequence[str] = (), score_columns: Sequen
     group_by = group_by or "none"
     excluded = list(dict.fromkeys([*exclude_systems, *_default_exclusions(info, metrics, include_systems)]))
     stats = list(statistics or DEFAULT_STATISTICS)
-    labels = all(s in LABEL_STATISTICS for s in stats)
+    labels = all(s in STATISTICS and STATISTICS[s].labels for s in stats)
     table = read_source(source, split=split, human_columns=human_columns, item_column=item_column,
                         system_column=system_column, score_columns=score_columns, labels=labels,
                         exclude_systems=excluded)
