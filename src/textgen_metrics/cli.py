@@ -43,6 +43,7 @@ from .cli_args import (
     write,
     write_outputs,
 )
+from .meta.study import Study
 from .numbers import format_number
 from .registry import METRICS
 from .run import Run
@@ -356,21 +357,27 @@ def meta_eval_command(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _study(args: argparse.Namespace, run: Run | None) -> Study:
+    """The :class:`~textgen_metrics.meta.study.Study` the command line's flags declare (the
+    metrics with the options ``run`` typed from ``--option``)."""
+    def listed(items: list[str] | None) -> list[str]:
+        return [x for item in items or [] for x in names(item)]
+
+    return Study(args.source, metrics={m: run.options.get(m, {}) for m in run.metrics} if run is not None else {},
+                 columns=run.columns if run is not None else {}, score_columns=args.score_column or [],
+                 human_columns=[f for c in human_columns(args.human_column, "meta-eval") for f in c.fields] or None,
+                 item_column=args.item_column, system_column=args.system_column, split=args.split,
+                 level=args.level, group_by=args.group_by, statistics=listed(args.statistic) or None,
+                 exclude_systems=listed(args.exclude_system), include_systems=listed(args.include_system))
+
+
 def _meta_eval(args: argparse.Namespace, metrics: list[str], run: Run | None) -> dict[str, Any]:
-    """``meta_eval`` called with the command line's flags."""
+    """``meta_eval`` of the study the command line's flags declare."""
     from .meta.run import meta_eval
 
-    return meta_eval(args.source, metrics=metrics, score_columns=args.score_column or [],
-                     human_columns=[f for c in human_columns(args.human_column, "meta-eval") for f in c.fields]
-                     or None,
-                     item_column=args.item_column, system_column=args.system_column, level=args.level,
-                     group_by=args.group_by, statistics=[s for item in args.statistic or [] for s in names(item)]
-                     or None, run=run, split=args.split, confidence_level=args.confidence_level,
+    return meta_eval(_study(args, run), run=run, confidence_level=args.confidence_level,
                      n_resamples=args.n_resamples, n_permutations=args.n_permutations, seed=args.seed,
-                     compare=not args.no_compare,
-                     exclude_systems=[x for item in args.exclude_system or [] for x in names(item)],
-                     include_systems=[x for item in args.include_system or [] for x in names(item)],
-                     dry_run=args.dry_run, allow_empty=args.allow_empty,
+                     compare=not args.no_compare, dry_run=args.dry_run, allow_empty=args.allow_empty,
                      progress=_progress(args.progress, metrics) if metrics else None)
 
 
