@@ -30,6 +30,7 @@ chrF, TER on SummEval, FRANK and WMT21 TED, with 1,000 resamples and the compari
 import os
 import sys
 import time
+from dataclasses import replace
 
 import numpy as np
 
@@ -80,8 +81,9 @@ def _spa_values_only(mats, draws):
 def _lexical_studies():
     from textgen_metrics.meta import cards
 
-    studies = [cards.Study(**{**s.__dict__, "metrics": {k: v for k, v in s.metrics.items() if k != "bertscore"}})
-               for s in cards.STUDIES]
+    studies = [replace(c, study=replace(c.study, metrics={k: v for k, v in c.study.metrics.items()
+                                                          if k != "bertscore"}))
+               for c in cards.STUDIES]
     return cards.compute(studies)
 
 

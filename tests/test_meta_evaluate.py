@@ -266,9 +266,9 @@ def test_permutation_p_equals_permutation_sig_diff(group_by, stat, fn):
 def test_pearson_moment_path_equals_permutation_sig_diff(group_by, monkeypatch):
     """Large tables' Pearson comparisons take the moment path (all pairs from one product; here
     forced from 40 rows): still PermutationSigDiff's p-values for the same seed."""
-    from textgen_metrics.meta import evaluate
+    from textgen_metrics.stats import statistic
 
-    monkeypatch.setattr(evaluate, "_FAST_ROWS", 40)
+    monkeypatch.setattr(statistic, "_FAST_ROWS", 40)
     rng = np.random.default_rng(33)
     h = rng.normal(size=(4, 15))
     scores = {f"m{k}": (h + rng.normal(size=h.shape) * (1 + 0.1 * k)).ravel().tolist() for k in range(3)}
@@ -354,7 +354,7 @@ def test_partial_correlations_batched_for_the_permutation_test_equal_the_point_s
     vector's partial correlation as the reported value computes it, ties and constants included."""
     import math
 
-    from textgen_metrics.meta import evaluate as ev
+    from textgen_metrics.stats.statistic import STATISTICS, Rows
 
     rng = np.random.default_rng(11)
     n = 500
@@ -362,8 +362,8 @@ def test_partial_correlations_batched_for_the_permutation_test_equal_the_point_s
     h = rng.normal(size=n).round(1)
     batch = np.stack([h + rng.normal(size=n), (h + 2 * rng.normal(size=n)).round(0), np.ones(n),
                       rng.integers(0, 3, n).astype(float)])
-    rows = ev._Rows(h, batch[0], np.arange(n), systems, np.zeros(n, dtype=int))
-    got = ev._segment_batch(stat, rows)(batch)
+    rows = Rows(h, batch[0], np.arange(n), systems, np.zeros(n, dtype=int))
+    got = STATISTICS[stat].segment_batch(rows)(batch)
     for k, vector in enumerate(batch):
-        v = ev._segment_point(stat, ev._Rows(h, vector, np.arange(n), systems, np.zeros(n, dtype=int)))["value"]
+        v = STATISTICS[stat].segment(rows.with_metric(vector))["value"]
         assert got[k] == pytest.approx(0.0 if math.isnan(v) else v, abs=1e-12)

@@ -34,13 +34,16 @@ from .cli_args import (
     EXIT_UNSCORED,
     EXIT_USAGE,
     UsageError,
+    add_human_column,
     add_run_flags,
     build_run,
     common_options,
+    human_columns,
     names,
     write,
     write_outputs,
 )
+from .meta.study import Study
 from .numbers import format_number
 from .registry import METRICS
 from .run import Run
@@ -102,11 +105,13 @@ def score(args: argparse.Namespace) -> int:
     """Run ``score``: print the table, write the reports; the exit status."""
     run = build_run(args)
     metric_names = list(run.metrics)
+    humans = [f"{c.metric}={c.fields[0]}" if c.metric else c.fields[0]
+              for c in human_columns(args.human_column, "score", per_metric=True)]
     rows, lines = read_table(args.file, split=args.split)  # messages name the file's own lines
-    if args.human_column:  # before any judge call: a wrong field name costs nothing
+    if humans:  # before any judge call: a wrong field name costs nothing
         from .human_agreement import check_human_columns
 
-        check_human_columns(rows, args.human_column, metric_names)
+        check_human_columns(rows, humans, metric_names)
     if args.dry_run:
         return _dry_run(args, rows, run, lines)
     run = run.resolved()  # one judge (one cache, one connection pool) for every metric
@@ -134,10 +139,10 @@ def score(args: argparse.Namespace) -> int:
         if "judge_usage" in agg:
             usage = ", ".join(f"{k} {v}" for k, v in agg["judge_usage"].items())
             print(f"{name}: judge {agg['judge_model']}: {usage}; {len(agg.get('errors') or [])} example(s) unscored")
-    if args.human_column:
+    if humans:
         from .human_agreement import agreement_report, describe
 
-        report["agreement"] = agreement_report(report, rows, args.human_column)
+        report["agreement"] = agreement_report(report, rows, humans)
         for name, a in report["agreement"].items():
             print(f"{name} vs {a['human_column']}: {describe(a)}")
     if args.out:
@@ -285,9 +290,9 @@ def _add_score(sub: Any) -> None:
     add_run_flags(s, "the judge of the LLM-guided metrics: " + "; ".join(BACKENDS.values())
                   + " (openai: key from OPENAI_API_KEY, server from --judge-url or OPENAI_BASE_URL)",
                   split_help="the split of a datasets folder with several")
-    s.add_argument("--human-column", action="append", metavar="[METRIC=]FIELD",
-                   help="people's scores or labels in this field: report the judge's agreement with them "
-                        "(Spearman, Kendall tau, Pearson; or Cohen's kappa and accuracy) (repeatable)")
+    add_human_column(s, "people's scores or labels in this field: report each judged metric's agreement with them "
+                        "(Spearman, Kendall tau, Pearson; or Cohen's kappa and accuracy); METRIC=FIELD for one "
+                        "metric's, one field a metric")
     s.add_argument("--out", help="write the JSON report (aggregates and per-example scores) here")
     s.add_argument("--html", help="write an HTML report with a histogram per score here")
     s.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
@@ -352,20 +357,27 @@ def meta_eval_command(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _study(args: argparse.Namespace, run: Run | None) -> Study:
+    """The :class:`~textgen_metrics.meta.study.Study` the command line's flags declare (the
+    metrics with the options ``run`` typed from ``--option``)."""
+    def listed(items: list[str] | None) -> list[str]:
+        return [x for item in items or [] for x in names(item)]
+
+    return Study(args.source, metrics={m: run.options.get(m, {}) for m in run.metrics} if run is not None else {},
+                 columns=run.columns if run is not None else {}, score_columns=args.score_column or [],
+                 human_columns=[f for c in human_columns(args.human_column, "meta-eval") for f in c.fields] or None,
+                 item_column=args.item_column, system_column=args.system_column, split=args.split,
+                 level=args.level, group_by=args.group_by, statistics=listed(args.statistic) or None,
+                 exclude_systems=listed(args.exclude_system), include_systems=listed(args.include_system))
+
+
 def _meta_eval(args: argparse.Namespace, metrics: list[str], run: Run | None) -> dict[str, Any]:
-    """``meta_eval`` called with the command line's flags."""
+    """``meta_eval`` of the study the command line's flags declare."""
     from .meta.run import meta_eval
 
-    return meta_eval(args.source, metrics=metrics, score_columns=args.score_column or [],
-                     human_columns=[c for item in args.human_column or [] for c in names(item)] or None,
-                     item_column=args.item_column, system_column=args.system_column, level=args.level,
-                     group_by=args.group_by, statistics=[s for item in args.statistic or [] for s in names(item)]
-                     or None, run=run, split=args.split, confidence_level=args.confidence_level,
+    return meta_eval(_study(args, run), run=run, confidence_level=args.confidence_level,
                      n_resamples=args.n_resamples, n_permutations=args.n_permutations, seed=args.seed,
-                     compare=not args.no_compare,
-                     exclude_systems=[x for item in args.exclude_system or [] for x in names(item)],
-                     include_systems=[x for item in args.include_system or [] for x in names(item)],
-                     dry_run=args.dry_run, allow_empty=args.allow_empty,
+                     compare=not args.no_compare, dry_run=args.dry_run, allow_empty=args.allow_empty,
                      progress=_progress(args.progress, metrics) if metrics else None)
 
 
@@ -394,8 +406,8 @@ def _add_meta_eval(sub: Any) -> None:
                    help=f"metrics to compute on the rows, comma-separated, of: {', '.join(sorted(METRICS))}")
     m.add_argument("--score-column", action="append", metavar="NAME",
                    help="a column of the source that already holds a metric's scores (repeatable)")
-    m.add_argument("--human-column", action="append", metavar="NAME[,NAME...]",
-                   help="the column(s) of people's scores (a bundled set: its own by default)")
+    add_human_column(m, "the column(s) of people's scores, every metric compared with each (a bundled set: its "
+                        "own by default)")
     m.add_argument("--item-column", help="the column naming each row's item (source document, segment, prompt; "
                                          "default: item)")
     m.add_argument("--system-column", help="the column naming each row's system (default: system)")

@@ -10,13 +10,13 @@ import argparse
 import json
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from .run import CLI_WORDS, Run, RunError
 
 __all__ = ["EXIT_OK", "EXIT_UNSCORED", "EXIT_USAGE", "UsageError", "build_run", "common_options", "add_run_flags",
-           "names",
-           "input_fields", "write"]
+           "names", "HumanColumn", "add_human_column", "human_columns", "input_fields", "write"]
 
 EXIT_OK, EXIT_UNSCORED, EXIT_USAGE = 0, 1, 2
 
@@ -51,6 +51,53 @@ def add_run_flags(parser: argparse.ArgumentParser, judge_help: str, split_help: 
     parser.add_argument("--judge-option", action="append", metavar="NAME=VALUE",
                         help="a judge option, e.g. concurrency=16, cache=true (repeatable; textgen-metrics options "
                              "--judge BACKEND lists a backend's)")
+
+
+# -- --human-column: one grammar for score, meta-eval and audit --------------------------------
+_HUMAN_GRAMMAR = "[METRIC=]FIELD[,FIELD...]"
+
+
+@dataclass(frozen=True)
+class HumanColumn:
+    """One ``--human-column`` item: the fields of people's scores or labels, and the metric they
+    are for (None: every metric the subcommand compares)."""
+
+    metric: str | None
+    fields: tuple[str, ...]
+
+
+def add_human_column(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--human-column [METRIC=]FIELD[,FIELD...]`` (repeatable), alike in score, meta-eval and
+    audit, read with :func:`human_columns`; ``what``: what the subcommand does with the fields
+    and which parts of the grammar it takes."""
+    parser.add_argument("--human-column", action="append", metavar=_HUMAN_GRAMMAR,
+                        help=f"{what} (repeatable)")
+
+
+def human_columns(items: list[str] | None, command: str, *, per_metric: bool = False,
+                  at_most: int | None = None) -> list[HumanColumn]:
+    """The ``--human-column`` items, each ``[METRIC=]FIELD[,FIELD...]``, read once; ``command``
+    refuses, naming the flag, what it cannot use: ``METRIC=`` unless ``per_metric`` (score pairs a
+    field with one metric; meta-eval and audit compare every metric with every field), and more
+    than ``at_most`` fields in all (audit reads one) or per item (score: one field a metric)."""
+    out: list[HumanColumn] = []
+    for item in items or []:
+        head, sep, rest = item.partition("=")
+        metric = head.strip() if sep else None
+        fields = tuple(names(rest if sep else item))
+        if not fields or metric == "":
+            raise UsageError(f"--human-column: expected {_HUMAN_GRAMMAR}, got {item!r}")
+        if metric is not None and not per_metric:
+            raise UsageError(f"--human-column: {command} compares every metric with the human column; "
+                             f"{item!r} names a metric (METRIC=FIELD is score's): give FIELD")
+        if per_metric and len(fields) > 1:
+            raise UsageError(f"--human-column: {command} compares a metric with one field; {item!r} names "
+                             f"{len(fields)}: give [METRIC=]FIELD once per metric")
+        out.append(HumanColumn(metric, fields))
+    if at_most is not None and sum(len(c.fields) for c in out) > at_most:
+        raise UsageError(f"--human-column: {command} takes {at_most} human column; got "
+                         f"{', '.join(f for c in out for f in c.fields)}")
+    return out
 
 
 def _split_item(item: str, flag: str, want: str) -> tuple[str, str]:

@@ -23,7 +23,7 @@ def _probes(text: str | None) -> list[str] | None:
 
 def audit_command(args: argparse.Namespace) -> int:
     """Run ``audit``: print the judge card's text, write the JSON and HTML; the exit status."""
-    from ..cli_args import EXIT_OK, UsageError, build_run, write_outputs
+    from ..cli_args import EXIT_OK, UsageError, build_run, human_columns, write_outputs
     from ..cost import format_estimate
     from .probes import PROBES
     from .report import format_summary, judge_card_html
@@ -35,6 +35,7 @@ def audit_command(args: argparse.Namespace) -> int:
     if not args.judge:
         raise UsageError("--judge: give the judge to audit (e.g. openai:gpt-4o-mini; server from --judge-url)")
     run = build_run(args, names)  # the flags checked and typed once, as score's
+    humans = [f for c in human_columns(args.human_column, "audit", at_most=1) for f in c.fields]
     probes = _probes(args.probe) or list(PROBES)
     if not 0 <= args.epsilon < 1:
         raise UsageError(f"--epsilon: {args.epsilon} must be in [0, 1) (0.2 expert annotators, 0.15 skilled, 0.1 "
@@ -43,7 +44,7 @@ def audit_command(args: argparse.Namespace) -> int:
         raise UsageError(f"--n-resamples: {args.n_resamples} must be 0 (no intervals) or more")
     result = audit(args.source, metrics=names[0], judge=run.judge, judge_options=run.judge_options,
                    columns=run.columns, options=run.options, probes=probes, repeats=args.repeats,
-                   threshold=args.threshold, human_column=args.human_column, dry_run=args.dry_run,
+                   threshold=args.threshold, human_column=humans[0] if humans else None, dry_run=args.dry_run,
                    confidence_level=args.confidence_level, n_resamples=args.n_resamples, seed=args.seed,
                    missing=args.missing, split=args.split, annotator_columns=args.annotator_column,
                    epsilon=args.epsilon)
@@ -57,7 +58,7 @@ def audit_command(args: argparse.Namespace) -> int:
 
 def add_audit_parser(sub: Any) -> None:
     """Add ``audit`` to the command line's subparsers."""
-    from ..cli_args import add_run_flags, common_options
+    from ..cli_args import add_human_column, add_run_flags, common_options
     from ..significance import DEFAULT_CONFIDENCE
     from .probes import ALL_PROBES, PROBES
 
@@ -81,9 +82,8 @@ def add_audit_parser(sub: Any) -> None:
                    help="the repeat probe asks every request K times in all, the plain run's answer first (default 3)")
     a.add_argument("--threshold", type=float, default=0.5, metavar="T",
                    help="the verdict cut on the score mapped to [0, 1] (default 0.5)")
-    a.add_argument("--human-column", metavar="NAME",
-                   help="people's labels: gold 'a'/'b' for a comparison (position accuracy, calibration), 0/1 "
-                        "otherwise (calibration)")
+    add_human_column(a, "people's labels, one FIELD: gold 'a'/'b' for a comparison (position accuracy, "
+                        "calibration), 0/1 otherwise (calibration)")
     a.add_argument("--annotator-column", action="append", metavar="NAME",
                    help="one annotator's field, where several people rated the same rows (repeatable, at least 2; "
                         "empty where one did not rate a row): the alt-test, can the judge stand in for an annotator? "

@@ -1,1 +1,4 @@
-"""Meta-evaluation: how well a score agrees with people (bundled human judgments, statistics, reports)."""
+"""Meta-evaluation: how well a score agrees with people (bundled human judgments, statistics, reports).
+:class:`Study` declares what to meta-evaluate."""
+
+from .study import Study as Study

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..numbers import format_number
-from ..stats.agreement import STATISTICS
+from ..stats.statistic import STATISTICS
 
 __all__ = ["format_table", "meta_eval_html", "STATISTIC_TEXT", "blocks", "baseline_of"]
 

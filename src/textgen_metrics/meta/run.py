@@ -22,16 +22,17 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .._version import __version__
 from ..run import Run
 from ..signature import signature
 from ..significance import DEFAULT_SEED
-from ..stats.agreement import LABEL_STATISTICS
+from ..stats.statistic import STATISTICS
+from .study import STUDY_FIELDS, Study
 
-__all__ = ["meta_eval", "MetaArgumentError", "CLI_FLAGS", "MetaTable", "read_source", "LABEL_STATISTICS",
+__all__ = ["meta_eval", "Study", "MetaArgumentError", "CLI_FLAGS", "MetaTable", "read_source",
            "DEFAULT_STATISTICS", "score_names"]
 
 DEFAULT_STATISTICS = ("pearson", "spearman", "kendall")
@@ -40,7 +41,8 @@ _FILE_TYPES = (".jsonl", ".ndjson", ".json", ".csv", ".tsv", ".parquet")
 # the command line's the flag
 CLI_FLAGS = {"source": "SOURCE", "metrics": "--metrics", "human_columns": "--human-column",
              "score_columns": "--score-column", "item_column": "--item-column", "system_column": "--system-column",
-             "exclude_systems": "--exclude-system", "include_systems": "--include-system", "dry_run": "--dry-run"}
+             "exclude_systems": "--exclude-system", "include_systems": "--include-system", "dry_run": "--dry-run",
+             "options": "--option"}
 
 
 class MetaArgumentError(ValueError):
@@ -376,39 +378,84 @@ def _default_exclusions(info: Any, metrics: Sequence[str], include: Sequence[str
     return [s for s in own if s not in include]
 
 
+def _study(source: str | Study | None, study: Study | None, declared: dict[str, Any]) -> Study:
+    """The study of a :func:`meta_eval` call: given (first or as ``study=``), or made of its
+    keywords; on ``source`` where one is given beside it."""
+    if isinstance(source, Study):
+        if study is not None:
+            raise TypeError("meta_eval: give the study once, as the first argument or as study=")
+        source, study = None, source
+    unknown = sorted(set(declared) - _KEYWORDS)
+    if unknown:
+        raise TypeError(f"meta_eval() got an unexpected keyword argument {unknown[0]!r}")
+    if study is not None and declared:
+        raise TypeError(f"meta_eval: {sorted(declared)[0]!r} is the study's; declare it in the Study "
+                        "(dataclasses.replace), or give every field as a keyword without a study")
+    if study is None:
+        study = _declared(declared)
+    if source is not None:
+        study = replace(study, source=source)
+    if not isinstance(study.source, str) or not study.source:
+        raise MetaArgumentError("source", f"name a bundled set or a file to meta-evaluate, got {study.source!r}")
+    return study
+
+
+def _declared(keywords: dict[str, Any]) -> Study:
+    """A :class:`Study` of ``meta_eval``'s keywords: ``metrics`` as names with ``options`` beside
+    them (as :meth:`textgen_metrics.run.Run.build` takes them), or as the study's mapping."""
+    fields = dict(keywords)
+    metrics = fields.pop("metrics", ())
+    options = fields.pop("options", None) or {}
+    if isinstance(metrics, Mapping):
+        if options:
+            raise MetaArgumentError("options", "the metrics' options are in metrics (a mapping of metric to its "
+                                    "options); options goes with a list of names")
+        return Study(metrics=metrics, **fields)
+    names = [metrics] if isinstance(metrics, str) else list(metrics)
+    if len(set(names)) != len(names):
+        raise MetaArgumentError("metrics", f"{', '.join(names)} names a metric twice")
+    for name in options:
+        if name not in names:
+            raise MetaArgumentError("options", f"{name}: {name!r} is not among metrics {', '.join(names)}")
+    return Study(metrics={name: options.get(name, {}) for name in names}, **fields)
+
+
 def _is_plumbing_judge(runs: Mapping[str, Any]) -> bool:
     return any(str(r.get("judge_model", "")).startswith("tiny:") or "smollm2" in str(r.get("judge_model", "")).lower()
                or "gemma" in str(r.get("judge_model", "")).lower() and "270m" in str(r.get("judge_model", "")).lower()
                for r in runs.values())
 
 
-def meta_eval(source: str, *, metrics: Sequence[str] = (), score_columns: Sequence[str] = (),
-              human_columns: Sequence[str] | None = None, item_column: str | None = None,
-              system_column: str | None = None, level: str | None = None, group_by: str | None = None,
-              statistics: Sequence[str] | None = None, options: Mapping[str, Mapping[str, Any]] | None = None,
-              columns: Mapping[str, str] | None = None, judge: Any = None, split: str | None = None,
-              confidence_level: float = 0.95, n_resamples: int = 1000, n_permutations: int = 1000,
-              seed: int | None = DEFAULT_SEED, compare: bool = True, exclude_systems: Sequence[str] = (),
-              include_systems: Sequence[str] = (), dry_run: bool = False, allow_empty: bool = False,
-              progress: Callable[..., Any] | None = None, run: Run | None = None) -> dict[str, Any]:
-    """Meta-evaluate scores against people's on ``source`` (a bundled set's name, or a file).
+_KEYWORDS = frozenset(STUDY_FIELDS) - {"source"} | {"options"}
 
-    ``metrics``: the library's metrics to compute on the rows (``options``, ``columns`` and
-    ``judge`` as :meth:`textgen_metrics.run.Run.build` takes them, or ``run``, a run built of
-    them by the caller); ``score_columns``:
-    scores the source already has. With neither, a bundled set's own score columns (FRANK's
-    published baselines, UniEval's predictions) are taken. ``human_columns``: the human
-    dimensions (a bundled set's by default). ``level``, ``group_by``, ``statistics``: a bundled
-    set's defaults, else ``segment``, ``none`` and Pearson, Spearman and Kendall.
-    ``exclude_systems``: systems whose rows are left out. A bundled set's systems that are its
-    references (the WMT sets' human translations ``ref-A``, ``ref-B``) are left out by default
-    when a computed metric reads the references, as mt-metrics-eval leaves them out (each would
-    be scored against itself or its sibling); ``include_systems`` keeps them. Both are in the
-    result's ``excluded_systems``. A metric whose lower scores are better (TER; bias, toxicity and
-    hallucination, rates of a fault) is meta-evaluated negated, named ``-ter``.
-    ``n_permutations``: ``spa``'s permutation count;
-    ``seed``: 12345 by default, None asks for fresh randomness. ``dry_run``: send no request and
-    return instead what the LLM-guided metrics would cost on these rows
+
+def meta_eval(source: str | Study | None = None, *, study: Study | None = None, judge: Any = None,
+              run: Run | None = None, confidence_level: float = 0.95, n_resamples: int = 1000,
+              n_permutations: int = 1000, seed: int | None = DEFAULT_SEED, compare: bool = True,
+              dry_run: bool = False, allow_empty: bool = False, progress: Callable[..., Any] | None = None,
+              **declared: Any) -> dict[str, Any]:
+    """Meta-evaluate scores against people's: ``study`` (a :class:`~textgen_metrics.meta.study.Study`,
+    or the first argument) says what, on ``source`` (a bundled set's name, or a file; else the
+    study's). Without a study, its fields are keywords, as before the declaration: ``metrics`` (names,
+    with ``options`` beside them as :meth:`textgen_metrics.run.Run.build` takes them), ``columns``,
+    ``score_columns``, ``human_columns``, ``item_column``, ``system_column``, ``split``, ``level``,
+    ``group_by``, ``statistics``, ``exclude_systems``, ``include_systems`` (the Study's docstring
+    says what each is and its default). With neither metrics nor score columns, a bundled set's own
+    score columns (FRANK's published baselines, UniEval's predictions) are taken.
+
+    A bundled set's systems that are its references (the WMT sets' human translations ``ref-A``,
+    ``ref-B``) are left out by default when a computed metric reads the references, as
+    mt-metrics-eval leaves them out (each would be scored against itself or its sibling);
+    ``include_systems`` keeps them. Both are in the result's ``excluded_systems``. A metric whose
+    lower scores are better (TER; bias, toxicity and hallucination, rates of a fault) is
+    meta-evaluated negated, named ``-ter``.
+
+    The call's own: ``judge`` for the LLM-guided metrics (or ``run``, a run of the study's metrics
+    built by the caller: the command line's, from its flags); ``confidence_level``,
+    ``n_resamples``, ``n_permutations`` (``spa``'s permutation count), ``seed`` (12345 by default,
+    None asks for fresh randomness) and ``compare`` as
+    :func:`~textgen_metrics.meta.evaluate.meta_evaluate` takes them. ``dry_run``: send no request
+    and return instead what the LLM-guided metrics would cost on these rows
     (:func:`textgen_metrics.cost.estimate_cost`'s dict with ``source``, ``rows`` and
     ``not_estimated``). In a file, a blank cell of a metric's required text is an error naming its
     line and column, as ``score`` reads files (``allow_empty=True`` scores it as an empty text).
@@ -420,9 +467,14 @@ def meta_eval(source: str, *, metrics: Sequence[str] = (), score_columns: Sequen
     from .data import bundled_sets, describe_set
     from .evaluate import meta_evaluate
 
-    if run is None and metrics:
-        run = Run.build(metrics, columns, options, judge, resolve=True)
+    study = _study(source, study, declared)
+    if run is None and study.metrics:
+        run = Run.build(list(study.metrics), study.columns, study.metric_options(), judge, resolve=True)
     metrics = list(run.metrics) if run is not None else []
+    source = study.source
+    assert source is not None  # _study: every study has its source
+    level, group_by, statistics = study.level, study.group_by, study.statistics
+    score_columns = study.score_columns
     info = describe_set(source) if isinstance(source, str) and source in bundled_sets() else None
     if info is not None:
         level = level or info.default_level
@@ -438,11 +490,12 @@ def meta_eval(source: str, *, metrics: Sequence[str] = (), score_columns: Sequen
                                 "columns the source has (score_columns)")
     level = level or "segment"
     group_by = group_by or "none"
-    excluded = list(dict.fromkeys([*exclude_systems, *_default_exclusions(info, metrics, include_systems)]))
+    excluded = list(dict.fromkeys([*study.exclude_systems,
+                                   *_default_exclusions(info, metrics, study.include_systems)]))
     stats = list(statistics or DEFAULT_STATISTICS)
-    labels = all(s in LABEL_STATISTICS for s in stats)
-    table = read_source(source, split=split, human_columns=human_columns, item_column=item_column,
-                        system_column=system_column, score_columns=score_columns, labels=labels,
+    labels = all(s in STATISTICS and STATISTICS[s].labels for s in stats)
+    table = read_source(source, split=study.split, human_columns=study.human_columns, item_column=study.item_column,
+                        system_column=study.system_column, score_columns=score_columns, labels=labels,
                         exclude_systems=excluded)
     if dry_run:
         if run is None:

@@ -4,8 +4,10 @@
   draws of the paired tests);
 - ``correlation``: one metric against people (``agreement``: Pearson, Spearman, Kendall, Cohen's
   kappa, accuracy, with intervals);
-- ``agreement``: the meta-evaluation statistics over a table of rows (mt-metrics-eval's, with
-  ties, groups, tie calibration and soft pairwise accuracy);
+- ``agreement``: the meta-evaluation statistics' arithmetic over a table of rows (mt-metrics-eval's,
+  with ties, groups, tie calibration and soft pairwise accuracy);
+- ``statistic``: each of those statistics as one declared object with its computation (value,
+  resamples, permutation batches, over systems, baseline) that the meta-evaluation asks;
 - ``audit``: the judge audits' statistics on verdicts already made (position, verbosity,
   repeat, calibration, the alt-test);
 - ``gates``: a quality gate's and a regression test's, over items (the error spent over the

@@ -41,8 +41,9 @@ Each statistic follows Google's mt-metrics-eval (commit 68a481a; ``stats.py``, `
 - ``williams_test``: ``stats.WilliamsTest``, with Student's t tail from the regularised
   incomplete beta function (continued fraction), so that SciPy is not needed.
 
-Undefined values are NaN inside this module; :mod:`textgen_metrics.meta.evaluate` turns them
-into None with a reason.
+These are the primitives; :mod:`textgen_metrics.stats.statistic` declares each statistic as an
+object that calls them. Undefined values are NaN inside this module;
+:mod:`textgen_metrics.meta.evaluate` turns them into None with a reason.
 """
 
 from __future__ import annotations
@@ -57,62 +58,11 @@ import numpy as np
 from .._native import PERM_BITS, pair_counts, perm_counts
 from .correlation import cohen_kappa, tied_pairs
 
-__all__ = ["Statistic", "STATISTICS", "SYSTEM_ONLY", "SEGMENT_NONE_ONLY", "LABEL_STATISTICS", "PAIR_COUNT_STATISTICS",
-           "Layout", "layout", "pad", "group_values", "kendall_counts", "acc_eq_pairs", "acc_eq_sweep",
+__all__ = ["Layout", "layout", "pad", "group_values", "kendall_counts", "acc_eq_pairs", "acc_eq_sweep",
            "AccEqPairs", "pdp_parts", "pdp_value", "spa_signs", "spa_values", "spa_resampled", "p_values",
            "pairwise_accuracy", "system_residuals", "williams_test", "t_sf", "label_value"]
 
-@dataclass(frozen=True)
-class Statistic:
-    """A meta-evaluation statistic declared once, as mt-metrics-eval's tasks declare theirs: its
-    name, what it measures (the reports' and ``--help``'s line), the levels it applies at, whether
-    it compares labels, whether it controls for the system itself (segment level, all rows
-    pooled), whether it counts pairs (ties included), whether it has a permutation count of its
-    own (``n_permutations``), and what a constant metric scores on it (its baseline)."""
-
-    name: str
-    text: str
-    levels: tuple[str, ...] = ("segment", "system")
-    labels: bool = False
-    pooled_only: bool = False
-    counts_pairs: bool = False
-    permutations: bool = False
-    baseline: str = "undefined: a constant has no correlation"
-
-
-_TIED = "the share of human pairs that are ties"
-_DECLARED = (
-    Statistic("pearson", "Pearson's r: linear correlation of the scores"),
-    Statistic("spearman", "Spearman's rho: correlation of the ranks"),
-    Statistic("kendall", "Kendall's tau-b: share of concordant minus discordant pairs, ties corrected",
-              counts_pairs=True),
-    Statistic("kendall_c", "Kendall's tau-c (Stuart's), for tables with few distinct values", counts_pairs=True),
-    Statistic("kendall_23", "WMT23's Kendall variant (ties in the human scores count as neither)",
-              counts_pairs=True, baseline="0: no pair ordered"),
-    Statistic("acc23", "pairwise accuracy with ties (WMT23): share of pairs the metric orders (or ties) as people "
-              "do", counts_pairs=True, baseline=_TIED),
-    Statistic("acc_eq", "tie-calibrated pairwise accuracy (WMT23-25): acc23 at the metric tie threshold that "
-              "maximises it", baseline=_TIED),
-    Statistic("pdp", "Pairwise Difference Pearson: Pearson's r of the score differences of every pair in a group"),
-    Statistic("spa", "soft pairwise accuracy (WMT24): agreement of the metric's and people's p-values for every "
-              "system pair", levels=("system",), permutations=True, baseline="every system pair tied"),
-    Statistic("pairwise_accuracy", "system-level pairwise accuracy (Kocmi et al. 2021): share of system pairs "
-              "ordered as people", levels=("system",), baseline=_TIED),
-    Statistic("partial_pearson", "partial Pearson's r controlling for the system (FRANK)", levels=("segment",),
-              pooled_only=True),
-    Statistic("partial_spearman", "partial Spearman's rho controlling for the system (FRANK)", levels=("segment",),
-              pooled_only=True),
-    Statistic("accuracy", "share of rows whose label equals people's", levels=("segment",), labels=True,
-              baseline="the share of the most common human label"),
-    Statistic("kappa", "Cohen's kappa: agreement beyond chance", levels=("segment",), labels=True,
-              baseline="0 or undefined: a constant label agrees by chance alone"),
-)
-STATISTICS: dict[str, Statistic] = {s.name: s for s in _DECLARED}
-SYSTEM_ONLY = frozenset(s.name for s in _DECLARED if s.levels == ("system",))
-SEGMENT_NONE_ONLY = frozenset(s.name for s in _DECLARED if s.pooled_only)
-LABEL_STATISTICS = frozenset(s.name for s in _DECLARED if s.labels)
-PAIR_COUNT_STATISTICS = frozenset(s.name for s in _DECLARED if s.counts_pairs)
-
+_PAIR_VARIANTS = ("kendall", "kendall_c", "kendall_23", "acc23")  # KendallVariants' variants, from pair counts
 _SMALL = 128  # groups up to this size count their pairs by broadcasting
 _PAIR_CELLS = 1 << 23  # cells of a broadcast pair array held at once
 
@@ -324,7 +274,7 @@ def group_values(stat: str, h: np.ndarray, m: np.ndarray, valid: np.ndarray) -> 
         return _pearson_rows(h, m, valid)
     if stat == "spearman":
         return _pearson_rows(_rank_rows(h, valid), _rank_rows(m, valid), valid)
-    if stat in PAIR_COUNT_STATISTICS:
+    if stat in _PAIR_VARIANTS:
         n = valid.sum(axis=-1)
         shape = np.broadcast_shapes(h.shape, m.shape)
         if valid.shape[-1] <= _SMALL:
