@@ -128,6 +128,22 @@ def pytest_collection_modifyitems(config, items):
         name = f"{item.path.name}::{item.originalname}"
         for tier in FILE_TIERS.get(item.path.name, ()) + TEST_TIERS.get(name, ()):
             item.add_marker(tier)
+    _deselect_snippets_run_in_fresh_venvs(config, items)
+
+
+def _deselect_snippets_run_in_fresh_venvs(config, items):
+    """tests/test_docs.py runs each Python snippet of the docs in this venv, the quick loop while
+    a page is written; tests/test_docs_fresh.py runs the same snippet, with the same checks, after
+    its document's installs in a fresh venv. In a run that holds both (``make test``), the first is
+    the second's duplicate (Ray and Spark started twice, about 40 s of CPU): deselected, and said."""
+    fresh = {item.callspec.id for item in items
+             if item.path.name == "test_docs_fresh.py" and item.originalname == "test_snippet_runs_after_its_install"}
+    twice = [item for item in items if item.path.name == "test_docs.py"
+             and item.originalname == "test_snippet_runs_as_written" and item.callspec.id in fresh]
+    if twice:
+        config.hook.pytest_deselected(items=twice)
+        kept = set(map(id, twice))
+        items[:] = [item for item in items if id(item) not in kept]
 
 
 # pytest-timeout (setup.cfg: timeout, method signal) fails a hung test by name and the worker goes
