@@ -68,3 +68,23 @@ def test_snippet_runs_as_written(path, code, workdir):
     else:
         exec(compile(code, name, "exec"), {"__name__": "__main__"})
     assert os.getcwd() == str(workdir)
+
+
+def test_a_run_with_the_fresh_venv_walks_runs_each_snippet_there_only():
+    """With tests/test_docs_fresh.py in the same run, every snippet test of this file is deselected
+    (the fresh venv runs it with the same checks) and the summary says how many; alone, none is."""
+    import re
+    import subprocess
+    import sys
+
+    def collected(*files):
+        proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                               "-n", "0", *files], cwd=ROOT, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+        return proc.stdout
+
+    both = collected("tests/test_docs.py", "tests/test_docs_fresh.py")
+    assert re.search(rf"\({len(SNIPPETS)} deselected\)", both), both[-500:]
+    assert "test_docs.py::test_snippet_runs_as_written" not in both
+    alone = collected("tests/test_docs.py")
+    assert "deselected" not in alone and alone.count("test_docs.py::test_snippet_runs_as_written[") == len(SNIPPETS)
