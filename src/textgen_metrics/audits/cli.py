@@ -25,7 +25,7 @@ def audit_command(args: argparse.Namespace) -> int:
     """Run ``audit``: print the judge card's text, write the JSON and HTML; the exit status."""
     from ..cli_args import EXIT_OK, UsageError, build_run, human_columns, write_outputs
     from ..cost import format_estimate
-    from .probes import PROBES
+    from .plan import PROBES, AuditPlan
     from .report import format_summary, judge_card_html
     from .run import audit
 
@@ -42,12 +42,12 @@ def audit_command(args: argparse.Namespace) -> int:
                          "crowd workers)")
     if args.n_resamples < 0:
         raise UsageError(f"--n-resamples: {args.n_resamples} must be 0 (no intervals) or more")
-    result = audit(args.source, metrics=names[0], judge=run.judge, judge_options=run.judge_options,
-                   columns=run.columns, options=run.options, probes=probes, repeats=args.repeats,
-                   threshold=args.threshold, human_column=humans[0] if humans else None, dry_run=args.dry_run,
-                   confidence_level=args.confidence_level, n_resamples=args.n_resamples, seed=args.seed,
-                   missing=args.missing, split=args.split, annotator_columns=args.annotator_column,
-                   epsilon=args.epsilon)
+    plan = AuditPlan(metrics=names[0], source=args.source, split=args.split, columns=run.columns,
+                     options=run.options, probes=probes, repeats=args.repeats, threshold=args.threshold,
+                     human_column=humans[0] if humans else None, missing=args.missing,
+                     annotator_columns=args.annotator_column, epsilon=args.epsilon,
+                     confidence_level=args.confidence_level, n_resamples=args.n_resamples, seed=args.seed)
+    result = audit(plan, judge=run.judge, judge_options=run.judge_options, dry_run=args.dry_run)
     if args.dry_run:
         print(format_estimate(result))
     else:
@@ -60,7 +60,7 @@ def add_audit_parser(sub: Any) -> None:
     """Add ``audit`` to the command line's subparsers."""
     from ..cli_args import add_human_column, add_run_flags, common_options
     from ..significance import DEFAULT_CONFIDENCE
-    from .probes import ALL_PROBES, PROBES
+    from .plan import ALL_PROBES, PROBES
 
     a = sub.add_parser("audit", parents=[common_options()],
                        help="audit a judge before trusting it: position, verbosity, repeat variance, calibration",
