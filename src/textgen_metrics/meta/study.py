@@ -2,7 +2,7 @@
 ``tasks.Task`` declares a task, so that a whole protocol (G-Eval's on SummEval, FRANK's, the WMT
 metrics task's) is a list of declarations. :func:`textgen_metrics.meta.run.meta_eval` takes it
 (``meta_eval(study)`` or ``meta_eval(source, study=study)``); the command line builds one from its
-flags, and the metric cards (:mod:`textgen_metrics.meta.cards`) declare theirs with it.
+flags, and the metric cards (tools/cards.py) declare theirs with it.
 
 How sure the figures are (confidence level, resamples, permutations, seed, comparisons) and who
 computes the scores (the judge) are the call's, not the study's: the same study can be run with
