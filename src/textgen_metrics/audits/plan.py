@@ -34,7 +34,9 @@ class AuditPlan:
     ``metrics``: the LLM-guided metric to audit the judge on (one name, as ``score --metrics``
     takes it, or a ``JudgedMetric`` class); ``source``: the rows (a list of records, a file as
     ``score`` reads it, a bundled set's name; None: given to ``audit`` beside the plan);
-    ``split``: a bundled set's or a datasets folder's split; ``columns`` / ``options``: the
+    ``split``: a bundled set's or a datasets folder's split; ``allow_empty``: a file's blank
+    required text scored as an empty text (by default an error naming its line and column, as
+    ``score`` reads files: a blank cell usually means missing data); ``columns`` / ``options``: the
     column map and the metrics' options as ``score`` takes them; ``probes``: the probes to run (a
     sequence or a comma-separated string); ``repeats``: requests asked ``K`` times in all by the
     repeat probe; ``threshold``: the verdict cut on the score mapped to [0, 1];
@@ -52,6 +54,7 @@ class AuditPlan:
     metrics: Any = None
     source: Any = None
     split: str | None = None
+    allow_empty: bool = False
     columns: Mapping[str, str] | None = None
     options: Mapping[str, Mapping[str, Any]] | None = None
     probes: Sequence[str] | str = PROBES

@@ -34,6 +34,8 @@ from typing import Any
 
 from ..judges import Judge, JudgeFatalError
 from ..llm.metrics import JudgedMetric
+from ..run import Rows, Run, locate, resolve_judge
+from ..run import read_rows as run_rows
 from ..stats.audit import MISSING, alt_test
 from . import probes as P
 from .plan import ALL_PROBES, ALT_TEST, PLAN_FIELDS, AuditPlan
@@ -43,27 +45,19 @@ __all__ = ["audit", "AuditPlan", "read_rows", "estimate_audit"]
 _CACHE_NOTE = re.compile(r"answered from the judge's cache|no answer in the judge's cache")
 
 
-def read_rows(source: Any, split: str | None = None) -> tuple[list[dict[str, Any]], str, list[int] | None]:
-    """(records, a name for messages, each record's line in a file) from a list of records, a
-    file or folder (read as ``score`` reads it: the lines name a bad cell's place as an editor
-    numbers it), or a bundled set's name (no lines: its rows are numbered)."""
-    if isinstance(source, (str, os.PathLike)):
-        path = os.fspath(source)
+def read_rows(source: Any, split: str | None = None) -> Rows:
+    """The rows to audit: a bundled set's (fields it does not have left out; its rows named by
+    their number), else the run's reader's (:func:`textgen_metrics.run.read_rows`: a list of
+    records, or a file read as ``score`` reads it, each row named by its line)."""
+    if isinstance(source, str) and not os.path.exists(source):
         from ..meta.data import bundled_sets, load_set
 
-        if not os.path.exists(path) and path in bundled_sets():
+        if source in bundled_sets():
             # fields a set does not have (no references: [], no source: None) are left out, so that an
             # optional input (pairwise preference's references) is not read from them
-            rows = [{k: v for k, v in r.items() if v is not None and v != []} for r in load_set(path, split).rows]
-            return rows, path, None
-        from ..scoring import read_table
-
-        rows, lines = read_table(path, split=split)
-        return rows, path, lines
-    if isinstance(source, Sequence) and all(isinstance(r, Mapping) for r in source):
-        return [dict(r) for r in source], "rows", None
-    raise TypeError(f"source: expected a list of records, a file path or a bundled set's name, got "
-                    f"{type(source).__name__}")
+            rows = [{k: v for k, v in r.items() if v is not None and v != []} for r in load_set(source, split).rows]
+            return Rows(rows, source)
+    return run_rows(source, split)
 
 
 def _metric(metrics: Any) -> type[JudgedMetric]:
@@ -102,30 +96,26 @@ def _metric_options(cls: type[JudgedMetric], options: Mapping[str, Any]) -> dict
     return {k: v for k, v in given.items() if k not in ("judge", "judge_options", "on_error", "use_aggregator")}
 
 
-def _human(rows: Sequence[Mapping[str, Any]], column: str | None) -> list[Any] | None:
-    if column is None:
-        return None
-    for i, row in enumerate(rows):
+def _column(table: Rows, column: str, argument: str) -> list[Any]:
+    """A column of people's values, every row having the field (an error naming the first that
+    does not by its line in a file, else its number)."""
+    for i, row in enumerate(table.records):
         if column not in row:
             have = ", ".join(sorted(map(str, row))) or "no fields"
-            raise ValueError(f"human_column: row {i + 1} has no field {column!r} (it has: {have})")
-    return [row[column] for row in rows]
+            raise ValueError(f"{argument}: {locate(table.source, table.lines, i)} has no field {column!r} "
+                             f"(it has: {have})")
+    return [row[column] for row in table.records]
 
 
-def _annotators(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | None,
-                comparison: bool) -> dict[str, list[Any]] | None:
+def _annotators(table: Rows, columns: Sequence[str] | None, comparison: bool) -> dict[str, list[Any]] | None:
     """Each annotator column's values (``probes.annotator_values``), checked before any request."""
     if columns is None:
         return None
     names = [columns] if isinstance(columns, str) else list(columns)
     if len(set(names)) != len(names):
         raise ValueError(f"annotator_columns: {names} names a column twice")
-    for i, row in enumerate(rows):
-        for column in names:
-            if column not in row:
-                have = ", ".join(sorted(map(str, row))) or "no fields"
-                raise ValueError(f"annotator_columns: row {i + 1} has no field {column!r} (it has: {have})")
-    return {c: P.annotator_values(c, [row[c] for row in rows], comparison) for c in names}
+    values = {c: _column(table, c, "annotator_columns") for c in names}  # every column present before any is read
+    return {c: P.annotator_values(c, values[c], comparison) for c in names}
 
 
 def _check_alt(annotations: Mapping[str, list[Any]], comparison: bool, epsilon: Any, alpha: Any) -> None:
@@ -156,7 +146,7 @@ def audit(source: Any = None, plan: AuditPlan | None = None, *, judge: Any = Non
     :class:`~textgen_metrics.audits.plan.AuditPlan`, or the first argument) on ``source`` (the
     rows; else the plan's). Without a plan, its fields are keywords, as before the declaration:
     ``metrics`` (one LLM-guided metric: a name or a ``JudgedMetric`` class), ``columns``,
-    ``options``, ``split``, ``probes`` (position, verbosity, repeat, calibration), ``repeats``,
+    ``options``, ``split``, ``allow_empty``, ``probes`` (position, verbosity, repeat, calibration), ``repeats``,
     ``threshold``, ``human_column``, ``missing``, ``annotator_columns`` (the alt-test, run
     whenever given) with ``epsilon`` and ``alt_alpha``, and the intervals' ``confidence_level``,
     ``n_resamples`` and ``seed`` (the plan's docstring says what each is and its default). Each
@@ -170,25 +160,23 @@ def audit(source: Any = None, plan: AuditPlan | None = None, *, judge: Any = Non
     _check(plan.repeats, plan.threshold, chosen)
     if plan.missing not in MISSING:
         raise ValueError(f"missing: {plan.missing!r} is not one of {list(MISSING)}")
-    rows, where, lines = read_rows(plan.source, plan.split)
+    table = read_rows(plan.source, plan.split)
+    rows = table.records
     if not rows:
-        raise ValueError(f"{where}: no rows to audit")
-    from ..run import Run
-
+        raise ValueError(f"{table.source}: no rows to audit")
     if judge is None:
         raise ValueError("judge: an audit needs a judge (a judge string, object or function)")
     run = Run.build([cls.name], plan.columns, plan.options, judge, judge_options)  # checked once, as every front end's
     opts = _metric_options(cls, run.options)
-    inputs = run.inputs(rows, source=where, lines=lines)[cls.name]
-    human = _human(rows, plan.human_column)
-    annotations = _annotators(rows, plan.annotator_columns, P.is_comparison(cls))
+    # None: the rows' own rule, a file's blank required text an error naming its line and column
+    inputs = run.inputs(table, allow_empty=plan.allow_empty or None)[cls.name]
+    human = _column(table, plan.human_column, "human_column") if plan.human_column is not None else None
+    annotations = _annotators(table, plan.annotator_columns, P.is_comparison(cls))
     if annotations is not None:
         _check_alt(annotations, P.is_comparison(cls), plan.epsilon, plan.alt_alpha)
     if dry_run:
         return estimate_audit(cls, inputs, judge=run.judge, judge_options=run.judge_options, options=opts,
                               probes=chosen, repeats=plan.repeats)
-    from ..run import resolve_judge
-
     resolved = resolve_judge(run.judge, run.judge_options)
     target = P.Target(cls, opts, inputs, resolved)
     target.make().check_inputs(inputs)  # the inputs' errors before any request
@@ -222,7 +210,7 @@ def audit(source: Any = None, plan: AuditPlan | None = None, *, judge: Any = Non
                                              **interval)
     return {"probes": out, "requests": sum(r.requests for r in runs), "unscored": sum(r.unscored for r in runs),
             "metric": cls.name, "judge": f"{resolved.backend}:{resolved.model}", "examples": len(rows),
-            "source": where, "runs": [r.summary() for r in runs],
+            "source": table.source, "runs": [r.summary() for r in runs],
             "settings": {"repeats": plan.repeats if "repeat" in chosen else None, "threshold": plan.threshold,
                          "human_column": plan.human_column, "missing": plan.missing,
                          "annotator_columns": list(annotations) if annotations is not None else None,
@@ -256,7 +244,6 @@ def estimate_audit(cls: type[JudgedMetric], inputs: Mapping[str, list[Any]], *, 
     the judge's cache holds costs nothing (``cached``); the repeats' own keys are looked up in
     it as the repeats would ask them."""
     from ..cost import estimate_cost
-    from ..judges import resolve_judge
 
     try:
         made = resolve_judge(judge, judge_options)
