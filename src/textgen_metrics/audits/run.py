@@ -29,11 +29,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 from ..judges import Judge, JudgeFatalError
 from ..llm.metrics import JudgedMetric
+from ..meta.study import declaration
 from ..run import Rows, Run, locate, resolve_judge
 from ..run import read_rows as run_rows
 from ..stats.audit import MISSING, alt_test
@@ -221,19 +221,8 @@ def audit(source: Any = None, plan: AuditPlan | None = None, *, judge: Any = Non
 def _plan(source: Any, plan: AuditPlan | None, declared: dict[str, Any]) -> AuditPlan:
     """The plan of an :func:`audit` call: given (first or as ``plan=``), or made of its keywords;
     on ``source`` where one is given beside it."""
-    if isinstance(source, AuditPlan):
-        if plan is not None:
-            raise TypeError("audit: give the plan once, as the first argument or as plan=")
-        source, plan = None, source
-    unknown = sorted(set(declared) - set(PLAN_FIELDS))
-    if unknown:
-        raise TypeError(f"audit() got an unexpected keyword argument {unknown[0]!r}")
-    if plan is not None and declared:
-        raise TypeError(f"audit: {sorted(declared)[0]!r} is the plan's; declare it in the AuditPlan "
-                        "(dataclasses.replace), or give every field as a keyword without a plan")
-    if plan is None:
-        plan = AuditPlan(**declared)
-    return plan if source is None else replace(plan, source=source)
+    return declaration("audit", "plan", AuditPlan, source, plan, declared, PLAN_FIELDS,
+                       lambda keywords: AuditPlan(**keywords))
 
 
 def estimate_audit(cls: type[JudgedMetric], inputs: Mapping[str, list[Any]], *, judge: Any,

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from .._version import __version__
@@ -30,7 +30,7 @@ from ..run import Run, read_table
 from ..signature import signature
 from ..significance import DEFAULT_SEED
 from ..stats.statistic import STATISTICS
-from .study import STUDY_FIELDS, Study
+from .study import STUDY_FIELDS, Study, declaration
 
 __all__ = ["meta_eval", "Study", "MetaArgumentError", "CLI_FLAGS", "MetaTable", "read_source",
            "DEFAULT_STATISTICS", "score_names"]
@@ -381,20 +381,7 @@ def _default_exclusions(info: Any, metrics: Sequence[str], include: Sequence[str
 def _study(source: str | Study | None, study: Study | None, declared: dict[str, Any]) -> Study:
     """The study of a :func:`meta_eval` call: given (first or as ``study=``), or made of its
     keywords; on ``source`` where one is given beside it."""
-    if isinstance(source, Study):
-        if study is not None:
-            raise TypeError("meta_eval: give the study once, as the first argument or as study=")
-        source, study = None, source
-    unknown = sorted(set(declared) - _KEYWORDS)
-    if unknown:
-        raise TypeError(f"meta_eval() got an unexpected keyword argument {unknown[0]!r}")
-    if study is not None and declared:
-        raise TypeError(f"meta_eval: {sorted(declared)[0]!r} is the study's; declare it in the Study "
-                        "(dataclasses.replace), or give every field as a keyword without a study")
-    if study is None:
-        study = _declared(declared)
-    if source is not None:
-        study = replace(study, source=source)
+    study = declaration("meta_eval", "study", Study, source, study, declared, _KEYWORDS, _declared)
     if not isinstance(study.source, str) or not study.source:
         raise MetaArgumentError("source", f"name a bundled set or a file to meta-evaluate, got {study.source!r}")
     return study
