@@ -114,8 +114,8 @@ def real(model, n, repeats, out_path=None):
 
     sys.path.insert(0, os.path.join(ROOT, "tests"))
     from llama_server import llama_server
-    from textgen_metrics.audit.report import format_summary
-    from textgen_metrics.audit.run import audit
+    from textgen_metrics.audits.report import format_summary
+    from textgen_metrics.audits.run import audit
     from textgen_metrics.judges import OpenAIJudge
     from textgen_metrics.judges.tiny import tiny_model_file
 

@@ -38,6 +38,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "src"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "reference"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
 
 from common import print_table, timed  # noqa: E402
 
@@ -79,7 +80,7 @@ def _spa_values_only(mats, draws):
 
 
 def _lexical_studies():
-    from textgen_metrics.meta import cards
+    import cards  # tools/cards.py
 
     studies = [replace(c, study=replace(c.study, metrics={k: v for k, v in c.study.metrics.items()
                                                           if k != "bertscore"}))

@@ -22,9 +22,9 @@ import textgen_metrics
 from chat_server import ChatServer
 from test_audit_probes import Planted, blocks, pair_rows
 from textgen_metrics import cli
-from textgen_metrics.audit.cli import add_audit_parser
-from textgen_metrics.audit.report import format_summary, judge_card_html
-from textgen_metrics.audit.run import audit
+from textgen_metrics.audits.cli import add_audit_parser
+from textgen_metrics.audits.report import format_summary, judge_card_html
+from textgen_metrics.audits.run import audit
 from textgen_metrics.judges import CallableJudge
 from textgen_metrics.stats.audit import alt_test, benjamini_yekutieli
 

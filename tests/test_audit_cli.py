@@ -14,7 +14,7 @@ import textgen_metrics
 from chat_server import ChatServer
 from test_audit_probes import ROWS, Planted
 from textgen_metrics import cli
-from textgen_metrics.audit.cli import add_audit_parser
+from textgen_metrics.audits.cli import add_audit_parser
 
 
 def _has_audit():

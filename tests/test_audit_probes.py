@@ -20,8 +20,8 @@ import textgen_metrics
 from chat_server import ChatServer
 from conftest import ROOT
 from test_audit_stats import DEFECTS, TIE
-from textgen_metrics.audit.probes import FILLER
-from textgen_metrics.audit.run import audit
+from textgen_metrics.audits.probes import FILLER
+from textgen_metrics.audits.run import audit
 from textgen_metrics.judges import CallableJudge, OpenAIJudge
 from textgen_metrics.judges.cache import cache_key
 

@@ -5,13 +5,18 @@ line builds the study from its flags, and the metric cards declare theirs with i
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
+from conftest import ROOT
 from textgen_metrics import cli
-from textgen_metrics.meta import Study, cards
+from textgen_metrics.meta import Study
 from textgen_metrics.meta import run as meta_run
 from textgen_metrics.meta.run import MetaArgumentError, meta_eval
+
+sys.path.insert(0, str(ROOT / "tools"))
+import cards  # noqa: E402  (tools/cards.py)
 
 
 def _file(tmp_path):
@@ -87,7 +92,7 @@ def test_the_command_line_builds_the_study_from_its_flags(tmp_path, monkeypatch,
 
 def test_the_cards_declare_their_studies_with_the_library_s_study(monkeypatch):
     calls = []
-    monkeypatch.setattr(meta_run, "meta_eval", lambda study, **call: calls.append((study, call)) or {})
+    monkeypatch.setattr(cards, "meta_eval", lambda study, **call: calls.append((study, call)) or {})
     results = cards.compute(cards.STUDIES[:2])
     assert list(results) == [c.key for c in cards.STUDIES[:2]]
     assert [study for study, _ in calls] == [c.study for c in cards.STUDIES[:2]]

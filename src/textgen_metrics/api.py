@@ -4,7 +4,8 @@ any name here (imported on first use of one of them; the metric functions come f
 type checkers read as a re-export.
 """
 
-from .audit.run import audit as audit
+from .audits.plan import AuditPlan as AuditPlan
+from .audits.run import audit as audit
 from .comparison import compare as compare
 from .cost import estimate_cost as estimate_cost
 from .gates import assert_gate as assert_gate

@@ -446,7 +446,7 @@ def _add_meta_eval(sub: Any) -> None:
 
 # the subcommands, each adding its parser to the subparsers
 def _add_audit(sub: Any) -> None:
-    from .audit.cli import add_audit_parser
+    from .audits.cli import add_audit_parser
 
     add_audit_parser(sub)
 

@@ -25,15 +25,15 @@ import os
 import re
 import sys
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from .judges import BACKENDS
 from .metric import Metric
 
 __all__ = ["OptionDoc", "option_lines", "front_end_lines", "arguments_text", "card_markdown", "cli_text",
-           "add_options_parser", "show_options", "card_section", "marked_section", "update_cards", "START", "END",
-           "main"]
+           "add_options_parser", "show_options", "card_section", "marked_section", "update_cards", "rewrite_card",
+           "START", "END", "main"]
 
 START = ("<!-- options: generated from the metric's Options by `python -m textgen_metrics.option_docs --write`; "
          "do not edit by hand -->")
@@ -290,7 +290,6 @@ def _with_section(text: str, section: str, path: str) -> str:
 def update_cards(root: str = ".", check: bool = False) -> list[str]:
     """Write (with ``check``, only compare) the options section of every registered metric's
     card under ``root/metrics``; the cards that were (or would be) changed."""
-    from .meta.cards import rewrite_card
     from .registry import METRICS
 
     changed = []
@@ -301,6 +300,19 @@ def update_cards(root: str = ".", check: bool = False) -> list[str]:
         if rewrite_card(path, functools.partial(_with_section, section=card_section(name), path=path), check):
             changed.append(name)
     return changed
+
+
+def rewrite_card(path: str, edit: Callable[[str], str], check: bool = False) -> bool:
+    """Whether ``edit`` changes the card at ``path``; the card written with it unless ``check``
+    (the generated sections of every card: the options here, the agreement with people by
+    tools/cards.py)."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    new = edit(text)
+    if new != text and not check:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(new)
+    return new != text
 
 
 def main(argv: Sequence[str] | None = None) -> int:

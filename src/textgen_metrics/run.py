@@ -11,6 +11,9 @@ Spaces, the Trainer hook, evaluate's multi-process path, Ray and Spark all build
 
 What a run does:
 
+- :func:`read_rows`: the one reader of a source's rows (a list of records, or a file or a
+  ``datasets`` folder by :func:`read_table`), as :class:`Rows` (the records, their source and
+  each one's line in the file) that :meth:`Run.inputs` reads by the files' rules;
 - :meth:`Run.inputs`: the one reader of tables, ``{metric: {input: values}}`` from records (a
   list of dicts, as files are read), a pandas DataFrame, an Arrow table, or columns
   (``{column: list or NumPy array}``, the batch Ray Data hands over by default). One notion of
@@ -54,8 +57,8 @@ from .judges import judge_option_kinds, resolve_judge
 from .metric import Metric, Result, Stats, parse_option_text
 from .registry import METRICS, column_fields, get_metric
 
-__all__ = ["Run", "RunError", "merge", "resolve_judge", "read_cell", "option_value", "judge_option_kinds",
-           "CLI_WORDS", "SPACE_WORDS", "LIBRARY_WORDS", "CHUNK", "locate"]
+__all__ = ["Run", "RunError", "Rows", "merge", "resolve_judge", "read_cell", "read_rows", "read_table",
+           "option_value", "judge_option_kinds", "CLI_WORDS", "SPACE_WORDS", "LIBRARY_WORDS", "CHUNK", "locate"]
 
 # what each argument of a run is called by a front end: the command line's flags, a Space's boxes
 LIBRARY_WORDS = {"metrics": "metrics", "columns": "columns", "options": "options", "judge": "judge"}
@@ -99,11 +102,116 @@ _LINE_FILES = (".jsonl", ".ndjson", ".csv", ".tsv")
 
 def locate(source: str, lines: Sequence[int] | None, index: int) -> str:
     """Where row ``index`` (from 0) of ``source`` is, as an editor shows it: ``"line N"`` in a
-    CSV, TSV or JSONL file (``lines``: :func:`~textgen_metrics.scoring.read_table`'s), else ``"row N"`` (from 1)."""
+    CSV, TSV or JSONL file (``lines``: :func:`read_table`'s), else ``"row N"`` (from 1)."""
     if lines is None:
         return f"row {index + 1}"
     line_file = not os.path.isdir(source) and os.path.splitext(source)[1].lower() in _LINE_FILES
     return f"{'line' if line_file else 'row'} {lines[index]}"
+
+
+# -- the rows of a source --------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class Rows:
+    """Records and where they came from: ``source`` names them in messages; ``lines``, each
+    record's line in a file as an editor numbers it (:func:`read_table`'s; None: records given as
+    a list, or a bundled set's rows, named by their number from 1). :meth:`Run.inputs` reads a
+    file's rows by the files' rule: a blank required text is an error naming its line and column
+    (a blank cell usually means missing data), where the library's own records keep an empty text
+    as valid input."""
+
+    records: list[dict[str, Any]]
+    source: str
+    lines: list[int] | None = None
+
+
+def read_rows(source: Any, split: str | None = None) -> Rows:
+    """The :class:`Rows` of ``source``: a list of records (as given, named ``rows``), or a file or
+    a ``datasets`` folder read by :func:`read_table` (``split``: a folder's split)."""
+    if isinstance(source, (str, os.PathLike)):
+        path = os.fspath(source)
+        records, lines = read_table(path, split)
+        return Rows(records, path, lines)
+    if isinstance(source, Sequence) and all(isinstance(r, Mapping) for r in source):
+        return Rows([dict(r) for r in source], "rows")
+    raise TypeError(f"source: expected a list of records or a file path, got {type(source).__name__}")
+
+
+def read_table(path: str, split: str | None = None) -> tuple[list[dict[str, Any]], list[int]]:
+    """``(rows, lines)``: the rows of ``path`` (``.jsonl``/``.json``/``.csv``/``.tsv``/``.parquet`` or
+    a ``datasets`` folder, ``split`` picking one split of a DatasetDict), and each row's line in
+    the file as an editor numbers it (CSV/TSV: the header is line 1, a row's first line;
+    JSONL: its line; a JSON list, Parquet or a datasets folder: the row's number from 1)."""
+    if not os.path.exists(path):
+        raise ValueError(f"{path}: no such file or folder")
+    if os.path.isdir(path):
+        rows = _read_dataset_folder(path, split)
+        return rows, list(range(1, len(rows) + 1))
+    ext = os.path.splitext(path)[1].lower()
+    if ext in (".jsonl", ".ndjson"):
+        rows, lines = [], []
+        with open(path, encoding="utf-8") as f:
+            for n, line in enumerate(f, 1):
+                if line.strip():
+                    try:
+                        row = json.loads(line)
+                    except json.JSONDecodeError as e:
+                        raise ValueError(f"{path}: line {n}: not valid JSON ({e.msg})") from None
+                    if not isinstance(row, dict):
+                        raise ValueError(f"{path}: line {n} is a {type(row).__name__}, not a record "
+                                         "(a JSON object with one field per input)")
+                    rows.append(row)
+                    lines.append(n)
+        return rows, lines
+    if ext == ".json":
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+        if not isinstance(data, list):
+            raise ValueError(f"{path}: expected a JSON list of records")
+        for i, row in enumerate(data):
+            if not isinstance(row, dict):
+                raise ValueError(f"{path}: row {i + 1} is a {type(row).__name__}, not a record "
+                                 "(a JSON object with one field per input)")
+        return data, list(range(1, len(data) + 1))
+    if ext in (".csv", ".tsv"):
+        import csv
+
+        with open(path, encoding="utf-8", newline="") as f:
+            reader = csv.DictReader(f, delimiter="\t" if ext == ".tsv" else ",")
+            rows, lines = [], []
+            _ = reader.fieldnames  # reads the header
+            start = reader.line_num + 1  # the line the next row starts on
+            for row in reader:
+                rows.append(row)
+                lines.append(start)
+                start = reader.line_num + 1
+        return rows, lines
+    if ext == ".parquet":
+        import datasets
+
+        records: list[dict[str, Any]] = datasets.Dataset.from_parquet(path).to_list()
+        return records, list(range(1, len(records) + 1))
+    raise ValueError(f"{path}: unknown file type {ext!r}; use .jsonl, .json, .csv, .tsv, .parquet "
+                     "or a datasets folder")
+
+
+def _read_dataset_folder(path: str, split: str | None) -> list[dict[str, Any]]:
+    import datasets
+
+    try:
+        data = datasets.load_from_disk(path)
+    except FileNotFoundError:
+        raise ValueError(f"{path}: not a datasets folder (one written by save_to_disk)") from None
+    if isinstance(data, datasets.DatasetDict):
+        splits = list(data)
+        if split is None and len(splits) == 1:
+            split = splits[0]
+        if split not in data:
+            raise ValueError(f"split: {path} has the splits {splits}; choose one with --split")
+        data = data[split]
+    elif split is not None:
+        raise ValueError(f"split: {path} is a single dataset with no splits")
+    records: list[dict[str, Any]] = data.to_list()
+    return records
 
 
 # -- the cells of a table --------------------------------------------------------------------------
@@ -377,17 +485,19 @@ class Run:
         self.fields(available)
 
     def inputs(self, table: Any, *, source: str | None = None, lines: Sequence[int] | None = None,
-               hint: str = "--column {column}=FIELD", allow_empty: bool = True,
+               hint: str = "--column {column}=FIELD", allow_empty: bool | None = None,
                only: Sequence[str] | None = None, inputs: Sequence[str] | None = None, texts: bool = True,
                optional: bool = True) -> dict[str, dict[str, list[Any]]]:
-        """``{metric: {input: values}}`` of ``table`` (records, a DataFrame, an Arrow table or
-        ``{column: values}``), each cell read by :func:`read_cell`.
+        """``{metric: {input: values}}`` of ``table`` (records, a DataFrame, an Arrow table,
+        ``{column: values}``, or :class:`Rows`: its records with their source and lines), each
+        cell read by :func:`read_cell`.
 
         A record without the field, a required input's missing cell, a list input's text that
         starts like a JSON list and does not parse, and (unless ``allow_empty``) a blank required
-        text are errors naming the row: with ``source`` (a file) a
+        text are errors naming the row (``allow_empty``'s default: a file's rows, :class:`Rows` with
+        lines, allow no blank required text; anything else does): with ``source`` (a file) a
         :class:`~textgen_metrics.errors.CellError` naming the file's line (``lines``, as
-        :func:`~textgen_metrics.scoring.read_table` gives them) and the field, else an
+        :func:`read_table` gives them) and the field, else an
         :class:`~textgen_metrics.errors.InputError` naming the input and the row's index from 0
         (a batch's: the scale-out front ends place it in the whole table). ``hint``: how the
         front end maps another field. ``only``: these metrics (default: all); ``inputs``: these
@@ -395,13 +505,17 @@ class Run:
         ``texts=False``: the texts are the library's values, not a file's cells (see
         :func:`read_cell`). ``optional=False``: a metric's optional inputs are not read (the
         Trainer's labels are G-Eval's references only where they are its required input)."""
+        file_rows = isinstance(table, Rows) and table.lines is not None
+        if isinstance(table, Rows):
+            source, lines, table = table.source, table.lines, table.records
+        empty_ok = not file_rows if allow_empty is None else allow_empty
         data = Table(table)
         out: dict[str, dict[str, list[Any]]] = {}
         for spec in self.specs():
             if only is not None and spec.name not in only:
                 continue
             wanted = inputs if optional else [c for c in spec.columns if inputs is None or c in inputs]
-            out[spec.name] = self._read(spec, data, source, lines, hint, allow_empty, wanted, texts)
+            out[spec.name] = self._read(spec, data, source, lines, hint, empty_ok, wanted, texts)
         return out
 
     def _read(self, spec: type[Metric], data: Table, source: str | None, lines: Sequence[int] | None, hint: str,

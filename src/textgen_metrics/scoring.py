@@ -14,8 +14,6 @@ functions score an empty string: only a file's blank cell is taken for missing d
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
@@ -24,7 +22,7 @@ from ._version import __version__
 from .errors import CellError, InputError
 from .metric import Result
 from .registry import get_metric
-from .run import LIBRARY_WORDS, Run, locate
+from .run import LIBRARY_WORDS, Run, locate, read_table
 
 __all__ = ["read_records", "read_table", "score_records", "flat_scores", "score_name", "unscored", "Progress",
            "locate"]
@@ -38,83 +36,6 @@ def read_records(path: str, split: str | None = None) -> list[dict[str, Any]]:
     """Rows of ``path`` as dicts: ``.jsonl``/``.json``/``.csv``/``.tsv``/``.parquet`` or a
     ``datasets`` folder (``split`` picks one split of a DatasetDict)."""
     return read_table(path, split)[0]
-
-
-def read_table(path: str, split: str | None = None) -> tuple[list[dict[str, Any]], list[int]]:
-    """``(rows, lines)``: the rows of ``path`` as :func:`read_records` reads them, and each row's
-    line in the file as an editor numbers it (CSV/TSV: the header is line 1, a row's first line;
-    JSONL: its line; a JSON list, Parquet or a datasets folder: the row's number from 1)."""
-    if not os.path.exists(path):
-        raise ValueError(f"{path}: no such file or folder")
-    if os.path.isdir(path):
-        rows = _read_dataset_folder(path, split)
-        return rows, list(range(1, len(rows) + 1))
-    ext = os.path.splitext(path)[1].lower()
-    if ext in (".jsonl", ".ndjson"):
-        rows, lines = [], []
-        with open(path, encoding="utf-8") as f:
-            for n, line in enumerate(f, 1):
-                if line.strip():
-                    try:
-                        row = json.loads(line)
-                    except json.JSONDecodeError as e:
-                        raise ValueError(f"{path}: line {n}: not valid JSON ({e.msg})") from None
-                    if not isinstance(row, dict):
-                        raise ValueError(f"{path}: line {n} is a {type(row).__name__}, not a record "
-                                         "(a JSON object with one field per input)")
-                    rows.append(row)
-                    lines.append(n)
-        return rows, lines
-    if ext == ".json":
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-        if not isinstance(data, list):
-            raise ValueError(f"{path}: expected a JSON list of records")
-        for i, row in enumerate(data):
-            if not isinstance(row, dict):
-                raise ValueError(f"{path}: row {i + 1} is a {type(row).__name__}, not a record "
-                                 "(a JSON object with one field per input)")
-        return data, list(range(1, len(data) + 1))
-    if ext in (".csv", ".tsv"):
-        import csv
-
-        with open(path, encoding="utf-8", newline="") as f:
-            reader = csv.DictReader(f, delimiter="\t" if ext == ".tsv" else ",")
-            rows, lines = [], []
-            _ = reader.fieldnames  # reads the header
-            start = reader.line_num + 1  # the line the next row starts on
-            for row in reader:
-                rows.append(row)
-                lines.append(start)
-                start = reader.line_num + 1
-        return rows, lines
-    if ext == ".parquet":
-        import datasets
-
-        records: list[dict[str, Any]] = datasets.Dataset.from_parquet(path).to_list()
-        return records, list(range(1, len(records) + 1))
-    raise ValueError(f"{path}: unknown file type {ext!r}; use .jsonl, .json, .csv, .tsv, .parquet "
-                     "or a datasets folder")
-
-
-def _read_dataset_folder(path: str, split: str | None) -> list[dict[str, Any]]:
-    import datasets
-
-    try:
-        data = datasets.load_from_disk(path)
-    except FileNotFoundError:
-        raise ValueError(f"{path}: not a datasets folder (one written by save_to_disk)") from None
-    if isinstance(data, datasets.DatasetDict):
-        splits = list(data)
-        if split is None and len(splits) == 1:
-            split = splits[0]
-        if split not in data:
-            raise ValueError(f"split: {path} has the splits {splits}; choose one with --split")
-        data = data[split]
-    elif split is not None:
-        raise ValueError(f"split: {path} is a single dataset with no splits")
-    records: list[dict[str, Any]] = data.to_list()
-    return records
 
 
 def score_name(metric: str, key: str) -> str:

@@ -22,15 +22,15 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from .._version import __version__
-from ..run import Run
+from ..run import Run, read_table
 from ..signature import signature
 from ..significance import DEFAULT_SEED
 from ..stats.statistic import STATISTICS
-from .study import STUDY_FIELDS, Study
+from .study import STUDY_FIELDS, Study, declaration
 
 __all__ = ["meta_eval", "Study", "MetaArgumentError", "CLI_FLAGS", "MetaTable", "read_source",
            "DEFAULT_STATISTICS", "score_names"]
@@ -148,8 +148,6 @@ def _bundled(name: str, split: str | None, human_columns: Sequence[str] | None,
 
 def _from_file(path: str, split: str | None, human_columns: Sequence[str] | None, item_column: str | None,
                system_column: str | None, score_columns: Sequence[str], labels: bool) -> MetaTable:
-    from ..scoring import read_table
-
     if not os.path.exists(path):
         raise ValueError(f"{path}: no such file or folder (a bundled set's name, or a .jsonl, .csv or .tsv file; "
                          "--list lists the bundled sets)")
@@ -275,9 +273,10 @@ def _records_for(table: MetaTable, run: Run, name: str) -> list[dict[str, Any]]:
     return [{k: v for k, v in r.items() if k not in drop} for r in records] if drop else records
 
 
-def _estimate(table: MetaTable, run: Run) -> dict[str, Any]:
+def _estimate(table: MetaTable, run: Run, allow_empty: bool) -> dict[str, Any]:
     """What scoring the table with the run's LLM-guided metrics would cost (``estimate_cost``'s
-    dict, one call per metric since each reads its own records), no request sent."""
+    dict, one call per metric since each reads its own records), no request sent; a file's rows
+    read as the run reads them (a blank required cell an error naming its line and column)."""
     from ..cost import estimate_cost
 
     judged = [spec.name for spec in run.specs() if spec.judge]
@@ -286,8 +285,9 @@ def _estimate(table: MetaTable, run: Run) -> dict[str, Any]:
                                 "estimate")
     out: dict[str, Any] = {}
     for name in judged:
-        source = table.source if table.info is None else None  # a file's cells are named by its lines
-        inputs: dict[str, Any] = run.inputs(_records_for(table, run, name), source=source, lines=table.lines,
+        in_file = table.info is None  # a file's cells are named by its lines
+        inputs: dict[str, Any] = run.inputs(_records_for(table, run, name), source=table.source if in_file else None,
+                                            lines=table.lines, allow_empty=allow_empty or not in_file,
                                             only=[name])[name]
         one = estimate_cost([name], judge=run.judge, judge_options=run.judge_options, options=run.options, **inputs)
         if not out:
@@ -381,20 +381,7 @@ def _default_exclusions(info: Any, metrics: Sequence[str], include: Sequence[str
 def _study(source: str | Study | None, study: Study | None, declared: dict[str, Any]) -> Study:
     """The study of a :func:`meta_eval` call: given (first or as ``study=``), or made of its
     keywords; on ``source`` where one is given beside it."""
-    if isinstance(source, Study):
-        if study is not None:
-            raise TypeError("meta_eval: give the study once, as the first argument or as study=")
-        source, study = None, source
-    unknown = sorted(set(declared) - _KEYWORDS)
-    if unknown:
-        raise TypeError(f"meta_eval() got an unexpected keyword argument {unknown[0]!r}")
-    if study is not None and declared:
-        raise TypeError(f"meta_eval: {sorted(declared)[0]!r} is the study's; declare it in the Study "
-                        "(dataclasses.replace), or give every field as a keyword without a study")
-    if study is None:
-        study = _declared(declared)
-    if source is not None:
-        study = replace(study, source=source)
+    study = declaration("meta_eval", "study", Study, source, study, declared, _KEYWORDS, _declared)
     if not isinstance(study.source, str) or not study.source:
         raise MetaArgumentError("source", f"name a bundled set or a file to meta-evaluate, got {study.source!r}")
     return study
@@ -500,7 +487,7 @@ def meta_eval(source: str | Study | None = None, *, study: Study | None = None, 
     if dry_run:
         if run is None:
             raise MetaArgumentError("dry_run", "name the LLM-guided metrics to estimate (metrics)")
-        return _estimate(table, run)
+        return _estimate(table, run, allow_empty)
     score_lists: dict[str, list[float | None]] = dict(table.scores)
     runs: dict[str, Any] = {}
     if metrics:

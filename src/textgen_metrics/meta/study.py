@@ -2,7 +2,7 @@
 ``tasks.Task`` declares a task, so that a whole protocol (G-Eval's on SummEval, FRANK's, the WMT
 metrics task's) is a list of declarations. :func:`textgen_metrics.meta.run.meta_eval` takes it
 (``meta_eval(study)`` or ``meta_eval(source, study=study)``); the command line builds one from its
-flags, and the metric cards (:mod:`textgen_metrics.meta.cards`) declare theirs with it.
+flags, and the metric cards (tools/cards.py) declare theirs with it.
 
 How sure the figures are (confidence level, resamples, permutations, seed, comparisons) and who
 computes the scores (the judge) are the call's, not the study's: the same study can be run with
@@ -11,11 +11,17 @@ another seed or judge.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import dataclasses
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-__all__ = ["Study", "STUDY_FIELDS"]
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+__all__ = ["Study", "STUDY_FIELDS", "declaration"]
+
+D = TypeVar("D", bound="DataclassInstance")
 
 
 @dataclass(frozen=True)
@@ -65,3 +71,24 @@ class Study:
 
 STUDY_FIELDS = tuple(f.name for f in fields(Study))
 _NAME_LISTS = ("score_columns", "human_columns", "statistics", "exclude_systems", "include_systems")
+
+
+def declaration(call: str, param: str, kind: type[D], first: Any, given: D | None, keywords: Mapping[str, Any],
+                known: Collection[str], make: Callable[[dict[str, Any]], D]) -> D:
+    """The declaration a call runs (a :class:`Study` for ``meta_eval``, an ``AuditPlan`` for
+    ``audit``): given as the first argument or as ``param``, or made by ``make`` of the call's
+    ``keywords`` (each one of ``known``, the declaration's fields as the call names them); on
+    ``first``, the source, where one is given beside it. A declaration and one of its fields in
+    the same call are refused, so that what ran is what the declaration says."""
+    if isinstance(first, kind):
+        if given is not None:
+            raise TypeError(f"{call}: give the {param} once, as the first argument or as {param}=")
+        first, given = None, first
+    unknown = sorted(set(keywords) - set(known))
+    if unknown:
+        raise TypeError(f"{call}() got an unexpected keyword argument {unknown[0]!r}")
+    if given is not None and keywords:
+        raise TypeError(f"{call}: {sorted(keywords)[0]!r} is the {param}'s; declare it in the {kind.__name__} "
+                        f"(dataclasses.replace), or give every field as a keyword without a {param}")
+    value = given if given is not None else make(dict(keywords))
+    return value if first is None else dataclasses.replace(value, source=first)

@@ -14,6 +14,6 @@
   looks of adaptive repeats, the paired sign-flip test, Holm's adjustment, the minimum
   detectable drop).
 
-:mod:`textgen_metrics.meta` and :mod:`textgen_metrics.audit` build their studies on these;
+:mod:`textgen_metrics.meta` and :mod:`textgen_metrics.audits` build their studies on these;
 nothing here imports them.
 """

@@ -1,7 +1,10 @@
 """Published meta-evaluation figures, reproduced from the bundled sets by the project's own code.
 
-``python -m textgen_metrics.meta.reproduce`` prints each table as Markdown (docs/meta_evaluation.md
-carries them); tests/test_meta_reproduce.py holds every figure to its published value.
+    python tools/reproduce.py
+
+prints each table as Markdown (docs/meta_evaluation.md carries them); tests/test_meta_reproduce.py
+holds every figure to its published value. A tool of the repository, not of the library: each
+table is a ``meta_eval`` (or ``position_audit``) call a user can make.
 
 - :func:`geval_table1`: G-Eval's Table 1 (UniEval's ROUGE rows on SummEval), summary level, with
   the recipe that reproduces it: the mean over the 11 references, Porter stemming, ROUGE-Lsum over
@@ -10,7 +13,7 @@ carries them); tests/test_meta_reproduce.py holds every figure to its published 
   authors' published baseline scores, and of the same ROUGE and BLEU recomputed from FRANK's texts.
 - :func:`unieval_correlations`: UniEval's correlations from its stored predictions.
 - :func:`llmbar_judges`: each stored LLMBar judge's accuracy per order and positional agreement,
-  from its stored verdicts, through :func:`textgen_metrics.audit.position_audit`.
+  from its stored verdicts, through :func:`textgen_metrics.position_audit`.
 """
 
 from __future__ import annotations
@@ -19,7 +22,11 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from ..numbers import format_number
+from textgen_metrics.lexical.rouge import rouge
+from textgen_metrics.meta.data import bundled_sets, describe_set, load_set
+from textgen_metrics.meta.run import meta_eval
+from textgen_metrics.numbers import format_number
+from textgen_metrics.stats.audit import position_audit
 
 __all__ = ["geval_table1", "frank_partial", "unieval_correlations", "llmbar_judges", "GEVAL_RECIPE", "main"]
 
@@ -36,9 +43,6 @@ FRANK_RECOMPUTED: dict[str, tuple[str, dict[str, Any]]] = {
 
 def geval_table1(n_resamples: int = 0, seed: int | None = 12345) -> list[dict[str, Any]]:
     """One row per (ROUGE row, dimension, statistic): ``published``, ``ours``, ``ci``."""
-    from .data import describe_set
-    from .run import meta_eval
-
     published = describe_set("summeval").published["geval_table1_rouge"]
     result = meta_eval("summeval", metrics=["rouge"], options={"rouge": GEVAL_RECIPE},
                        statistics=["spearman", "kendall"], level=published["level"], group_by=published["group_by"],
@@ -60,17 +64,12 @@ def frank_partial(split: str | None = None, n_resamples: int = 0, seed: int | No
     baseline column, and of this project's ROUGE recomputed from the texts
     (:data:`FRANK_RECOMPUTED`), with the share of rows where ours equals the published column to
     its 5 decimals."""
-    from .data import load_set
-    from .run import meta_eval
-
     data = load_set("frank", split=split)
     columns = list(data.info.score_columns)
     result = meta_eval("frank", split=split, metrics=["rouge"],
                        options={"rouge": {"use_stemmer": True, "rouge_types": ["rouge1", "rouge2", "rougeL"]}},
                        score_columns=columns, statistics=["partial_pearson", "partial_spearman"],
                        n_resamples=n_resamples, seed=seed, compare=False)
-    from ..lexical.rouge import rouge
-
     ours = rouge(predictions=[r["prediction"] for r in data.rows], references=[r["references"] for r in data.rows],
                  use_aggregator=False, use_stemmer=True, rouge_types=["rouge1", "rouge2", "rougeL"])
     equal = {}
@@ -85,9 +84,6 @@ def frank_partial(split: str | None = None, n_resamples: int = 0, seed: int | No
 def unieval_correlations() -> list[dict[str, Any]]:
     """UniEval's printed correlations beside the same statistics of its stored predictions
     (``unieval.<dimension>`` score columns), for every set that carries them."""
-    from .data import bundled_sets, describe_set
-    from .run import meta_eval
-
     out = []
     for name in bundled_sets():
         info = describe_set(name)
@@ -109,9 +105,6 @@ def unieval_correlations() -> list[dict[str, Any]]:
 def llmbar_judges() -> list[dict[str, Any]]:
     """Each stored LLMBar judge's statistics from its verdicts (``position_audit`` with
     ``missing="as_verdict"``, as LLMBar's statistics.json counts), beside the published ones."""
-    from ..stats.audit import position_audit
-    from .data import bundled_sets, describe_set, load_set
-
     out = []
     for name in bundled_sets():
         info = describe_set(name)

@@ -46,13 +46,10 @@ from ..llm.metrics import JudgedMetric
 from ..llm.pairwise import PairwisePreference
 from ..stats import audit as stats
 
-__all__ = ["FILLER", "PROBES", "ALT_TEST", "ALL_PROBES", "Target", "Run", "position_probe", "verbosity_probe",
+__all__ = ["FILLER", "Target", "Run", "position_probe", "verbosity_probe",
            "repeat_probe", "calibration_probe", "alt_test_probe", "annotator_values", "padded", "swapped",
            "gold_labels", "binary_labels", "is_comparison", "asks_both_orders"]
 
-PROBES = ("position", "verbosity", "repeat", "calibration")
-ALT_TEST = "alt_test"  # run whenever annotator columns are given (no request of its own)
-ALL_PROBES = (*PROBES, ALT_TEST)
 # appended to each prediction by the verbosity probe: no fact, no claim of quality, no instruction
 FILLER = ("The points above are the whole of this answer; nothing more is added here, and the answer above "
           "stands as it was written, to be read in full.")

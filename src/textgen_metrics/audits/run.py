@@ -33,39 +33,36 @@ from typing import Any
 
 from ..judges import Judge, JudgeFatalError
 from ..llm.metrics import JudgedMetric
-from ..significance import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
+from ..meta.study import declaration
+from ..run import Rows, Run, locate, resolve_judge
+from ..run import read_rows as run_rows
 from ..stats.audit import MISSING, alt_test
 from . import probes as P
+from .plan import ALL_PROBES, ALT_TEST, PLAN_FIELDS, AuditPlan
 
-__all__ = ["audit", "read_rows", "estimate_audit"]
+__all__ = ["audit", "AuditPlan", "read_rows", "estimate_audit"]
 
 _CACHE_NOTE = re.compile(r"answered from the judge's cache|no answer in the judge's cache")
 
 
-def read_rows(source: Any, split: str | None = None) -> tuple[list[dict[str, Any]], str, list[int] | None]:
-    """(records, a name for messages, each record's line in a file) from a list of records, a
-    file or folder (read as ``score`` reads it: the lines name a bad cell's place as an editor
-    numbers it), or a bundled set's name (no lines: its rows are numbered)."""
-    if isinstance(source, (str, os.PathLike)):
-        path = os.fspath(source)
+def read_rows(source: Any, split: str | None = None) -> Rows:
+    """The rows to audit: a bundled set's (fields it does not have left out; its rows named by
+    their number), else the run's reader's (:func:`textgen_metrics.run.read_rows`: a list of
+    records, or a file read as ``score`` reads it, each row named by its line)."""
+    if isinstance(source, str) and not os.path.exists(source):
         from ..meta.data import bundled_sets, load_set
 
-        if not os.path.exists(path) and path in bundled_sets():
+        if source in bundled_sets():
             # fields a set does not have (no references: [], no source: None) are left out, so that an
             # optional input (pairwise preference's references) is not read from them
-            rows = [{k: v for k, v in r.items() if v is not None and v != []} for r in load_set(path, split).rows]
-            return rows, path, None
-        from ..scoring import read_table
-
-        rows, lines = read_table(path, split=split)
-        return rows, path, lines
-    if isinstance(source, Sequence) and all(isinstance(r, Mapping) for r in source):
-        return [dict(r) for r in source], "rows", None
-    raise TypeError(f"source: expected a list of records, a file path or a bundled set's name, got "
-                    f"{type(source).__name__}")
+            rows = [{k: v for k, v in r.items() if v is not None and v != []} for r in load_set(source, split).rows]
+            return Rows(rows, source)
+    return run_rows(source, split)
 
 
 def _metric(metrics: Any) -> type[JudgedMetric]:
+    if metrics is None:
+        raise ValueError("metrics: name the LLM-guided metric to audit the judge on (e.g. pairwise_preference)")
     if isinstance(metrics, type) and issubclass(metrics, JudgedMetric):
         return metrics
     names = [m.strip() for m in metrics.split(",") if m.strip()] if isinstance(metrics, str) else list(metrics)
@@ -84,13 +81,13 @@ def _metric(metrics: Any) -> type[JudgedMetric]:
 def _probes(probes: Any, annotators: bool = False) -> list[str]:
     names = [p.strip() for p in probes.split(",") if p.strip()] if isinstance(probes, str) else list(probes)
     for p in names:
-        if p not in P.ALL_PROBES:
-            raise ValueError(f"probes: unknown probe {p!r}; the probes are {', '.join(P.ALL_PROBES)}")
+        if p not in ALL_PROBES:
+            raise ValueError(f"probes: unknown probe {p!r}; the probes are {', '.join(ALL_PROBES)}")
     if not names:
-        raise ValueError(f"probes: name at least one of {', '.join(P.ALL_PROBES)}")
+        raise ValueError(f"probes: name at least one of {', '.join(ALL_PROBES)}")
     if annotators:  # the alt-test runs whenever annotator columns are given: it asks nothing of its own
-        names.append(P.ALT_TEST)
-    return [p for p in P.ALL_PROBES if p in names]
+        names.append(ALT_TEST)
+    return [p for p in ALL_PROBES if p in names]
 
 
 def _metric_options(cls: type[JudgedMetric], options: Mapping[str, Any]) -> dict[str, Any]:
@@ -99,30 +96,26 @@ def _metric_options(cls: type[JudgedMetric], options: Mapping[str, Any]) -> dict
     return {k: v for k, v in given.items() if k not in ("judge", "judge_options", "on_error", "use_aggregator")}
 
 
-def _human(rows: Sequence[Mapping[str, Any]], column: str | None) -> list[Any] | None:
-    if column is None:
-        return None
-    for i, row in enumerate(rows):
+def _column(table: Rows, column: str, argument: str) -> list[Any]:
+    """A column of people's values, every row having the field (an error naming the first that
+    does not by its line in a file, else its number)."""
+    for i, row in enumerate(table.records):
         if column not in row:
             have = ", ".join(sorted(map(str, row))) or "no fields"
-            raise ValueError(f"human_column: row {i + 1} has no field {column!r} (it has: {have})")
-    return [row[column] for row in rows]
+            raise ValueError(f"{argument}: {locate(table.source, table.lines, i)} has no field {column!r} "
+                             f"(it has: {have})")
+    return [row[column] for row in table.records]
 
 
-def _annotators(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | None,
-                comparison: bool) -> dict[str, list[Any]] | None:
+def _annotators(table: Rows, columns: Sequence[str] | None, comparison: bool) -> dict[str, list[Any]] | None:
     """Each annotator column's values (``probes.annotator_values``), checked before any request."""
     if columns is None:
         return None
     names = [columns] if isinstance(columns, str) else list(columns)
     if len(set(names)) != len(names):
         raise ValueError(f"annotator_columns: {names} names a column twice")
-    for i, row in enumerate(rows):
-        for column in names:
-            if column not in row:
-                have = ", ".join(sorted(map(str, row))) or "no fields"
-                raise ValueError(f"annotator_columns: row {i + 1} has no field {column!r} (it has: {have})")
-    return {c: P.annotator_values(c, [row[c] for row in rows], comparison) for c in names}
+    values = {c: _column(table, c, "annotator_columns") for c in names}  # every column present before any is read
+    return {c: P.annotator_values(c, values[c], comparison) for c in names}
 
 
 def _check_alt(annotations: Mapping[str, list[Any]], comparison: bool, epsilon: Any, alpha: Any) -> None:
@@ -147,66 +140,59 @@ def _check(repeats: Any, threshold: Any, probes: list[str]) -> None:
         raise ValueError(f"threshold: {threshold!r} must be a number in [0, 1] (on the score mapped to [0, 1])")
 
 
-def audit(source_rows_or_path: Any, *, metrics: Any, judge: Any, judge_options: Mapping[str, Any] | None = None,
-          columns: Mapping[str, str] | None = None, options: Mapping[str, Mapping[str, Any]] | None = None,
-          probes: Sequence[str] | str = P.PROBES, repeats: int = 3, threshold: float = 0.5,
-          human_column: str | None = None, dry_run: bool = False, confidence_level: float = DEFAULT_CONFIDENCE,
-          n_resamples: int = DEFAULT_RESAMPLES, seed: int | None = DEFAULT_SEED, missing: str = "omit",
-          split: str | None = None, annotator_columns: Sequence[str] | None = None, epsilon: float = 0.2,
-          alt_alpha: float = 0.05) -> dict[str, Any]:
-    """Audit ``judge`` on the LLM-guided metric ``metrics`` (one name, or a ``JudgedMetric``
-    class) over the rows of ``source_rows_or_path``: the ``probes`` chosen (position,
-    verbosity, repeat, calibration), each statistic with a percentile bootstrap interval
-    (``confidence_level``, ``n_resamples``, ``seed``), each probe ``flagged`` by its rule (docs/audit.md).
-    ``repeats``: requests asked ``K`` times in all by the repeat probe; ``threshold``: the
-    verdict cut on the score mapped to [0, 1]; ``human_column``: people's labels; ``missing``:
-    the position audit's handling of unusable verdicts (``"omit"`` or ``"as_verdict"``);
-    ``annotator_columns``: the fields of several annotators who rated the same rows, for the
-    alt-test (run whenever given; ``epsilon``: its cost-benefit allowance for the judge, 0.2 for
-    expert annotators, 0.15 skilled, 0.1 crowd workers, as its authors advise; ``alt_alpha``: the
-    false discovery rate of its Benjamini-Yekutieli correction).
+def audit(source: Any = None, plan: AuditPlan | None = None, *, judge: Any = None,
+          judge_options: Mapping[str, Any] | None = None, dry_run: bool = False, **declared: Any) -> dict[str, Any]:
+    """Audit ``judge`` (with ``judge_options``, as ``score`` takes them) as ``plan`` says (an
+    :class:`~textgen_metrics.audits.plan.AuditPlan`, or the first argument) on ``source`` (the
+    rows; else the plan's). Without a plan, its fields are keywords, as before the declaration:
+    ``metrics`` (one LLM-guided metric: a name or a ``JudgedMetric`` class), ``columns``,
+    ``options``, ``split``, ``allow_empty``, ``probes`` (position, verbosity, repeat, calibration), ``repeats``,
+    ``threshold``, ``human_column``, ``missing``, ``annotator_columns`` (the alt-test, run
+    whenever given) with ``epsilon`` and ``alt_alpha``, and the intervals' ``confidence_level``,
+    ``n_resamples`` and ``seed`` (the plan's docstring says what each is and its default). Each
+    statistic comes with a percentile bootstrap interval, each probe ``flagged`` by its rule
+    (docs/audit.md).
     ``dry_run=True`` returns the cost estimate of every run the audit would make (as
     ``estimate_cost``) and sends nothing. See the module docstring for the result."""
-    cls = _metric(metrics)
-    chosen = _probes(probes, annotator_columns is not None)
-    _check(repeats, threshold, chosen)
-    if missing not in MISSING:
-        raise ValueError(f"missing: {missing!r} is not one of {list(MISSING)}")
-    rows, where, lines = read_rows(source_rows_or_path, split)
+    plan = _plan(source, plan, declared)
+    cls = _metric(plan.metrics)
+    chosen = _probes(plan.probes, plan.annotator_columns is not None)
+    _check(plan.repeats, plan.threshold, chosen)
+    if plan.missing not in MISSING:
+        raise ValueError(f"missing: {plan.missing!r} is not one of {list(MISSING)}")
+    table = read_rows(plan.source, plan.split)
+    rows = table.records
     if not rows:
-        raise ValueError(f"{where}: no rows to audit")
-    from ..run import Run
-
+        raise ValueError(f"{table.source}: no rows to audit")
     if judge is None:
         raise ValueError("judge: an audit needs a judge (a judge string, object or function)")
-    run = Run.build([cls.name], columns, options, judge, judge_options)  # checked once, as every front end's
+    run = Run.build([cls.name], plan.columns, plan.options, judge, judge_options)  # checked once, as every front end's
     opts = _metric_options(cls, run.options)
-    inputs = run.inputs(rows, source=where, lines=lines)[cls.name]
-    human = _human(rows, human_column)
-    annotations = _annotators(rows, annotator_columns, P.is_comparison(cls))
+    # None: the rows' own rule, a file's blank required text an error naming its line and column
+    inputs = run.inputs(table, allow_empty=plan.allow_empty or None)[cls.name]
+    human = _column(table, plan.human_column, "human_column") if plan.human_column is not None else None
+    annotations = _annotators(table, plan.annotator_columns, P.is_comparison(cls))
     if annotations is not None:
-        _check_alt(annotations, P.is_comparison(cls), epsilon, alt_alpha)
+        _check_alt(annotations, P.is_comparison(cls), plan.epsilon, plan.alt_alpha)
     if dry_run:
         return estimate_audit(cls, inputs, judge=run.judge, judge_options=run.judge_options, options=opts,
-                              probes=chosen, repeats=repeats)
-    from ..run import resolve_judge
-
+                              probes=chosen, repeats=plan.repeats)
     resolved = resolve_judge(run.judge, run.judge_options)
     target = P.Target(cls, opts, inputs, resolved)
     target.make().check_inputs(inputs)  # the inputs' errors before any request
-    interval: dict[str, Any] = {"confidence_level": confidence_level, "n_resamples": n_resamples, "seed": seed}
+    interval = plan.interval()
     plain = target.run("plain")
     runs = [plain]
     out: dict[str, Any] = {}
     if "position" in chosen:
         gold = P.gold_labels(human) if human is not None and target.comparison else None
-        out["position"], extra = P.position_probe(target, plain, gold, missing=missing, **interval)
+        out["position"], extra = P.position_probe(target, plain, gold, missing=plan.missing, **interval)
         runs += extra
     if "verbosity" in chosen:
-        out["verbosity"], extra = P.verbosity_probe(target, plain, threshold=threshold, **interval)
+        out["verbosity"], extra = P.verbosity_probe(target, plain, threshold=plan.threshold, **interval)
         runs += extra
     if "repeat" in chosen:
-        out["repeat"], extra = P.repeat_probe(target, plain, repeats, threshold=threshold, **interval)
+        out["repeat"], extra = P.repeat_probe(target, plain, plan.repeats, threshold=plan.threshold, **interval)
         runs += extra
     if "calibration" in chosen:
         if human is None:
@@ -215,21 +201,28 @@ def audit(source_rows_or_path: Any, *, metrics: Any, judge: Any, judge_options: 
         else:
             out["calibration"] = P.calibration_probe(target, plain, P.binary_labels(human, target.comparison),
                                                      **interval)
-    if P.ALT_TEST in chosen:
+    if ALT_TEST in chosen:
         if annotations is None:
-            out[P.ALT_TEST] = {"skipped": "no annotators: give annotator_columns (--annotator-column, one per "
-                                          "annotator, at least 2) of people who rated the same rows"}
+            out[ALT_TEST] = {"skipped": "no annotators: give annotator_columns (--annotator-column, one per "
+                                        "annotator, at least 2) of people who rated the same rows"}
         else:
-            out[P.ALT_TEST] = P.alt_test_probe(target, plain, annotations, epsilon=epsilon, alpha=alt_alpha,
-                                               **interval)
+            out[ALT_TEST] = P.alt_test_probe(target, plain, annotations, epsilon=plan.epsilon, alpha=plan.alt_alpha,
+                                             **interval)
     return {"probes": out, "requests": sum(r.requests for r in runs), "unscored": sum(r.unscored for r in runs),
             "metric": cls.name, "judge": f"{resolved.backend}:{resolved.model}", "examples": len(rows),
-            "source": where, "runs": [r.summary() for r in runs],
-            "settings": {"repeats": repeats if "repeat" in chosen else None, "threshold": threshold,
-                         "human_column": human_column, "missing": missing,
+            "source": table.source, "runs": [r.summary() for r in runs],
+            "settings": {"repeats": plan.repeats if "repeat" in chosen else None, "threshold": plan.threshold,
+                         "human_column": plan.human_column, "missing": plan.missing,
                          "annotator_columns": list(annotations) if annotations is not None else None,
                          "score_range": list(target.score_range),
                          **interval}}
+
+
+def _plan(source: Any, plan: AuditPlan | None, declared: dict[str, Any]) -> AuditPlan:
+    """The plan of an :func:`audit` call: given (first or as ``plan=``), or made of its keywords;
+    on ``source`` where one is given beside it."""
+    return declaration("audit", "plan", AuditPlan, source, plan, declared, PLAN_FIELDS,
+                       lambda keywords: AuditPlan(**keywords))
 
 
 def estimate_audit(cls: type[JudgedMetric], inputs: Mapping[str, list[Any]], *, judge: Any,
@@ -240,7 +233,6 @@ def estimate_audit(cls: type[JudgedMetric], inputs: Mapping[str, list[Any]], *, 
     the judge's cache holds costs nothing (``cached``); the repeats' own keys are looked up in
     it as the repeats would ask them."""
     from ..cost import estimate_cost
-    from ..judges import resolve_judge
 
     try:
         made = resolve_judge(judge, judge_options)

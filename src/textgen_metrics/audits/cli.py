@@ -12,8 +12,6 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..significance import DEFAULT_RESAMPLES, DEFAULT_SEED
-
 __all__ = ["add_audit_parser", "audit_command"]
 
 
@@ -25,7 +23,7 @@ def audit_command(args: argparse.Namespace) -> int:
     """Run ``audit``: print the judge card's text, write the JSON and HTML; the exit status."""
     from ..cli_args import EXIT_OK, UsageError, build_run, human_columns, write_outputs
     from ..cost import format_estimate
-    from .probes import PROBES
+    from .plan import PROBES, AuditPlan
     from .report import format_summary, judge_card_html
     from .run import audit
 
@@ -42,12 +40,13 @@ def audit_command(args: argparse.Namespace) -> int:
                          "crowd workers)")
     if args.n_resamples < 0:
         raise UsageError(f"--n-resamples: {args.n_resamples} must be 0 (no intervals) or more")
-    result = audit(args.source, metrics=names[0], judge=run.judge, judge_options=run.judge_options,
-                   columns=run.columns, options=run.options, probes=probes, repeats=args.repeats,
-                   threshold=args.threshold, human_column=humans[0] if humans else None, dry_run=args.dry_run,
-                   confidence_level=args.confidence_level, n_resamples=args.n_resamples, seed=args.seed,
-                   missing=args.missing, split=args.split, annotator_columns=args.annotator_column,
-                   epsilon=args.epsilon)
+    plan = AuditPlan(metrics=names[0], source=args.source, split=args.split, allow_empty=args.allow_empty,
+                     columns=run.columns,
+                     options=run.options, probes=probes, repeats=args.repeats, threshold=args.threshold,
+                     human_column=humans[0] if humans else None, missing=args.missing,
+                     annotator_columns=args.annotator_column, epsilon=args.epsilon,
+                     confidence_level=args.confidence_level, n_resamples=args.n_resamples, seed=args.seed)
+    result = audit(plan, judge=run.judge, judge_options=run.judge_options, dry_run=args.dry_run)
     if args.dry_run:
         print(format_estimate(result))
     else:
@@ -59,8 +58,9 @@ def audit_command(args: argparse.Namespace) -> int:
 def add_audit_parser(sub: Any) -> None:
     """Add ``audit`` to the command line's subparsers."""
     from ..cli_args import add_human_column, add_run_flags, common_options
-    from ..significance import DEFAULT_CONFIDENCE
-    from .probes import ALL_PROBES, PROBES
+    from .plan import ALL_PROBES, PROBES, AuditPlan
+
+    plan = AuditPlan()  # the flags' defaults are the plan's
 
     a = sub.add_parser("audit", parents=[common_options()],
                        help="audit a judge before trusting it: position, verbosity, repeat variance, calibration",
@@ -78,30 +78,34 @@ def add_audit_parser(sub: Any) -> None:
     a.add_argument("--probe", metavar=",".join(PROBES),
                    help=f"the probes to run, comma-separated (default: all of {', '.join(PROBES)}; "
                         f"{ALL_PROBES[-1]} runs whenever --annotator-column is given)")
-    a.add_argument("--repeats", type=int, default=3, metavar="K",
-                   help="the repeat probe asks every request K times in all, the plain run's answer first (default 3)")
-    a.add_argument("--threshold", type=float, default=0.5, metavar="T",
-                   help="the verdict cut on the score mapped to [0, 1] (default 0.5)")
+    a.add_argument("--repeats", type=int, default=plan.repeats, metavar="K",
+                   help=f"the repeat probe asks every request K times in all, the plain run's answer first (default "
+                        f"{plan.repeats})")
+    a.add_argument("--threshold", type=float, default=plan.threshold, metavar="T",
+                   help=f"the verdict cut on the score mapped to [0, 1] (default {plan.threshold})")
     add_human_column(a, "people's labels, one FIELD: gold 'a'/'b' for a comparison (position accuracy, "
                         "calibration), 0/1 otherwise (calibration)")
     a.add_argument("--annotator-column", action="append", metavar="NAME",
                    help="one annotator's field, where several people rated the same rows (repeatable, at least 2; "
                         "empty where one did not rate a row): the alt-test, can the judge stand in for an annotator? "
                         "Scores on the metric's scale; for a comparison 'a', 'b' or 'tie'")
-    a.add_argument("--epsilon", type=float, default=0.2, metavar="E",
-                   help="the alt-test's allowance for the judge's lower cost (default 0.2, expert annotators; 0.15 "
-                        "skilled, 0.1 crowd workers)")
-    a.add_argument("--missing", choices=["omit", "as_verdict"], default="omit",
+    a.add_argument("--epsilon", type=float, default=plan.epsilon, metavar="E",
+                   help=f"the alt-test's allowance for the judge's lower cost (default {plan.epsilon}, expert "
+                        "annotators; 0.15 skilled, 0.1 crowd workers)")
+    a.add_argument("--missing", choices=["omit", "as_verdict"], default=plan.missing,
                    help="the position audit's unusable verdicts: left out (omit, default) or a verdict of their own "
                         "(as_verdict, as LLMBar's statistics.json)")
     a.add_argument("--dry-run", action="store_true",
                    help="send no request: print what every run of the audit would cost (--json writes it)")
-    a.add_argument("--confidence-level", type=float, default=DEFAULT_CONFIDENCE,
-                   help=f"of the intervals (default {DEFAULT_CONFIDENCE})")
-    a.add_argument("--n-resamples", type=int, default=DEFAULT_RESAMPLES,
-                   help=f"bootstrap resamples (default {DEFAULT_RESAMPLES}; 0: no intervals)")
-    a.add_argument("--seed", type=int, default=DEFAULT_SEED,
-                   help=f"the random seed of the resamples (default {DEFAULT_SEED})")
+    a.add_argument("--allow-empty", action="store_true",
+                   help="score a blank text cell of a file as an empty text (default: an error naming its line and "
+                        "column, as score)")
+    a.add_argument("--confidence-level", type=float, default=plan.confidence_level,
+                   help=f"of the intervals (default {plan.confidence_level})")
+    a.add_argument("--n-resamples", type=int, default=plan.n_resamples,
+                   help=f"bootstrap resamples (default {plan.n_resamples}; 0: no intervals)")
+    a.add_argument("--seed", type=int, default=plan.seed,
+                   help=f"the random seed of the resamples (default {plan.seed})")
     a.add_argument("--json", metavar="OUT", help="write the audit as JSON here")
     a.add_argument("--html", metavar="OUT", help="write the judge card (HTML with charts) here")
     a.set_defaults(run=audit_command)
