@@ -351,7 +351,7 @@ def test_commands_that_cannot_run_here_are_marked():
                 assert not c.rstrip().endswith("&"), f"{b.id} (line {b.line}): a server left running: mark it"
 
 
-# Snippets that fail for a bug outside the docs (a card section that src/textgen_metrics/meta/cards.py
+# Snippets that fail for a bug outside the docs (a card section that tools/cards.py
 # writes), by document and a piece of the snippet: strict, so the fix is noticed and the entry removed.
 KNOWN_BUGS: dict[tuple[str, str], str] = {}
 

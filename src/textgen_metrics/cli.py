@@ -34,6 +34,7 @@ from .cli_args import (
     EXIT_UNSCORED,
     EXIT_USAGE,
     UsageError,
+    add_allow_empty,
     add_human_column,
     add_run_flags,
     build_run,
@@ -302,9 +303,7 @@ def _add_score(sub: Any) -> None:
                         "batch) that the LLM-guided metrics would cost (--out writes it as JSON)")
     s.add_argument("--allow-errors", action="store_true",
                    help="exit 0 even when some examples got no score (default: exit 1)")
-    s.add_argument("--allow-empty", action="store_true",
-                   help="score an empty or whitespace-only text cell as an empty text (default: an error "
-                        "naming the file's line and the column, exit 2: a blank cell usually means missing data)")
+    add_allow_empty(s)
     s.set_defaults(run=score)
 
 
@@ -433,9 +432,7 @@ def _add_meta_eval(sub: Any) -> None:
     m.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"the random seed (default {DEFAULT_SEED})")
     m.add_argument("--dry-run", action="store_true",
                    help="send no request: print what the LLM-guided metrics would cost on the rows (--json writes it)")
-    m.add_argument("--allow-empty", action="store_true",
-                   help="score a blank text cell of a file as an empty text (default: an error naming its line and "
-                        "column, as score)")
+    add_allow_empty(m)
     m.add_argument("--no-compare", action="store_true", help="skip the pairwise tests between metrics (and ranks)")
     m.add_argument("--json", help="write the result as JSON here")
     m.add_argument("--html", help="write an HTML report with a chart per statistic here")

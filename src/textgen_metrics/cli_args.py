@@ -74,6 +74,15 @@ def add_human_column(parser: argparse.ArgumentParser, what: str) -> None:
                         help=f"{what} (repeatable)")
 
 
+def add_allow_empty(parser: argparse.ArgumentParser) -> None:
+    """``--allow-empty``, alike in score, meta-eval and audit: a blank text cell of a file read as
+    an empty text instead of the run's error naming its line and column."""
+    parser.add_argument("--allow-empty", action="store_true",
+                        help="score an empty or whitespace-only text cell of a file as an empty text (default: an "
+                             "error naming the file's line and the column, exit 2: a blank cell usually means "
+                             "missing data)")
+
+
 def human_columns(items: list[str] | None, command: str, *, per_metric: bool = False,
                   at_most: int | None = None) -> list[HumanColumn]:
     """The ``--human-column`` items, each ``[METRIC=]FIELD[,FIELD...]``, read once; ``command``

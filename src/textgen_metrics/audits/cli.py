@@ -57,7 +57,7 @@ def audit_command(args: argparse.Namespace) -> int:
 
 def add_audit_parser(sub: Any) -> None:
     """Add ``audit`` to the command line's subparsers."""
-    from ..cli_args import add_human_column, add_run_flags, common_options
+    from ..cli_args import add_allow_empty, add_human_column, add_run_flags, common_options
     from .plan import ALL_PROBES, PROBES, AuditPlan
 
     plan = AuditPlan()  # the flags' defaults are the plan's
@@ -97,9 +97,7 @@ def add_audit_parser(sub: Any) -> None:
                         "(as_verdict, as LLMBar's statistics.json)")
     a.add_argument("--dry-run", action="store_true",
                    help="send no request: print what every run of the audit would cost (--json writes it)")
-    a.add_argument("--allow-empty", action="store_true",
-                   help="score a blank text cell of a file as an empty text (default: an error naming its line and "
-                        "column, as score)")
+    add_allow_empty(a)
     a.add_argument("--confidence-level", type=float, default=plan.confidence_level,
                    help=f"of the intervals (default {plan.confidence_level})")
     a.add_argument("--n-resamples", type=int, default=plan.n_resamples,
