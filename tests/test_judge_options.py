@@ -1,12 +1,14 @@
 """Each judge class declares its keyword options once (``Options``), as a metric does: the
 declaration is held equal to the constructors' keywords and defaults, types their text values,
-checks their values in the constructor, and names the options when one is misspelt; a judge is
-made in one place (``judges.resolve_judge``)."""
+checks their values in the constructor, names the options when one is misspelt and gives a
+Space's judge picker its boxes; a judge is made in one place (``judges.resolve_judge``)."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import inspect
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -14,7 +16,15 @@ import pytest
 from textgen_metrics import judges
 from textgen_metrics.errors import OptionError
 from textgen_metrics.judges import CallableJudge, Judge, OpenAIJudge, judge_class, judge_option_kinds, resolve_judge
-from textgen_metrics.judges.options import HFOptions, JudgeOptions, LlamaCppOptions, check_options
+from textgen_metrics.judges.options import (
+    HFOptions,
+    JudgeOptions,
+    LlamaCppOptions,
+    OpenAIOptions,
+    SpaceField,
+    check_options,
+    option_kinds,
+)
 from textgen_metrics.run import CLI_WORDS, SPACE_WORDS, Run
 
 BACKENDS = [*judges.BACKENDS, "callable"]
@@ -149,3 +159,53 @@ def test_a_gguf_judges_checks_are_its_declarations(tmp_path, given: dict[str, An
     model.write_bytes(b"GGUF")
     with pytest.raises(ValueError, match=message):
         judges.LlamaCppJudge(str(model), **given)
+
+
+class _StandInGradio:
+    """The three Gradio blocks the judge picker writes (Gradio's names), recording each text box's
+    arguments."""
+
+    def __init__(self) -> None:
+        self.boxes: list[dict[str, Any]] = []
+
+    @contextlib.contextmanager
+    def Accordion(self, label: str, open: bool) -> Iterator[None]:
+        yield
+
+    @contextlib.contextmanager
+    def Row(self) -> Iterator[None]:
+        yield
+
+    def Textbox(self, **given: Any) -> dict[str, Any]:
+        self.boxes.append(given)
+        return given
+
+
+def _picker_boxes() -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    from textgen_metrics.spaces import _judge_picker
+
+    gr = _StandInGradio()
+    return _judge_picker(gr), gr.boxes
+
+
+def test_the_spaces_judge_picker_is_the_declarations_fields(monkeypatch: pytest.MonkeyPatch) -> None:
+    from textgen_metrics.spaces import make_judge
+
+    picker, boxes = _picker_boxes()
+    assert list(picker) == ["base_url", "model", "api_key"]  # make_judge's arguments, in the picker's order
+    assert [(b["label"], b["elem_id"], b["type"]) for b in boxes] == [
+        ("Server URL", "judge-url", "text"), ("Model", "judge-model", "text"), ("API key", "judge-key", "password")]
+    assert set(picker) == set(inspect.signature(make_judge).parameters) - {"session"}
+    kinds = option_kinds(OpenAIOptions)
+    assert all(kinds[f.name] == "str" for f in OpenAIOptions.space_fields if f.name != "model")  # typed texts
+    # a stand-in declaration: a label, a placeholder, a box and a password changed there change the picker
+    changed = (dataclasses.replace(OpenAIOptions.space_fields[0], label="Endpoint", placeholder="https://host/v1"),
+               dataclasses.replace(OpenAIOptions.space_fields[2], secret=False),
+               SpaceField("model", "Deployment", "my-deployment", "judge-deployment"))
+    monkeypatch.setattr(OpenAIOptions, "space_fields", changed)
+    picker, boxes = _picker_boxes()
+    assert list(picker) == ["base_url", "api_key", "model"]
+    assert [(b["label"], b["placeholder"], b["elem_id"], b["type"]) for b in boxes] == [
+        ("Endpoint", "https://host/v1", "judge-url", "text"),
+        ("API key", "(none for a local server)", "judge-key", "text"),
+        ("Deployment", "my-deployment", "judge-deployment", "text")]

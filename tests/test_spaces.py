@@ -4,6 +4,7 @@
 ``TEXTGEN_METRICS_DOCS=1``, those of each state that README shows into ``docs/``."""
 
 import contextlib
+import dataclasses
 import itertools
 import json
 import os
@@ -508,3 +509,19 @@ def test_the_judge_picker_takes_the_packaged_tiny_judge_without_a_url():
 
     judge = make_judge("", "tiny:smollm2", "")
     assert isinstance(judge, TinyJudge) and judge.model == "tiny:smollm2" and judge.judge_mode == "json_object_schema"
+
+
+def test_the_spaces_judge_boxes_are_the_judge_declarations_fields(monkeypatch):
+    """A label changed in the OpenAI-compatible judge's declaration is the label of both Spaces'
+    box (Gradio's own components, as served)."""
+    from textgen_metrics.judges.options import OpenAIOptions
+    from textgen_metrics.spaces import metric_app, playground_app
+
+    url, model, key = OpenAIOptions.space_fields
+    monkeypatch.setattr(OpenAIOptions, "space_fields",
+                        (dataclasses.replace(url, label="Endpoint", placeholder="https://host/v1"), model, key))
+    for demo in (playground_app(["rouge", "faithfulness"]), metric_app(str(ROOT / "metrics" / "faithfulness"))):
+        boxes = {c["props"].get("elem_id"): c["props"] for c in demo.get_config_file()["components"]}
+        assert (boxes["judge-url"]["label"], boxes["judge-url"]["placeholder"]) == ("Endpoint", "https://host/v1")
+        assert (boxes["judge-model"]["label"], boxes["judge-model"]["type"]) == ("Model", "text")
+        assert (boxes["judge-key"]["label"], boxes["judge-key"]["type"]) == ("API key", "password")

@@ -497,15 +497,18 @@ def run_metric(metric: Any, rows: Any, options_json: str | None, judge: Any = No
     return table, result
 
 
-def _judge_picker(gr: Any, open_: bool = True) -> tuple[Any, Any, Any]:
+def _judge_picker(gr: Any, open_: bool = True) -> dict[str, Any]:
+    """The judge picker's boxes, ``{make_judge's argument: box}``, one for each field the
+    OpenAI-compatible judge's declaration shows in a Space (``OpenAIOptions.space_fields``): its
+    label, placeholder, HTML id and whether it is a password come from there, not from here."""
+    from .judges.options import OpenAIOptions
+
     with gr.Accordion("Judge (an OpenAI-compatible server: OpenAI, vLLM, Ollama, TGI, llama.cpp; or a model "
                       "written azure:<deployment>, anthropic:<model>, gemini:<model>)", open=open_):
         with gr.Row():
-            url = gr.Textbox(label="Server URL", placeholder="http://127.0.0.1:8000/v1", elem_id="judge-url")
-            model = gr.Textbox(label="Model", placeholder="gpt-4o-mini", elem_id="judge-model")
-            key = gr.Textbox(label="API key", type="password", placeholder="(none for a local server)",
-                             elem_id="judge-key")
-    return url, model, key
+            return {f.name: gr.Textbox(label=f.label, placeholder=f.placeholder, elem_id=f.elem_id,
+                                       type="password" if f.secret else "text")
+                    for f in OpenAIOptions.space_fields}
 
 
 def _session(request: Any) -> str:
@@ -552,7 +555,7 @@ def metric_app(metric_dir: str) -> Any:
                              type="array", interactive=True,
                              show_row_numbers=True, label="Inputs", elem_id="inputs")
         add_row = gr.Button("+ Add row", size="sm", variant="secondary", elem_id="add-row")
-        judge_fields = list(_judge_picker(gr)) if needs_judge else []
+        picker = _judge_picker(gr) if needs_judge else {}
         start = json.dumps(getattr(type(metric), "space_options", {}), indent=1, ensure_ascii=False)
         options = gr.Code(value=start, language="json", label="Options (JSON)", elem_id="options")
         if spec is not None:
@@ -574,8 +577,8 @@ def metric_app(metric_dir: str) -> Any:
             res: dict[str, Any] = {}
             judge = None
             try:
-                if judge_args:  # the picker's URL, model and key
-                    judge = make_judge(judge_args[0], judge_args[1], judge_args[2], session=_session(request))
+                if judge_args:  # the picker's boxes, in its order
+                    judge = make_judge(**dict(zip(picker, judge_args)), session=_session(request))
                 res_table, res = run_metric(metric, rows, opts, judge, strict=True)
             except Exception as e:  # shown to the user (a bug's traceback logged), the app keeps running
                 text = report_error(e, list(columns), judge)
@@ -587,7 +590,7 @@ def metric_app(metric_dir: str) -> Any:
         on_click.__annotations__["request"] = gr.Request  # Gradio passes the visitor's request (a real class:
         # the string annotations of this module name no gr)
         add_row.click(on_add_row, [table], [table])
-        button.click(on_click, [table, options, *judge_fields], [result_table, result_json, error, message],
+        button.click(on_click, [table, options, *picker.values()], [result_table, result_json, error, message],
                      concurrency_limit=limit("concurrency"), concurrency_id="compute"
                      ).then(_raise_if, [message], None)
         gr.Markdown(card_body(os.path.join(metric_dir, "README.md")))
@@ -712,7 +715,7 @@ def playground_app(metric_names: Sequence[str] | None = None) -> Any:
                                      elem_id="columns")
                 options = gr.Textbox(value="{}", label='Options (JSON: {"rouge": {"use_stemmer": true}})',
                                      lines=1, elem_id="options")
-        url, model, key = _judge_picker(gr, open_=False)
+        picker = _judge_picker(gr, open_=False)
         button = gr.Button("Score", variant="primary", elem_id="score")
         error = gr.Markdown(elem_id="error")
         message = gr.State("")
@@ -722,11 +725,11 @@ def playground_app(metric_names: Sequence[str] | None = None) -> Any:
         per_example = gr.Dataframe(label="Per example", elem_id="per-example")
         report_json = gr.JSON(label="Report (JSON, every digit)", elem_id="report")
 
-        def on_click(request: Any, path: str | None, metrics: list[str], cols: str, opts: str, judge_url: str,
-                     judge_model: str, judge_key: str) -> tuple[Any, ...]:
+        def on_click(request: Any, path: str | None, metrics: list[str], cols: str, opts: str,
+                     *judge_args: str) -> tuple[Any, ...]:
             judge = None
             try:
-                judge = make_judge(judge_url, judge_model, judge_key, session=_session(request))
+                judge = make_judge(**dict(zip(picker, judge_args)), session=_session(request))
                 rows, (headers, table), svg, report = run_playground(path, metrics, cols, opts, judge)
             except Exception as e:  # shown to the user (a bug's traceback logged), the app keeps running
                 inputs = sorted({c for m in (metrics or []) if m in METRICS for c in METRICS[m].columns})
@@ -737,7 +740,7 @@ def playground_app(metric_names: Sequence[str] | None = None) -> Any:
             return rows, svg, pandas.DataFrame(table, columns=headers), report, _error(text), text
 
         on_click.__annotations__["request"] = gr.Request  # as metric_app's
-        button.click(on_click, [upload, chosen, columns, options, url, model, key],
+        button.click(on_click, [upload, chosen, columns, options, *picker.values()],
                      [summary, chart, per_example, report_json, error, message],
                      concurrency_limit=limit("concurrency"), concurrency_id="score"
                      ).then(_raise_if, [message], None)

@@ -5,8 +5,9 @@ options (and those of the classes it passes them on to), each an
 :func:`~textgen_metrics.metric.option` with its kind (how a text typed on the command line or in
 a config becomes a value), its check and one line of help. That one declaration gives the
 constructor's keyword checks (:func:`check_options`), the kinds of ``--judge-option`` and of a
-gate's ``judge_options`` (:func:`option_kinds`), and the options a misspelt name is shown
-(:meth:`~textgen_metrics.run.Run.build`); tests hold each constructor's keywords and defaults equal
+gate's ``judge_options`` (:func:`option_kinds`), the options a misspelt name is shown
+(:meth:`~textgen_metrics.run.Run.build`) and the boxes of a Space's judge picker
+(:attr:`OpenAIOptions.space_fields`); tests hold each constructor's keywords and defaults equal
 to it. The families share their fields through inheritance: the engine's (:class:`EngineOptions`)
 under every backend, the OpenAI-compatible wire's under Azure, Gemini and Anthropic.
 """
@@ -15,12 +16,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from ..metric import option
 
 __all__ = ["EngineOptions", "JudgeOptions", "OpenAIOptions", "AzureOptions", "AnthropicOptions", "HFOptions",
-           "LlamaCppOptions", "CallableOptions", "check_options", "option_kinds",
+           "LlamaCppOptions", "CallableOptions", "SpaceField", "check_options", "option_kinds",
            "positive_int", "one_of"]
 
 
@@ -105,6 +106,19 @@ def option_kinds(options: type[EngineOptions]) -> dict[str, str]:
     return {f.name: f.metadata["kind"] for f in dataclasses.fields(options)}
 
 
+@dataclasses.dataclass(frozen=True)
+class SpaceField:
+    """One box of a Space's judge picker: the judge argument a visitor types there (``name``, an
+    argument of :func:`~textgen_metrics.spaces.make_judge`) and how the box shows it, declared
+    beside the options so that a change of the declaration is a change of every Space."""
+
+    name: str
+    label: str
+    placeholder: str
+    elem_id: str  # the box's HTML id, which the browser tests find it by
+    secret: bool = False  # typed as a password: the browser never shows it
+
+
 # -- the declarations ----------------------------------------------------------------------------------
 # how llama.cpp is asked for the schema: the server's dialect (a grammar), JSON mode without a schema, the prompt alone
 LLAMA_RESPONSE_FORMATS = ("json_object_schema", "json_object", "text")
@@ -142,6 +156,14 @@ class JudgeOptions(EngineOptions):
 @dataclasses.dataclass(frozen=True)
 class OpenAIOptions(JudgeOptions):
     """An OpenAI-compatible chat-completions API's options (OpenAI, Gemini, vLLM, Ollama...)."""
+
+    # the Space's judge picker, in the order shown: the server, the model (the constructor's first
+    # argument, no option) and the key; which backends a typed model may name is spaces.make_judge's rule
+    space_fields: ClassVar[tuple[SpaceField, ...]] = (
+        SpaceField("base_url", "Server URL", "http://127.0.0.1:8000/v1", "judge-url"),
+        SpaceField("model", "Model", "gpt-4o-mini", "judge-model"),
+        SpaceField("api_key", "API key", "(none for a local server)", "judge-key", secret=True),
+    )
 
     base_url: str | None = option(None, kind="str", doc="the server (else OPENAI_BASE_URL, else the provider's)")
     api_key: str | None = option(None, kind="str", doc="the key (else the provider's variable)")
