@@ -506,9 +506,10 @@ def _judge_picker(gr: Any, open_: bool = True) -> dict[str, Any]:
     with gr.Accordion("Judge (an OpenAI-compatible server: OpenAI, vLLM, Ollama, TGI, llama.cpp; or a model "
                       "written azure:<deployment>, anthropic:<model>, gemini:<model>)", open=open_):
         with gr.Row():
-            return {f.name: gr.Textbox(label=f.label, placeholder=f.placeholder, elem_id=f.elem_id,
-                                       type="password" if f.secret else "text")
-                    for f in OpenAIOptions.space_fields}
+            boxes = {f.name: gr.Textbox(label=f.label, placeholder=f.placeholder, elem_id=f.elem_id,
+                                        type="password" if f.secret else "text")
+                     for f in OpenAIOptions.space_fields}
+    return boxes
 
 
 def _session(request: Any) -> str:

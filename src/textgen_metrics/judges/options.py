@@ -116,7 +116,7 @@ class SpaceField:
     label: str
     placeholder: str
     elem_id: str  # the box's HTML id, which the browser tests find it by
-    secret: bool = False  # typed as a password: the browser never shows it
+    secret: bool = False  # a password box: the page shows dots, never the text
 
 
 # -- the declarations ----------------------------------------------------------------------------------
