@@ -579,7 +579,7 @@ def metric_app(metric_dir: str) -> Any:
             judge = None
             try:
                 if judge_args:  # the picker's boxes, in its order
-                    judge = make_judge(**dict(zip(picker, judge_args)), session=_session(request))
+                    judge = make_judge(**dict(zip(picker, judge_args, strict=True)), session=_session(request))
                 res_table, res = run_metric(metric, rows, opts, judge, strict=True)
             except Exception as e:  # shown to the user (a bug's traceback logged), the app keeps running
                 text = report_error(e, list(columns), judge)
@@ -730,7 +730,7 @@ def playground_app(metric_names: Sequence[str] | None = None) -> Any:
                      *judge_args: str) -> tuple[Any, ...]:
             judge = None
             try:
-                judge = make_judge(**dict(zip(picker, judge_args)), session=_session(request))
+                judge = make_judge(**dict(zip(picker, judge_args, strict=True)), session=_session(request))
                 rows, (headers, table), svg, report = run_playground(path, metrics, cols, opts, judge)
             except Exception as e:  # shown to the user (a bug's traceback logged), the app keeps running
                 inputs = sorted({c for m in (metrics or []) if m in METRICS for c in METRICS[m].columns})
