@@ -212,11 +212,6 @@ class Outcome:
 
 
 @pytest.fixture(scope="session")
-def wheel(checkout_wheel):
-    return checkout_wheel
-
-
-@pytest.fixture(scope="session")
 def stand_ins():
     with ChatServer(schema_answer) as openai, AnthropicServer(schema_answer) as anthropic, \
             AzureServer(schema_answer) as azure:
@@ -313,7 +308,7 @@ def walked(request, tmp_path_factory):
                     _WALKED[name] = Outcome(**json.loads(done.read_text()))
                 else:
                     try:
-                        _WALKED[name] = walk(name, PATHS[name], request.getfixturevalue("wheel"),
+                        _WALKED[name] = walk(name, PATHS[name], request.getfixturevalue("checkout_wheel"),
                                              request.getfixturevalue("stand_ins"),
                                              tmp_path_factory.mktemp(f"fresh-{name}"))
                     except Exception as e:  # the walk itself broke: every snippet of the path says so, once
