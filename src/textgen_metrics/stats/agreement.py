@@ -64,6 +64,7 @@ __all__ = ["Layout", "layout", "pad", "group_values", "kendall_counts", "acc_eq_
 
 _PAIR_VARIANTS = ("kendall", "kendall_c", "kendall_23", "acc23")  # KendallVariants' variants, from pair counts
 _SMALL = 128  # groups up to this size count their pairs by broadcasting
+_SMALL_RANK = 32  # groups up to this size rank their cells by counting (_rank_rows_small)
 _PAIR_CELLS = 1 << 23  # cells of a broadcast pair array held at once
 
 
@@ -139,6 +140,8 @@ def _rank_rows(x: np.ndarray, valid: np.ndarray) -> np.ndarray:
     """Average ranks (1-based, ties share the mean rank) within each group's valid cells, as
     ``scipy.stats.rankdata``; padding sorts last and gets ranks nobody reads."""
     xs = np.where(valid, x, np.inf)
+    if xs.shape[-1] <= _SMALL_RANK and not np.isnan(xs).any():  # NaN: sorted last, one rank each
+        return _rank_rows_small(xs)
     order = np.argsort(xs, axis=-1, kind="stable")
     s = np.take_along_axis(xs, order, axis=-1)
     width = s.shape[-1]
@@ -151,6 +154,27 @@ def _rank_rows(x: np.ndarray, valid: np.ndarray) -> np.ndarray:
     end = np.flip(np.minimum.accumulate(np.flip(np.where(last, idx, width), axis=-1), axis=-1), axis=-1)
     ranks = np.empty(s.shape, dtype=np.float64)
     np.put_along_axis(ranks, order, (start + end) / 2 + 1, axis=-1)
+    return ranks
+
+
+def _rank_rows_small(xs: np.ndarray) -> np.ndarray:
+    """:func:`_rank_rows` of narrow groups by counting, not sorting: a cell's average rank is the
+    cells below it plus half of (the cells equal to it, itself included, plus one), which is
+    rankdata's ``(first + last) / 2 + 1`` to the bit (small integers and halves). One ``argsort``
+    per row of a permutation batch costs more than the ``width ** 2`` comparisons of an int8
+    broadcast up to about 32 cells (SummEval's 16 systems per document, 1,000 permutations: 0.53 s
+    of CPU sorting, 0.23 s counting)."""
+    width = xs.shape[-1]
+    flat = xs.reshape(-1, width)
+    out = np.empty(flat.shape, dtype=np.float64)
+    step = max(1, _PAIR_CELLS // max(1, width * width))
+    for start in range(0, flat.shape[0], step):
+        block = flat[start:start + step]
+        below, cell = block[:, None, :], block[:, :, None]
+        lower = (below < cell).view(np.int8).sum(axis=-1, dtype=np.int16)
+        up_to = (below <= cell).view(np.int8).sum(axis=-1, dtype=np.int16)
+        out[start:start + step] = (lower + up_to + 1) / 2
+    ranks: np.ndarray = out.reshape(xs.shape)
     return ranks
 
 
