@@ -59,6 +59,43 @@ def test_correlations_equal_scipys(seed):
     assert checked == 600
 
 
+def test_agreements_values_equal_scipys_on_generated_data():
+    """agreement() takes its values from meta-evaluation's statistic objects; they stay SciPy's of
+    (judge, human) to the last bit, ties, constants and groups over 128 rows (Kendall's large
+    path) included; Spearman's is the value whose last bit depends on the argument order."""
+    warnings.simplefilter("ignore")
+    rng = np.random.default_rng(9)
+    large = [(list(map(float, rng.integers(1, 6, n))), list(map(float, rng.integers(1, 4, n)))) for n in (129, 300)]
+    checked = spearman_order_matters = 0
+    for x, y in [*score_pairs(4, count=300), *large]:
+        out = textgen_metrics.agreement(x, y, kind="scores", n_resamples=0)
+        assert same(out["spearman"], scipy.stats.spearmanr(x, y).statistic), (x, y)
+        assert same(out["kendall_tau"], scipy.stats.kendalltau(x, y).statistic), (x, y)
+        pearson_ref = scipy.stats.pearsonr(x, y).statistic if len(x) >= 2 else float("nan")
+        assert same(out["pearson"], pearson_ref), (x, y)
+        if len(x) >= 2:
+            spearman_order_matters += scipy.stats.spearmanr(x, y).statistic != scipy.stats.spearmanr(y, x).statistic
+        checked += 1
+    assert checked == 302 and spearman_order_matters > 0
+
+
+def test_agreement_is_meta_evaluations_one_metric_case():
+    """The same values and, with the same seed, the same intervals to the last bit as
+    meta_evaluate on the judge as its one metric, ungrouped (one computation of each statistic)."""
+    rng = np.random.default_rng(3)
+    for n in (7, 60, 150):
+        x = list(map(float, rng.integers(1, 6, n)))
+        y = list(map(float, np.clip(np.array(x) + rng.integers(-2, 3, n), 1, 5)))
+        ours = textgen_metrics.agreement(x, y, n_resamples=200, seed=3, confidence_level=0.9)
+        meta = textgen_metrics.meta_evaluate({"judge": x}, y, statistics=("spearman", "kendall", "pearson"),
+                                             n_resamples=200, seed=3, confidence_level=0.9, compare=False)
+        by_name = {r["statistic"]: r for r in meta["results"]}
+        for key, name in (("spearman", "spearman"), ("kendall_tau", "kendall"), ("pearson", "pearson")):
+            assert ours[f"{key}_ci"] == by_name[name]["ci"], (n, key)
+            assert ours[key] == pytest.approx(by_name[name]["value"], abs=1e-15), (n, key)
+        assert ours["kendall_tau"] == by_name["kendall"]["value"] and ours["pearson"] == by_name["pearson"]["value"]
+
+
 def label_pairs(seed, count=300):
     rng = np.random.default_rng(seed)
     vocabularies = [["yes", "no"], ["win", "loss", "tie"], [1, 2, 3, 4, 5], [True, False], ["a"]]

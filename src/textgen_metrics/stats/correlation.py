@@ -1,5 +1,5 @@
 """One metric against people: ``agreement(judge_scores, human_scores)`` and the correlations and
-label statistics it reports (the one-metric case of :mod:`textgen_metrics.meta`'s study).
+label statistics it reports, the one-metric case of :mod:`textgen_metrics.meta`'s study.
 
 For scores (G-Eval's 1 to 5, a faithfulness share, any number): Spearman's rho, Kendall's
 tau-b and Pearson's r, each with a percentile bootstrap confidence interval. For labels (a
@@ -7,29 +7,29 @@ pairwise verdict, "yes"/"no", classes): Cohen's kappa (optionally weighted) and 
 intervals too. An example whose judge score is ``None`` (the judge failed on it) is left out
 and counted in ``judge_missing``; one without a human score likewise in ``human_missing``.
 
-The point estimates equal SciPy's ``pearsonr``, ``spearmanr`` and ``kendalltau`` (variant b) and
-scikit-learn's ``cohen_kappa_score`` and ``accuracy_score``, value for value (the tests compare
-them on generated data). They are written here on NumPy, following SciPy 1.17's own sequence of
-operations, so that neither library is a dependency of this package; where a statistic is
-undefined (a constant column, fewer than two examples, kappa with no expected disagreement),
-where SciPy and scikit-learn give NaN, the value here is ``None``.
+The scores' statistics are meta-evaluation's (:data:`textgen_metrics.stats.statistic.STATISTICS`'s
+``spearman``, ``kendall`` and ``pearson``) on the rows it builds for one metric with no grouping
+(one item per example), so each is computed once in the package: the values by the statistic's
+segment level, the intervals by its resampled form over
+:func:`textgen_metrics.stats.resample.item_counts`' stream (resample ``r`` is row ``r`` of
+``numpy.random.default_rng(seed).integers(0, n, size=(n_resamples, n))``), the same as
+``meta_evaluate(..., group_by="none")`` with the same seed gives. This module keeps the one-group
+forms that statistic calls (:func:`pearson`, :func:`spearman`) and the labels' statistics.
 
-The intervals resample examples with replacement: resample ``r`` is row ``r`` of
-``numpy.random.default_rng(seed).integers(0, n, size=(n_resamples, n))``. Each statistic is
-computed on every resample at once from the resample's counts of each example (a weighted
-form of the same statistic: ranks, ties and pairs counted with multiplicity), so the whole
-interval costs a few matrix products instead of ``n_resamples`` calls. Kendall's tau counts
-concordant minus discordant pairs as ``w' S w / 2`` with ``S[i, j] = sign(x_i - x_j) *
-sign(y_i - y_j)``, built in column blocks: exact integers, ``O(n_resamples * n^2)`` time and
-``O(n_resamples * n)`` memory. A resample on which the statistic is undefined is left out of
-that interval; ``None`` when no resample defines it.
+The point estimates equal SciPy's ``pearsonr``, ``spearmanr`` and ``kendalltau`` (variant b) of
+``(judge, human)`` and scikit-learn's ``cohen_kappa_score`` and ``accuracy_score``, value for
+value (the tests compare them on generated data). They are written on NumPy, following SciPy
+1.17's own sequence of operations, so that neither library is a dependency of this package; where
+a statistic is undefined (a constant column, fewer than two examples, kappa with no expected
+disagreement), where SciPy and scikit-learn give NaN, the value here is ``None``. A resample on
+which a statistic is undefined is left out of that interval; ``None`` when no resample defines it.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -38,11 +38,13 @@ from ..significance import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
 from .resample import check_interval, item_counts
 from .resample import interval as _interval
 
+if TYPE_CHECKING:
+    from .statistic import Rows
+
 __all__ = ["agreement", "pearson", "spearman", "kendall_tau", "cohen_kappa"]
 
 _KINDS = ("auto", "scores", "labels")
 _WEIGHTS = (None, "linear", "quadratic")
-_BLOCK = 256  # columns of Kendall's sign matrix built at once
 
 
 # -- point estimates (SciPy's and scikit-learn's definitions) ------------------------------
@@ -90,61 +92,10 @@ def spearman(x: ArrayLike, y: ArrayLike) -> float | None:
     return _float(rs[1, 0])
 
 
-def _codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(code of each value among the sorted distinct values, order grouping equal codes,
-    start of each group in that order)."""
-    _, inverse = np.unique(values, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    order = np.argsort(inverse, kind="stable")
-    starts = np.flatnonzero(np.r_[True, inverse[order][1:] != inverse[order][:-1]])
-    return inverse, order, starts
-
-
-def _group_counts(weights: np.ndarray, order: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """Per resample (row), the total weight of each group of equal values."""
-    return np.add.reduceat(weights[:, order], starts, axis=1)
-
-
-def _concordance(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Per row of ``weights``: concordant minus discordant pairs, with multiplicity (exact)."""
-    total = np.zeros(weights.shape[0], dtype=np.float64)
-    for start in range(0, x.size, _BLOCK):
-        block = slice(start, start + _BLOCK)
-        signs = np.sign(x[:, None] - x[None, block]) * np.sign(y[:, None] - y[None, block])
-        total += ((weights @ signs) * weights[:, block]).sum(axis=1)
-    return total / 2
-
-
-def _kendall_rows(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Kendall's tau-b of each resample given by a row of example counts (NaN: undefined)."""
-    n = weights.sum(axis=1)
-    tot = n * (n - 1) / 2
-    ties = []
-    for values in (x, y):
-        m = _group_counts(weights, *_codes(values)[1:])
-        ties.append((m * (m - 1) / 2).sum(axis=1))
-    xtie, ytie = ties
-    with np.errstate(invalid="ignore", divide="ignore"):
-        tau = _concordance(x, y, weights) / np.sqrt(tot - xtie) / np.sqrt(tot - ytie)
-    tau[(xtie == tot) | (ytie == tot)] = np.nan
-    out: np.ndarray = np.clip(tau, -1.0, 1.0)
-    return out
-
-
 def kendall_tau(x: ArrayLike, y: ArrayLike) -> float | None:
-    """Kendall's tau-b as ``scipy.stats.kendalltau(x, y).statistic``; None where SciPy gives NaN."""
-    xa, ya = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
-    if xa.size < 2:
-        return None
-    size = xa.size
-    tot = size * (size - 1) // 2
-    xtie = tied_pairs(xa)
-    ytie = tied_pairs(ya)
-    if xtie == tot or ytie == tot:
-        return None
-    con_minus_dis = int(_concordance(xa, ya, np.ones((1, size)))[0])
-    tau = con_minus_dis / np.sqrt(tot - xtie) / np.sqrt(tot - ytie)
-    return _float(np.minimum(1.0, max(-1.0, tau)))
+    """Kendall's tau-b as ``scipy.stats.kendalltau(x, y).statistic``; None where SciPy gives NaN:
+    meta-evaluation's ``kendall`` on one group (``y`` as the human score, ``x`` the metric's)."""
+    return _score_value("kendall", _one_group(np.asarray(y, dtype=np.float64), np.asarray(x, dtype=np.float64)))
 
 
 def tied_pairs(values: np.ndarray) -> int:
@@ -205,45 +156,58 @@ def _label_codes(a: list[Any], b: list[Any]) -> tuple[np.ndarray, np.ndarray, li
             labels)
 
 
-# -- resampling ------------------------------------------------------------------------------
+# -- scores: meta-evaluation's statistics on one group ---------------------------------------
 
-Codes = tuple[np.ndarray, np.ndarray, np.ndarray]
-
-
-def _weighted_pearson(x: np.ndarray, y: np.ndarray, w: np.ndarray, defined: np.ndarray) -> np.ndarray:
-    """Pearson's r of each resample (rows of ``w``), NaN where not ``defined``."""
-    n = w.sum(axis=1, keepdims=True)
-    dx = x - (w * x).sum(axis=1, keepdims=True) / n
-    dy = y - (w * y).sum(axis=1, keepdims=True) / n
-    vx, vy = (w * dx * dx).sum(axis=1), (w * dy * dy).sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r = (w * dx * dy).sum(axis=1) / np.sqrt(vx * vy)
-    r[~defined] = np.nan
-    out: np.ndarray = np.clip(r, -1.0, 1.0)
-    return out
+# agreement's result key -> the statistic of STATISTICS that gives it
+_SCORE_STATISTICS = {"spearman": "spearman", "kendall_tau": "kendall", "pearson": "pearson"}
 
 
-def _weighted_ranks(codes: Codes, m: np.ndarray) -> np.ndarray:
-    """Average ranks of each example within each resample, from the resample's count ``m`` of
-    each distinct value (ties and repeats share their ranks)."""
-    below = np.cumsum(m, axis=1) - m
-    ranks: np.ndarray = (below + (m + 1) / 2)[:, codes[0]]
-    return ranks
+def _one_group(human: np.ndarray, metric: np.ndarray) -> Rows:
+    """The rows meta-evaluation builds for one metric with no grouping: one item per example."""
+    from .statistic import Rows  # statistic imports this module's pearson and spearman
+
+    item = np.arange(human.size)
+    zeros = np.zeros(human.size, dtype=np.int64)
+    return Rows(human, metric, item, zeros, zeros)
 
 
-def _score_intervals(x: np.ndarray, y: np.ndarray, n_resamples: int, confidence_level: float,
-                     seed: int | None) -> dict[str, list[float] | None]:
-    parts: dict[str, list[np.ndarray]] = {"spearman": [], "kendall_tau": [], "pearson": []}
-    xc, yc = _codes(x), _codes(y)
-    for w in item_counts(x.size, n_resamples, seed):
-        mx, my = _group_counts(w, *xc[1:]), _group_counts(w, *yc[1:])
-        # a resample that drew a single distinct value of x or of y has no correlation
-        defined = ((mx > 0).sum(axis=1) > 1) & ((my > 0).sum(axis=1) > 1)
-        parts["pearson"].append(_weighted_pearson(x[None, :], y[None, :], w, defined))
-        parts["spearman"].append(_weighted_pearson(_weighted_ranks(xc, mx), _weighted_ranks(yc, my), w, defined))
-        parts["kendall_tau"].append(_kendall_rows(x, y, w))
-    return {k: _interval(np.concatenate(v), confidence_level) for k, v in parts.items()}
+def _score_value(name: str, rows: Rows) -> float | None:
+    from .statistic import STATISTICS  # statistic imports this module's pearson and spearman
 
+    return _float(STATISTICS[name].segment(rows)["value"]) if rows.item.size else None
+
+
+def _score_statistics(judge: np.ndarray, human: np.ndarray, n_resamples: int, confidence_level: float,
+                      seed: int | None) -> dict[str, Any]:
+    """Each score statistic's value and (with resamples) interval: meta-evaluation's segment level
+    for one metric, ungrouped, resampling the examples as it resamples items.
+
+    Spearman's rows hold the judge in the human's place: its one-group value is ``np.corrcoef``'s
+    covariance divided by the second column's standard deviation, then by the first's, so
+    ``spearmanr(judge, human)`` (this function's value, SciPy's order of the arguments) and
+    meta-evaluation's ``spearmanr(human, metric)`` can differ in the last bit (on about one input
+    in six); its resampled form (the Pearson of the ranks) is symmetric. Kendall's tau-b divides
+    by the metric's untied pairs first, as ``kendalltau(judge, human)``; Pearson is symmetric."""
+    from .statistic import STATISTICS  # statistic imports this module's pearson and spearman
+
+    values: dict[str, Any] = {}
+    intervals: dict[str, Any] = {}
+    for key, name in _SCORE_STATISTICS.items():
+        rows = _one_group(judge, human) if name == "spearman" else _one_group(human, judge)
+        values[key] = _score_value(name, rows)
+        if not (n_resamples and judge.size):
+            continue
+        if values[key] is None:  # undefined on the examples (a constant, one example): on every resample
+            intervals[f"{key}_ci"] = None
+            continue
+        statistic = STATISTICS[name]
+        boot = np.concatenate([statistic.segment_resampled(rows, "none", counts)
+                               for counts in item_counts(judge.size, n_resamples, seed)])
+        intervals[f"{key}_ci"] = _interval(boot, confidence_level)
+    return {**values, **intervals}
+
+
+# -- labels: resampling ------------------------------------------------------------------------
 
 def _label_intervals(a: np.ndarray, b: np.ndarray, k: int, weights: str | None, n_resamples: int,
                      confidence_level: float, seed: int | None) -> dict[str, list[float] | None]:
@@ -318,10 +282,7 @@ def agreement(judge_scores: Sequence[Any], human_scores: Sequence[Any], *, kind:
                     raise ValueError(f"{name}[{p[0]}]: {v!r} is not a finite number")
         x = np.array([p[1] for p in pairs], dtype=np.float64)
         y = np.array([p[2] for p in pairs], dtype=np.float64)
-        out.update(spearman=spearman(x, y), kendall_tau=kendall_tau(x, y), pearson=pearson(x, y))
-        if n_resamples and x.size:
-            cis = _score_intervals(x, y, n_resamples, confidence_level, seed)
-            out.update({f"{k}_ci": v for k, v in cis.items()})
+        out.update(_score_statistics(x, y, n_resamples, confidence_level, seed))
     else:
         for name, column in (("judge_scores", 1), ("human_scores", 2)):
             for p in pairs:

@@ -283,9 +283,15 @@ class GroupStatistic(Statistic):
 
 @dataclass(frozen=True)
 class PairCount(GroupStatistic):
-    """A Kendall variant or ``acc23``: from the five pair counts of each group, ties included."""
+    """A Kendall variant or ``acc23``: from the five pair counts of each group, ties included;
+    ungrouped resamples of a few thousand rows counted all at once (:func:`_weighted_pair_values`)."""
 
     counts_pairs: bool = True
+
+    def segment_resampled(self, r: Rows, group_by: str, counts: np.ndarray) -> np.ndarray:
+        if group_by == "none" and stats._SMALL < len(r.item) <= _WEIGHTED_ROWS:
+            return _weighted_pair_values(self.name, r, counts)
+        return super().segment_resampled(r, group_by, counts)
 
 
 @dataclass(frozen=True)
@@ -565,6 +571,8 @@ STATISTICS: dict[str, Statistic] = {s.name: s for s in _DECLARED}
 # -- the fast paths' arithmetic ---------------------------------------------------------------------
 
 _FAST_ROWS = 1000  # Pearson comparisons on this many rows or more take the moment path
+_WEIGHTED_ROWS = 2048  # ungrouped pair counts of up to this many rows: from one product per resample chunk
+_PAIR_BLOCK = 256  # columns of the pair sign matrix built at once
 
 
 def _weighted_pearson(r: Rows, counts: np.ndarray) -> np.ndarray:
@@ -597,6 +605,39 @@ def _weighted_pearson(r: Rows, counts: np.ndarray) -> np.ndarray:
     ok = ~np.isnan(rho)
     with np.errstate(invalid="ignore", divide="ignore"):
         out: np.ndarray = np.where(ok, rho, 0.0).sum(axis=1) / ok.sum(axis=1)
+    return out
+
+
+def _weighted_pair_values(name: str, r: Rows, counts: np.ndarray) -> np.ndarray:
+    """A pair-count statistic of one group on every resample, from each row's count in it
+    (``w``: resamples x rows), in exact integers: concordant minus discordant pairs are
+    ``w' S w / 2`` with ``S[i, j] = sign(h_i - h_j) * sign(m_i - m_j)`` (built in column blocks,
+    ``O(resamples * rows^2)`` in matrix products, where one count per resample costs a Python
+    loop), the tied pairs of ``h``, of ``m`` and of both ``c (c - 1) / 2`` over each distinct
+    value's count ``c``. The same counts as :func:`stats.group_values` on the repeated rows."""
+    h, m = np.asarray(r.h, dtype=np.float64), np.asarray(r.m, dtype=np.float64)
+    w = counts[:, r.item]
+    s = np.zeros(w.shape[0])
+    for start in range(0, h.size, _PAIR_BLOCK):
+        block = slice(start, start + _PAIR_BLOCK)
+        signs = np.sign(h[:, None] - h[None, block]) * np.sign(m[:, None] - m[None, block])
+        s += ((w @ signs) * w[:, block]).sum(axis=1)
+    ties, distinct = [], []
+    for values in (h, m, np.column_stack((h, m))):
+        _, code = np.unique(values, axis=0 if values.ndim == 2 else None, return_inverse=True)
+        code = code.reshape(-1)
+        order = np.argsort(code, kind="stable")
+        starts = np.flatnonzero(np.r_[True, code[order][1:] != code[order][:-1]])
+        c = np.add.reduceat(w[:, order], starts, axis=1)
+        ties.append((c * (c - 1) / 2).sum(axis=1))
+        distinct.append((c > 0).sum(axis=1))
+    htie, mtie, both = ties
+    n = w.sum(axis=1)
+    con_plus_dis = n * (n - 1) / 2 - htie - mtie + both
+    con_minus_dis = s / 2
+    pair_counts = np.stack([(con_plus_dis + con_minus_dis) / 2, (con_plus_dis - con_minus_dis) / 2, mtie - both,
+                            htie - both, both], axis=-1)
+    out: np.ndarray = stats._from_counts(name, pair_counts, np.minimum(distinct[0], distinct[1]), n)
     return out
 
 
