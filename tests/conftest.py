@@ -3,6 +3,7 @@
 import faulthandler
 import os
 import socket
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -28,8 +29,11 @@ _real_connect = socket.socket.connect
 # The suite runs on pytest-xdist workers (Makefile: --dist worksteal; the scope-based modes of
 # pytest-xdist 3.8 lose count when a crashed worker is replaced). What must happen once on the
 # machine, or once at a time, takes a lock in the folder the workers share (machine_lock).
-# one local Ray at a time
+# One local Ray on the machine at a time: a lock in the system's temp folder, which the parallel
+# run's workers and the clock-timed tests that `make test` runs beside them (another pytest run,
+# with base temp folders of its own) all see.
 EXCLUSIVE = {name: "ray" for name in ("test_ray_cluster.py", "test_ray_budget.py", "test_ray_node_loss.py")}
+RESOURCE_LOCKS = Path(tempfile.gettempdir()) / "textgen-metrics-test-locks"
 
 
 def shared_folder(tmp_path_factory) -> Path:
@@ -73,7 +77,10 @@ def exclusive_resource(request, tmp_path_factory):
     if name is None:
         yield
         return
-    with machine_lock(tmp_path_factory, name):
+    from filelock import FileLock
+
+    RESOURCE_LOCKS.mkdir(exist_ok=True)
+    with FileLock(str(RESOURCE_LOCKS / f"{name}.lock")):
         yield
 
 
