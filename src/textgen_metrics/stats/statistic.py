@@ -297,7 +297,8 @@ class PairCount(GroupStatistic):
 @dataclass(frozen=True)
 class Correlation(GroupStatistic):
     """Pearson's r, or Spearman's rho (``ranked``): on one group SciPy's one-vector form; Pearson's
-    resamples from moments and its comparisons of many metrics on the same rows at once."""
+    resamples from moments, Spearman's ungrouped ones from each value's count, and Pearson's
+    comparisons of many metrics on the same rows at once."""
 
     ranked: bool = False
 
@@ -308,6 +309,8 @@ class Correlation(GroupStatistic):
         return super()._per_group(r, lay)
 
     def segment_resampled(self, r: Rows, group_by: str, counts: np.ndarray) -> np.ndarray:
+        if group_by == "none" and self.ranked:
+            return _weighted_spearman(r, counts)
         if self.ranked or group_by == "item":
             return super().segment_resampled(r, group_by, counts)
         return _weighted_pearson(r, counts)
@@ -605,6 +608,34 @@ def _weighted_pearson(r: Rows, counts: np.ndarray) -> np.ndarray:
     ok = ~np.isnan(rho)
     with np.errstate(invalid="ignore", divide="ignore"):
         out: np.ndarray = np.where(ok, rho, 0.0).sum(axis=1) / ok.sum(axis=1)
+    return out
+
+
+def _weighted_spearman(r: Rows, counts: np.ndarray) -> np.ndarray:
+    """Spearman's rho of one ungrouped group on every resample, from each row's count in it
+    (``w``: resamples x rows), without repeating or sorting rows: a value's average rank in a
+    resample is the count drawn below it plus (its own count + 1) / 2 (exact halves, the repeated
+    rows' ranks), and rho is the count-weighted Pearson of those ranks (the repeated rows' to
+    rounding, ~1e-15). Undefined (NaN) where a resample drew one value of either score. agreement()
+    on 2,000 Likert pairs, 1,000 resamples: 0.67 s of CPU, where padding and sorting the repeated
+    rows took 1.30 s."""
+    w = counts[:, r.item]
+    ranks, spread = [], []
+    for values in (np.asarray(r.h, dtype=np.float64), np.asarray(r.m, dtype=np.float64)):
+        _, code = np.unique(values, return_inverse=True)
+        code = code.reshape(-1)
+        order = np.argsort(code, kind="stable")
+        starts = np.flatnonzero(np.r_[True, code[order][1:] != code[order][:-1]])
+        drawn = np.add.reduceat(w[:, order], starts, axis=1)  # resamples x distinct values
+        below = np.cumsum(drawn, axis=1) - drawn
+        ranks.append((below + (drawn + 1) / 2)[:, code])
+        spread.append((drawn > 0).sum(axis=1) > 1)
+    n = w.sum(axis=1, keepdims=True)
+    dx = ranks[0] - (w * ranks[0]).sum(axis=1, keepdims=True) / n
+    dy = ranks[1] - (w * ranks[1]).sum(axis=1, keepdims=True) / n
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rho = (w * dx * dy).sum(axis=1) / np.sqrt((w * dx * dx).sum(axis=1) * (w * dy * dy).sum(axis=1))
+    out: np.ndarray = np.where(spread[0] & spread[1], np.clip(rho, -1.0, 1.0), np.nan)
     return out
 
 
