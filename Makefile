@@ -77,11 +77,10 @@ $(TEST_STAMP): setup.cfg pyproject.toml $(NATIVE_SRC) src/textgen_metrics/llama_
 # The tiers (markers registered in setup.cfg; CONTRIBUTING.md says which to run when). The run is
 # parallel (pytest-xdist: a worker that dies, by a segfault or an abort, is that test's failure by
 # name and is replaced; the rest of the suite goes on to its summary) with a per-test timeout
-# (setup.cfg) that names a hung test. The tests that measure rates and timeouts against the clock
-# (marker serial: mostly waiting) run beside it, one at a time, at normal priority, while the
-# parallel run is niced: a timed test that wakes takes a core at once (the kernel's scheduler
-# gives nice 0 about nine times the share of nice 10), and the 3 minutes they spend waiting no
-# longer add to the run's.
+# (setup.cfg) that names a hung test; then the tests that measure rates against the clock, alone.
+# (Run beside the parallel run at normal priority, with the parallel run niced, they saved about 3
+# minutes but one of them failed in one of four runs: a Ray Scorer pool's requests arrived 22 in a
+# 2-second window against a limit of 21 under the load; alone they have never failed.)
 INTEGRATION := real_model or server or cluster or browser or fresh_venv or slow or serial
 # Bytecode written (__pycache__ is git-ignored) even where the environment says not to
 # (PYTHONDONTWRITEBYTECODE=1, as some CI images set): the suite starts hundreds of Python processes
@@ -90,15 +89,11 @@ INTEGRATION := real_model or server or cluster or browser or fresh_venv or slow 
 # collecting the suite, 14.0 s and 8.5 s per worker)
 PYTEST := env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -q -n $(or $(WORKERS),3) --dist worksteal
 
-# the whole suite: README's and CI's test command (both parts run; either failing fails it; the
-# timed part's report is printed after the parallel part's)
+# the whole suite: README's and CI's test command (both parts run; either failing fails it)
 test: install system
-	@status=0; timed=$$(mktemp); \
-	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -q -m serial -n 1 --durations=5 >$$timed 2>&1 & timed_pid=$$!; \
-	nice -n 10 $(PYTEST) -m "not serial" --durations=25 || status=$$?; \
-	wait $$timed_pid || status=$$?; \
-	echo "--- the tests timed against the clock (marker serial), run beside the rest at normal priority ---"; \
-	cat $$timed; rm -f $$timed; \
+	@status=0; \
+	$(PYTEST) -m "not serial" --durations=25 || status=$$?; \
+	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -q -m serial -n 1 --durations=5 || status=$$?; \
 	exit $$status
 
 # the library, the spine, the statistics, the CLI with stand-ins: about 3 minutes on 2 cores
