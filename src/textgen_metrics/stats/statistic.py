@@ -611,6 +611,17 @@ def _weighted_pearson(r: Rows, counts: np.ndarray) -> np.ndarray:
     return out
 
 
+def _drawn_counts(values: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's code among the sorted distinct values (rows of a 2-D ``values``: distinct
+    pairs), and each resample's count of each distinct value (``w``: resamples x rows)."""
+    _, code = np.unique(values, axis=0 if values.ndim == 2 else None, return_inverse=True)
+    code = code.reshape(-1)
+    order = np.argsort(code, kind="stable")
+    starts = np.flatnonzero(np.r_[True, code[order][1:] != code[order][:-1]])
+    drawn: np.ndarray = np.add.reduceat(w[:, order], starts, axis=1)
+    return code, drawn
+
+
 def _weighted_spearman(r: Rows, counts: np.ndarray) -> np.ndarray:
     """Spearman's rho of one ungrouped group on every resample, from each row's count in it
     (``w``: resamples x rows), without repeating or sorting rows: a value's average rank in a
@@ -622,11 +633,7 @@ def _weighted_spearman(r: Rows, counts: np.ndarray) -> np.ndarray:
     w = counts[:, r.item]
     ranks, spread = [], []
     for values in (np.asarray(r.h, dtype=np.float64), np.asarray(r.m, dtype=np.float64)):
-        _, code = np.unique(values, return_inverse=True)
-        code = code.reshape(-1)
-        order = np.argsort(code, kind="stable")
-        starts = np.flatnonzero(np.r_[True, code[order][1:] != code[order][:-1]])
-        drawn = np.add.reduceat(w[:, order], starts, axis=1)  # resamples x distinct values
+        code, drawn = _drawn_counts(values, w)
         below = np.cumsum(drawn, axis=1) - drawn
         ranks.append((below + (drawn + 1) / 2)[:, code])
         spread.append((drawn > 0).sum(axis=1) > 1)
@@ -655,11 +662,7 @@ def _weighted_pair_values(name: str, r: Rows, counts: np.ndarray) -> np.ndarray:
         s += ((w @ signs) * w[:, block]).sum(axis=1)
     ties, distinct = [], []
     for values in (h, m, np.column_stack((h, m))):
-        _, code = np.unique(values, axis=0 if values.ndim == 2 else None, return_inverse=True)
-        code = code.reshape(-1)
-        order = np.argsort(code, kind="stable")
-        starts = np.flatnonzero(np.r_[True, code[order][1:] != code[order][:-1]])
-        c = np.add.reduceat(w[:, order], starts, axis=1)
+        _, c = _drawn_counts(values, w)
         ties.append((c * (c - 1) / 2).sum(axis=1))
         distinct.append((c > 0).sum(axis=1))
     htie, mtie, both = ties
