@@ -29,9 +29,8 @@ _real_connect = socket.socket.connect
 # The suite runs on pytest-xdist workers (Makefile: --dist worksteal; the scope-based modes of
 # pytest-xdist 3.8 lose count when a crashed worker is replaced). What must happen once on the
 # machine, or once at a time, takes a lock in the folder the workers share (machine_lock).
-# One local Ray on the machine at a time: a lock in the system's temp folder, which the parallel
-# run's workers and the clock-timed tests that `make test` runs beside them (another pytest run,
-# with base temp folders of its own) all see.
+# One local Ray on the machine at a time: a lock in the system's temp folder, which every pytest run
+# on the machine sees (a run's workers, and another run with base temp folders of its own).
 EXCLUSIVE = {name: "ray" for name in ("test_ray_cluster.py", "test_ray_budget.py", "test_ray_node_loss.py")}
 RESOURCE_LOCKS = Path(tempfile.gettempdir()) / "textgen-metrics-test-locks"
 
@@ -72,7 +71,7 @@ def checkout_wheel(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module", autouse=True)
-def exclusive_resource(request, tmp_path_factory):
+def exclusive_resource(request):
     name = EXCLUSIVE.get(request.path.name)
     if name is None:
         yield
