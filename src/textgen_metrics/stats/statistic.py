@@ -280,6 +280,38 @@ class GroupStatistic(Statistic):
 
         return run
 
+    def segment_permutation(self, hi: Rows, lo: Rows, draws_for: Draws) -> float:
+        """Spearman's p-value with each permuted vector's ranks read from the two metrics' own
+        (:func:`~textgen_metrics.stats.agreement.swap_ranks`): the same draws, values and p-value
+        as :func:`~textgen_metrics.stats.resample.permutation_p` to the bit."""
+        if self.name != "spearman":
+            return super().segment_permutation(hi, lo, draws_for)
+        lay = stats.layout(hi.group)
+        valid = lay.valid
+        a, b = resample.zscore(np.asarray(hi.m, dtype=np.float64)), resample.zscore(np.asarray(lo.m, dtype=np.float64))
+        ranks = stats.swap_ranks(stats.pad(a, lay), stats.pad(b, lay), valid)
+        if ranks is None:
+            return super().segment_permutation(hi, lo, draws_for)
+        human = stats._rank_rows(stats.pad(np.asarray(hi.h, dtype=np.float64), lay), valid)
+
+        def values(swap: np.ndarray) -> np.ndarray:
+            g = stats._pearson_rows(human, ranks(swap), valid)
+            ok = ~np.isnan(g)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                means = np.where(ok, g, 0.0).sum(axis=-1) / ok.sum(axis=-1)
+            out: np.ndarray = np.where(ok.any(axis=-1), means, 0.0)
+            return out
+
+        observed = self.segment_batch(hi)(np.stack([a, b]))
+        delta = observed[0] - observed[1]
+        count = total = 0
+        for swap in draws_for(len(hi.item))():
+            padded = stats.pad(swap.astype(np.float64), lay) > 0.5
+            # permutation_p's m2 = where(swap, a, b) and m1 = where(swap, b, a) = where(~swap, a, b)
+            count += int(((values(padded) - values(~padded)) >= delta).sum())
+            total += swap.shape[0]
+        return count / total if total else float("nan")
+
 
 @dataclass(frozen=True)
 class PairCount(GroupStatistic):
