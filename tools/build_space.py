@@ -100,11 +100,35 @@ def build_wheel(python: str, out: Path) -> Path:
             dest = src / rel
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / rel, dest)
+        _reuse_core(python, src)
         run([python, "-m", "pip", "wheel", "--no-deps", "-q", str(src), "-w", str(out)])
     wheels = sorted(out.glob("textgen_metrics-*.whl"))
     if len(wheels) != 1:
         raise SpaceBuildError(f"pip wheel left {len(wheels)} wheels in {out}")
     return wheels[0]
+
+
+def _reuse_core(python: str, src: Path) -> None:
+    """The checkout's compiled core (``pip install -e .`` built it in place), where it is newer than
+    every source of it, put where setuptools keeps its build in the copy ``src``: setuptools then
+    takes it as built (it compares the same times as an in-place rebuild) instead of compiling
+    the C++ again (about 26 s of CPU on this 2-core machine). Nothing is put where it is older
+    or built for another Python."""
+    code = ("import sys, sysconfig; print(sysconfig.get_platform(), sys.implementation.cache_tag, "
+            "sysconfig.get_config_var('EXT_SUFFIX'))")
+    try:
+        plat, tag, suffix = subprocess.run([python, "-c", code], check=True, capture_output=True,
+                                           text=True).stdout.split()
+    except (OSError, subprocess.CalledProcessError, ValueError):
+        return
+    native = ROOT / "src" / "textgen_metrics" / "_native"
+    built = native / f"_core{suffix}"
+    sources = [*native.glob("*.cpp"), *native.glob("*.hpp")]
+    if not built.is_file() or not sources or built.stat().st_mtime <= max(f.stat().st_mtime for f in sources):
+        return
+    dest = src / "build" / f"lib.{plat}-{tag}" / "textgen_metrics" / "_native" / built.name
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(built, dest)
 
 
 def checkout_files() -> list[str]:
