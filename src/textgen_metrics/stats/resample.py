@@ -90,21 +90,26 @@ def zscore(x: np.ndarray) -> np.ndarray:
 
 
 def permutation_p(statistic: Callable[[np.ndarray], np.ndarray], high: np.ndarray, low: np.ndarray,
-                  draws: Callable[[], Iterator[np.ndarray]], transform: bool = True) -> float:
+                  draws: Callable[[], Iterator[np.ndarray]], transform: bool = True,
+                  swapped: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]] | None = None) -> float:
     """One-sided p-value that the metric ``high`` beats ``low`` (same rows): ``statistic`` maps a
     batch of score vectors (``batch x rows``) to their values (undefined: 0, as
-    ``PermutationSigDiff``'s average of nothing); ``draws`` yields the swap masks."""
+    ``PermutationSigDiff``'s average of nothing); ``draws`` yields the swap masks. ``swapped``, where
+    given, maps a batch of swap masks straight to the values of the two permuted vectors (``m2``,
+    ``m1`` below), equal to ``statistic``'s on them, for a statistic that needs no permuted vector."""
     a, b = (zscore(high), zscore(low)) if transform else (high, low)
     observed = statistic(np.stack([a, b]))
     delta = observed[0] - observed[1]
     count = total = 0
     for swap in draws():
         # PermutationSigDiff: m1 = w*low + (1-w)*high, m2 = w*high + (1-w)*low; count c2 - c1 >= delta
-        m2 = np.where(swap, a, b)
-        m1 = np.where(swap, b, a)
-        values = statistic(np.concatenate([m2, m1]))
         half = swap.shape[0]
-        count += int(((values[:half] - values[half:]) >= delta).sum())
+        if swapped is None:
+            values = statistic(np.concatenate([np.where(swap, a, b), np.where(swap, b, a)]))
+            v2, v1 = values[:half], values[half:]
+        else:
+            v2, v1 = swapped(swap)
+        count += int(((v2 - v1) >= delta).sum())
         total += half
     return count / total if total else float("nan")
 

@@ -271,46 +271,9 @@ class GroupStatistic(Statistic):
         H = stats.pad(np.asarray(r.h, dtype=np.float64), lay)
 
         def run(batch: np.ndarray) -> np.ndarray:
-            g = stats.group_values(self.name, H, stats.pad(batch, lay), valid)
-            ok = ~np.isnan(g)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                means = np.where(ok, g, 0.0).sum(axis=-1) / ok.sum(axis=-1)
-            out: np.ndarray = np.where(ok.any(axis=-1), means, 0.0)
-            return out
+            return _mean_or_zero(stats.group_values(self.name, H, stats.pad(batch, lay), valid))
 
         return run
-
-    def segment_permutation(self, hi: Rows, lo: Rows, draws_for: Draws) -> float:
-        """Spearman's p-value with each permuted vector's ranks read from the two metrics' own
-        (:func:`~textgen_metrics.stats.agreement.swap_ranks`): the same draws, values and p-value
-        as :func:`~textgen_metrics.stats.resample.permutation_p` to the bit."""
-        if self.name != "spearman":
-            return super().segment_permutation(hi, lo, draws_for)
-        lay = stats.layout(hi.group)
-        valid = lay.valid
-        a, b = resample.zscore(np.asarray(hi.m, dtype=np.float64)), resample.zscore(np.asarray(lo.m, dtype=np.float64))
-        ranks = stats.swap_ranks(stats.pad(a, lay), stats.pad(b, lay), valid)
-        if ranks is None:
-            return super().segment_permutation(hi, lo, draws_for)
-        human = stats._rank_rows(stats.pad(np.asarray(hi.h, dtype=np.float64), lay), valid)
-
-        def values(swap: np.ndarray) -> np.ndarray:
-            g = stats._pearson_rows(human, ranks(swap), valid)
-            ok = ~np.isnan(g)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                means = np.where(ok, g, 0.0).sum(axis=-1) / ok.sum(axis=-1)
-            out: np.ndarray = np.where(ok.any(axis=-1), means, 0.0)
-            return out
-
-        observed = self.segment_batch(hi)(np.stack([a, b]))
-        delta = observed[0] - observed[1]
-        count = total = 0
-        for swap in draws_for(len(hi.item))():
-            padded = stats.pad(swap.astype(np.float64), lay) > 0.5
-            # permutation_p's m2 = where(swap, a, b) and m1 = where(swap, b, a) = where(~swap, a, b)
-            count += int(((values(padded) - values(~padded)) >= delta).sum())
-            total += swap.shape[0]
-        return count / total if total else float("nan")
 
 
 @dataclass(frozen=True)
@@ -346,6 +309,28 @@ class Correlation(GroupStatistic):
         if self.ranked or group_by == "item":
             return super().segment_resampled(r, group_by, counts)
         return _weighted_pearson(r, counts)
+
+    def segment_permutation(self, hi: Rows, lo: Rows, draws_for: Draws) -> float:
+        """Spearman's: each permuted vector's ranks read from the two metrics' comparison tables
+        (:func:`~textgen_metrics.stats.agreement.swap_ranks`), not ranked again; the same draws,
+        values and p-value as ranking every vector, to the bit."""
+        lay = stats.layout(hi.group)
+        a, b = resample.zscore(np.asarray(hi.m, dtype=np.float64)), resample.zscore(np.asarray(lo.m, dtype=np.float64))
+        ranks = stats.swap_ranks(stats.pad(a, lay), stats.pad(b, lay), lay.valid) if self.ranked else None
+        if ranks is None:
+            return super().segment_permutation(hi, lo, draws_for)
+        human = stats._rank_rows(stats.pad(np.asarray(hi.h, dtype=np.float64), lay), lay.valid)
+
+        def swapped(swap: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            mask = stats.pad(swap.astype(np.float64), lay) > 0.5
+            # m2 = where(swap, a, b); m1 = where(swap, b, a) = where(~swap, a, b)
+            m2 = _mean_or_zero(stats._pearson_rows(human, ranks(mask), lay.valid))
+            m1 = _mean_or_zero(stats._pearson_rows(human, ranks(~mask), lay.valid))
+            return m2, m1
+
+        # a and b are z-scored already, as permutation_p would
+        return resample.permutation_p(self.segment_batch(hi), a, b, draws_for(len(hi.item)), transform=False,
+                                      swapped=swapped)
 
     def segment_pair_tests(self, named: list[str], rows_of: dict[str, Rows], masks: dict[str, np.ndarray], k: int,
                            seed: int | None) -> dict[tuple[str, str], float]:
@@ -640,6 +625,16 @@ def _weighted_pearson(r: Rows, counts: np.ndarray) -> np.ndarray:
     ok = ~np.isnan(rho)
     with np.errstate(invalid="ignore", divide="ignore"):
         out: np.ndarray = np.where(ok, rho, 0.0).sum(axis=1) / ok.sum(axis=1)
+    return out
+
+
+def _mean_or_zero(g: np.ndarray) -> np.ndarray:
+    """The mean of each row's defined group values (last axis: groups); 0 where none is defined,
+    as ``PermutationSigDiff``'s average of nothing."""
+    ok = ~np.isnan(g)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = np.where(ok, g, 0.0).sum(axis=-1) / ok.sum(axis=-1)
+    out: np.ndarray = np.where(ok.any(axis=-1), means, 0.0)
     return out
 
 
