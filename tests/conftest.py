@@ -1,9 +1,13 @@
 """Test-wide rules: no network but loopback, and the Hugging Face libraries told to stay offline."""
 
+import ast
 import faulthandler
+import functools
 import os
 import socket
+import sys
 import tempfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -28,6 +32,21 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 # test_real_judges.py beside a busy core: 80.3 s of CPU and 79 s wall with the default, 64.2 s and 64 s
 # passive. Answers and scores do not depend on it (the in-process judge sets the same for itself).
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+# ast.parse one thread at a time in a test process. CPython before 3.13 counts the AST constructor's
+# recursion depth per interpreter, not per call, so two threads in ast.parse at once can fail one of
+# them with "SystemError: AST constructor recursion depth mismatch" (python/cpython#106905, seen in
+# threaded programs): it failed Gradio's import (it parses each component's source) in one full run
+# here, a Space test beside another thread of the same worker.
+if sys.version_info < (3, 13):
+    _ast_parse, _ast_lock = ast.parse, threading.RLock()
+
+    @functools.wraps(_ast_parse)
+    def _parse_one_at_a_time(*args, **kwargs):
+        with _ast_lock:
+            return _ast_parse(*args, **kwargs)
+
+    ast.parse = _parse_one_at_a_time
 
 _real_connect = socket.socket.connect
 

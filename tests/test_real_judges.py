@@ -269,6 +269,32 @@ def test_the_local_judge_reads_a_gguf_path_and_gemmas_turns(smollm2, monkeypatch
         assert out["judge_mode"] == "xgrammar"
 
 
+def test_the_shared_gguf_reader_reads_what_gguf_reads(smollm2):
+    """The reader a GGUF model's load shares (its file a plain array over the memory map, which
+    parses faster) gives gguf-py's own fields and tensors, and is one reader per file and mode."""
+    import gguf
+    import numpy as np
+
+    from textgen_metrics.judges.local import _one_gguf_reader
+
+    own = gguf.GGUFReader(smollm2)
+    with _one_gguf_reader():
+        shared = gguf.GGUFReader(smollm2)
+        assert gguf.GGUFReader(smollm2) is shared and gguf.GGUFReader(smollm2, "c") is not shared
+    assert gguf.GGUFReader is not type(shared) and isinstance(shared, gguf.GGUFReader)
+    assert type(own.data) is np.memmap and type(shared.data) is np.ndarray and shared.data.base is not None
+    assert list(shared.fields) == list(own.fields) and len(own.fields) > 20
+    for key, field in own.fields.items():
+        other = shared.fields[key]
+        assert (other.offset, other.name, other.types, other.data) == (field.offset, field.name, field.types,
+                                                                       field.data), key
+        assert len(other.parts) == len(field.parts) and all(
+            np.array_equal(a, b) and a.dtype == b.dtype for a, b in zip(other.parts, field.parts, strict=True)), key
+    assert [(t.name, t.tensor_type, t.shape.tolist(), t.data_offset) for t in shared.tensors] == \
+        [(t.name, t.tensor_type, t.shape.tolist(), t.data_offset) for t in own.tensors]
+    assert all(np.array_equal(a.data, b.data) for a, b in zip(shared.tensors, own.tensors, strict=True))
+
+
 def test_shared_prompt_prefixes_write_smollm2s_own_answers(smollm2, monkeypatch):
     """HFJudge on the real model: a batch of the metrics' own requests (two tasks) with their
     shared prefixes computed once writes the tokens of the plain left-padded batch."""

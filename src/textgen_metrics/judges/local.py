@@ -201,7 +201,14 @@ def _one_gguf_reader() -> Iterator[None]:
     times), and gguf-py parses it field by field in Python: for Gemma 3's 262,144-token vocabulary
     10 s of CPU each time, 31 of the 51 s that loading Gemma 3 270M took (measured on the 2-core
     development machine; 20 s with one reader). The reader only reads (a memory map of the file),
-    so the three reads share it. A lock keeps two loads from swapping the class under each other."""
+    so the three reads share it. A lock keeps two loads from swapping the class under each other.
+
+    The shared reader also parses faster: its file is a plain array over the same memory map
+    (``np.asarray`` of the ``np.memmap``, no copy) rather than the memmap itself, so the millions
+    of small slices its parsing takes skip ``np.memmap``'s Python-level ``__getitem__`` and
+    ``__array_finalize__``. The fields and tensors are the same arrays (tests/test_hf_judge.py);
+    the metadata's parse, 10.5 s to 3.3 s of CPU for Gemma 3 (2.0 s to 0.7 s for SmolLM2). Only
+    for reading: a writable map (``"r+"``) stays a memmap, whose ``flush`` writes it."""
     try:
         import gguf as _gguf
     except ImportError:  # not a GGUF model's environment: transformers says what is missing
@@ -212,10 +219,21 @@ def _one_gguf_reader() -> Iterator[None]:
         real = gguf.GGUFReader
         readers: dict[tuple[str, Any], Any] = {}
 
+        class PlainReader(real):  # type: ignore[misc,valid-type]
+            @property
+            def data(self) -> Any:
+                return self._plain
+
+            @data.setter
+            def data(self, value: Any) -> None:
+                import numpy as np
+
+                self._plain = np.asarray(value)  # a view: its base keeps the memory map open
+
         def reader(path: Any, mode: Any = "r") -> Any:
             key = (os.fspath(path), mode)
             if key not in readers:
-                readers[key] = real(path, mode)
+                readers[key] = (PlainReader if mode == "r" else real)(path, mode)
             return readers[key]
 
         gguf.GGUFReader = reader
