@@ -100,8 +100,10 @@ INTEGRATION := real_model or server or cluster or browser or fresh_venv or slow 
 # (PYTHONDONTWRITEBYTECODE=1, as some CI images set): the suite starts hundreds of Python processes
 # (workers, the CLI, Ray and Spark workers, servers), each of which would compile the package and the
 # tests again (measured: importing the package's modules, 0.89 s of CPU without bytecode, 0.24 s with;
-# collecting the suite, 14.0 s and 8.5 s per worker)
-PYTEST := env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -q -n $(or $(WORKERS),3) --dist worksteal
+# collecting the suite, 14.0 s and 8.5 s per worker). Four workers on two cores: many tests wait (on
+# servers, clusters, timeouts), and with three the CPU stood idle while they did (a fresh-clone
+# make test: 96 s of the cores idle and 15:10 with three, 45 s and 14:45 with four).
+PYTEST := env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -q -n $(or $(WORKERS),4) --dist worksteal
 
 # the whole suite: README's and CI's test command (both parts run; either failing fails it)
 test: install system

@@ -20,7 +20,7 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 # Ray and Spark started by a test (or a README snippet) bind to loopback, not the machine's interface
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-# The parallel run puts 3 workers on 2 cores: there a torch (OpenMP) pool of one thread per core in
+# The parallel run puts 4 workers on 2 cores: there a torch (OpenMP) pool of one thread per core in
 # each worker spins against the other workers (BERTScore of 300 pairs beside two busy processes:
 # 18.4 s of CPU with 2 threads, 9.8 s with 1; alone: 9.3 s and 8.6 s). One thread per worker, and
 # the processes a test starts (fresh venvs, servers, Spark) inherit it. Ray sets the same for its
@@ -153,12 +153,22 @@ TEST_TIERS = {
 }
 
 
+# Files whose tests run first: the fresh-venv walks of the docs (tests/test_docs_fresh.py: minutes
+# each, and every snippet test of a path waits for its one walk). pytest-xdist's worksteal hands
+# each worker a contiguous share of the run in order, and these sat in one share's middle: they
+# started 10 minutes into a 14-minute run and ended it, one worker walking while another waited
+# for the walk and two ran out of tests. First, they start with the run and the other workers take
+# the rest of that share.
+FIRST = ("test_docs_fresh.py",)
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         name = f"{item.path.name}::{item.originalname}"
         for tier in FILE_TIERS.get(item.path.name, ()) + TEST_TIERS.get(name, ()):
             item.add_marker(tier)
     _deselect_snippets_run_in_fresh_venvs(config, items)
+    items.sort(key=lambda item: item.path.name not in FIRST)  # stable: the order within each part kept
 
 
 def _deselect_snippets_run_in_fresh_venvs(config, items):
