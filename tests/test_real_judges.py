@@ -271,16 +271,22 @@ def test_the_local_judge_reads_a_gguf_path_and_gemmas_turns(smollm2, monkeypatch
 
 def test_the_shared_gguf_reader_reads_what_gguf_reads(smollm2):
     """The reader a GGUF model's load shares (its file a plain array over the memory map, which
-    parses faster) gives gguf-py's own fields and tensors, and is one reader per file and mode."""
+    parses faster) gives gguf-py's own fields and tensors, and is one reader per file and mode;
+    the table of tensor names is built once per architecture and depth, and is gguf-py's own."""
     import gguf
     import numpy as np
 
     from textgen_metrics.judges.local import _one_gguf_reader
 
     own = gguf.GGUFReader(smollm2)
+    real_names = gguf.get_tensor_name_map
     with _one_gguf_reader():
         shared = gguf.GGUFReader(smollm2)
         assert gguf.GGUFReader(smollm2) is shared and gguf.GGUFReader(smollm2, "c") is not shared
+        names = gguf.get_tensor_name_map(gguf.MODEL_ARCH.LLAMA, 30)
+        assert gguf.get_tensor_name_map(gguf.MODEL_ARCH.LLAMA, 30) is names
+        assert gguf.get_tensor_name_map(gguf.MODEL_ARCH.LLAMA, 29) is not names
+    assert gguf.get_tensor_name_map is real_names and real_names(gguf.MODEL_ARCH.LLAMA, 30).mapping == names.mapping
     assert gguf.GGUFReader is not type(shared) and isinstance(shared, gguf.GGUFReader)
     assert type(own.data) is np.memmap and type(shared.data) is np.ndarray and shared.data.base is not None
     assert list(shared.fields) == list(own.fields) and len(own.fields) > 20

@@ -206,9 +206,13 @@ def _one_gguf_reader() -> Iterator[None]:
     The shared reader also parses faster: its file is a plain array over the same memory map
     (``np.asarray`` of the ``np.memmap``, no copy) rather than the memmap itself, so the millions
     of small slices its parsing takes skip ``np.memmap``'s Python-level ``__getitem__`` and
-    ``__array_finalize__``. The fields and tensors are the same arrays (tests/test_hf_judge.py);
+    ``__array_finalize__``. The fields and tensors are the same arrays (tests/test_real_judges.py);
     the metadata's parse, 10.5 s to 3.3 s of CPU for Gemma 3 (2.0 s to 0.7 s for SmolLM2). Only
-    for reading: a writable map (``"r+"``) stays a memmap, whose ``flush`` writes it."""
+    for reading: a writable map (``"r+"``) stays a memmap, whose ``flush`` writes it.
+
+    And one ``gguf.get_tensor_name_map`` per architecture and depth: transformers asks for it
+    again at every module of the model as it walks them (``get_gguf_hf_weights_map``: 397 times
+    for SmolLM2, each building the whole table of tensor names anew), and only reads it."""
     try:
         import gguf as _gguf
     except ImportError:  # not a GGUF model's environment: transformers says what is missing
@@ -236,11 +240,19 @@ def _one_gguf_reader() -> Iterator[None]:
                 readers[key] = (PlainReader if mode == "r" else real)(path, mode)
             return readers[key]
 
-        gguf.GGUFReader = reader
+        real_names = gguf.get_tensor_name_map
+        names: dict[tuple[Any, int], Any] = {}
+
+        def name_map(arch: Any, n_blocks: int) -> Any:
+            if (arch, n_blocks) not in names:
+                names[arch, n_blocks] = real_names(arch, n_blocks)
+            return names[arch, n_blocks]
+
+        gguf.GGUFReader, gguf.get_tensor_name_map = reader, name_map
         try:
             yield
         finally:
-            gguf.GGUFReader = real
+            gguf.GGUFReader, gguf.get_tensor_name_map = real, real_names
 
 
 def _torch_device(device: Device) -> torch.device:
