@@ -241,14 +241,7 @@ def _one_gguf_reader() -> Iterator[None]:
             return readers[key]
 
         real_names = gguf.get_tensor_name_map
-        names: dict[tuple[Any, int], Any] = {}
-
-        def name_map(arch: Any, n_blocks: int) -> Any:
-            if (arch, n_blocks) not in names:
-                names[arch, n_blocks] = real_names(arch, n_blocks)
-            return names[arch, n_blocks]
-
-        gguf.GGUFReader, gguf.get_tensor_name_map = reader, name_map
+        gguf.GGUFReader, gguf.get_tensor_name_map = reader, functools.cache(real_names)  # for this load only
         try:
             yield
         finally:
