@@ -319,19 +319,20 @@ def test_shared_prompt_prefixes_write_smollm2s_own_answers(smollm2, monkeypatch)
         requests.append(PROMPTS["faithfulness/claims"].request([("prediction", r["prediction"])]))
         requests.append(PROMPTS["summary_coherence/score"].request([("source", r["source"]),
                                                                    ("summary", r["prediction"])]))
-    answers = {}
     judge = HFJudge(smollm2, batch_size=4, max_new_tokens=96)  # no cache: each pass generates
-    for share in (True, False):  # one model loaded, asked with and without the shared prefixes
+
+    def answers(share):  # one model loaded, asked with and without the shared prefixes
         judge.share_prefix = share
         results = judge.judge([JudgeRequest(q.messages, schema=q.schema, task=q.task, max_tokens=96)
                                for q in requests])
         assert judge.cache is None and not any(r.cached for r in results)
-        answers[share] = [(r.text, r.completion_tokens) for r in results]
-        if share:
-            assert len(plans) >= 1 and len(plans[0].lengths) == 2  # one prefix per task
-            prefilled = len(plans)
+        return [(r.text, r.completion_tokens) for r in results]
+
+    shared = answers(True)
+    assert len(plans) >= 1 and len(plans[0].lengths) == 2  # one prefix per task
+    prefilled = len(plans)
+    assert answers(False) == shared
     assert len(plans) == prefilled  # the second pass shared nothing
-    assert answers[True] == answers[False]
 
 
 def test_gemma_behind_the_real_server_in_its_chat_format():
